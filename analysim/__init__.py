@@ -1,0 +1,23 @@
+"""AnalySIM: simulate multi-tenant GPU clusters and compare how they are scheduled."""
+
+from analysim import policies, presets
+from analysim.cluster import Cluster
+from analysim.config import SimConfig
+from analysim.engine import Simulation
+from analysim.errors import PolicyError
+from analysim.result import Result
+from analysim.simulate import simulate
+from analysim.workload import Workload
+
+__all__ = [
+    "Cluster",
+    "PolicyError",
+    "Result",
+    "SimConfig",
+    "Simulation",
+    "Workload",
+    "policies",
+    "presets",
+    "simulate",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,347 @@
+"""The ``analysim`` command: a thin argparse wrapper over presets, ``simulate`` and ``Result``.
+
+``analysim run`` builds a preset workload and cluster, runs one simulation and prints its
+summary; every ``SimConfig`` field is an option of its own, generated from the dataclass so the
+command line says the same thing in the same words as notebooks, widgets and sweeps.
+``analysim presets`` lists the preset names.
+
+Bad options, and a ``ValueError`` from the library, end in one line ``analysim: error: ...`` and
+exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import json
+import logging
+import re
+import sys
+import typing
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import analysim as asim
+from analysim.config import SimConfig
+from analysim.policies import COSTS, PLACERS, SCHEDULERS
+from analysim.policies.registry import Registry
+
+PROG = "analysim"
+USAGE_ERROR = 2
+
+log = logging.getLogger("analysim.cli")
+
+# The registry that names the choices of each policy field of SimConfig.
+POLICY_REGISTRIES: dict[str, Registry[Any]] = {
+    "scheduler": SCHEDULERS,
+    "placement": PLACERS,
+    "checkpoint_cost": COSTS,
+}
+EXTRA_HELP = {"seed": "It also seeds the synthetic workload."}
+
+
+class UsageError(Exception):
+    """A bad command line or option value: reported on one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- options generated from SimConfig ---------------------------------------------------------
+def field_help(cls: type = SimConfig) -> dict[str, str]:
+    """Each field's sentence from the ``name: text`` lines of the class docstring."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    docs: dict[str, str] = {}
+    current = None
+    for line in inspect.cleandoc(cls.__doc__ or "").splitlines():
+        match = re.match(r"(\w+):\s*(.*)", line)
+        if match and match.group(1) in names:
+            current = match.group(1)
+            docs[current] = match.group(2)
+        elif current and line.startswith(" ") and line.strip():
+            docs[current] += " " + line.strip()
+        else:
+            current = None
+    return {name: text.replace("``", "") for name, text in docs.items()}
+
+
+def _default(f: dataclasses.Field) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, dict) else str(value)
+
+
+def policy_spec(registry: Registry[Any], numbers_are_seconds: bool = False) -> Callable[[str], Any]:
+    """An argparse ``type``: a registered name, a JSON object ``{"name": ..., ...}``, or (for
+    cost models) a number of seconds."""
+
+    def parse(text: str) -> Any:
+        if numbers_are_seconds:
+            try:
+                return float(text)
+            except ValueError:
+                pass
+        if text.lstrip().startswith("{"):
+            try:
+                spec = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise argparse.ArgumentTypeError(f"not valid JSON ({exc.msg}): {text}") from None
+            if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+                raise argparse.ArgumentTypeError(f'a JSON spec needs a "name": {text}')
+            name = spec["name"]
+        else:
+            spec = name = text
+        if name not in registry.names:
+            raise argparse.ArgumentTypeError(
+                f"unknown {registry.kind} {name!r}; choose one of {', '.join(registry.names)}"
+            )
+        return spec
+
+    return parse
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
+    """Add one option per ``SimConfig`` field; return the field names.
+
+    Every option defaults to ``None`` (not given), so values from ``--config`` and the
+    dataclass defaults stay in force unless the option is written.
+    """
+    group = parser.add_argument_group(
+        "simulation options (the fields of SimConfig; JSON names use underscores)"
+    )
+    hints = typing.get_type_hints(SimConfig)
+    docs = field_help()
+    names = []
+    for f in dataclasses.fields(SimConfig):
+        flag = "--" + f.name.replace("_", "-")
+        text = " ".join(filter(None, [docs.get(f.name, ""), EXTRA_HELP.get(f.name)]))
+        kwargs: dict[str, Any] = {"dest": f.name, "default": None}
+        kind = hints.get(f.name)
+        registry = POLICY_REGISTRIES.get(f.name)
+        if registry is not None:
+            seconds = f.name == "checkpoint_cost"
+            kwargs["type"] = policy_spec(registry, numbers_are_seconds=seconds)
+            kwargs["metavar"] = "SECONDS|NAME" if seconds else "NAME"
+            listed = all(name in text for name in registry.names)
+            text += "" if listed else f" Choices: {', '.join(registry.names)}."
+            text += " Or a number of seconds (constant)," if seconds else " Or"
+            text += ' a JSON object {"name": ..., <parameters>}.'
+        elif kind is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif kind in (int, float):
+            kwargs["type"] = kind
+            kwargs["metavar"] = "N" if kind is int else "SECONDS"
+        text += f" (default: {_shown(_default(f))})"
+        group.add_argument(flag, help=text.replace("%", "%%"), **kwargs)
+        names.append(f.name)
+    return names
+
+
+# -- the parser -------------------------------------------------------------------------------
+def _version() -> str:
+    try:
+        return metadata.version("analysim")
+    except metadata.PackageNotFoundError:
+        return getattr(asim, "__version__", "unknown")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Simulate a multi-tenant GPU cluster driven by a job trace.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    common = _Parser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", help="log debugging detail")
+    common.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    commands = parser.add_subparsers(dest="command", metavar="{run,presets}", required=True)
+
+    run = commands.add_parser(
+        "run",
+        parents=[common],
+        help="simulate a preset workload on a preset cluster and print the summary",
+        description="Simulate a preset workload on a preset cluster, print the summary table "
+        "and, with --out, save the result (parquet frames + config JSON).",
+    )
+    run.add_argument(
+        "--workload", default="venus", metavar="NAME",
+        help=f"workload preset: {', '.join(asim.presets.names())}; see 'analysim presets' "
+        "(default: venus)",
+    )
+    run.add_argument(
+        "--cluster", default=None, metavar="NAME",
+        help="cluster preset (default: the same preset as --workload)",
+    )
+    run.add_argument(
+        "--load-scale", type=float, default=None, metavar="X",
+        help="multiply the workload's arrival rate by X (default: the preset's, 1.0)",
+    )
+    run.add_argument(
+        "--days", type=float, default=None, metavar="N",
+        help="days of trace to generate, for presets that have a length (default: 26)",
+    )
+    run.add_argument(
+        "--until", type=float, default=None, metavar="SECONDS",
+        help="stop the simulation at this time (default: when every job has finished)",
+    )
+    run.add_argument(
+        "--config", type=Path, default=None, metavar="FILE",
+        help="SimConfig as a JSON (or YAML) object; options written on the command line "
+        "override its values",
+    )
+    run.add_argument(
+        "--out", type=Path, default=None, metavar="DIR",
+        help="save the result (jobs, events, timeline as parquet, config as JSON) to DIR",
+    )
+    run.add_argument("--by-vc", action="store_true", help="also print the summary per VC")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_options(run)
+    run.set_defaults(handler=cmd_run)
+
+    presets = commands.add_parser(
+        "presets", parents=[common], help="list the workload and cluster presets"
+    )
+    presets.set_defaults(handler=cmd_presets)
+    return parser
+
+
+# -- commands ---------------------------------------------------------------------------------
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The SimConfig values in a JSON (or YAML) file, as a dict."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"--config: cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if path.suffix.lower() in (".yml", ".yaml"):
+            import yaml
+
+            values = yaml.safe_load(text)
+        else:
+            values = json.loads(text)
+    except Exception as exc:  # a parse error of either format
+        raise UsageError(f"--config: {path} is not valid: {exc}") from None
+    if not isinstance(values, dict):
+        raise UsageError(f"--config: {path} must hold an object of SimConfig fields")
+    return values
+
+
+def config_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The config file's values overridden by the options written; validated."""
+    values = load_config_file(args.config) if args.config is not None else {}
+    for name in SimConfig.fields():
+        given = getattr(args, name, None)
+        if given is not None:
+            values[name] = given
+    SimConfig.from_dict(values)  # fail here, before building the workload
+    return values
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    values = config_values(args)
+    workload_kwargs: dict[str, Any] = {}
+    if "seed" in values:
+        workload_kwargs["seed"] = values["seed"]
+    if args.load_scale is not None:
+        workload_kwargs["load_scale"] = args.load_scale
+    if args.days is not None:
+        workload_kwargs["days"] = args.days
+    cluster_name = args.cluster or args.workload
+
+    log.debug("workload %s %s, cluster %s", args.workload, workload_kwargs, cluster_name)
+    workload = asim.presets.workload(args.workload, **workload_kwargs)
+    cluster = asim.presets.cluster(cluster_name)
+    log.info(
+        "simulating workload %r on cluster %r with %s",
+        args.workload, cluster_name, json.dumps(values, sort_keys=True) if values else "defaults",
+    )
+    result = asim.simulate(
+        workload, cluster, progress=not args.no_progress, until=args.until, **values
+    )
+
+    print(format_table(result.summary()))
+    if args.by_vc:
+        print()
+        print(format_table(result.summary(by="vc")))
+    if args.out is not None:
+        result.save(args.out)
+        log.info("wrote the result to %s", args.out)
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    for name in asim.presets.names():
+        print(f"{name:<8} {asim.presets.PRESETS[name].description}")
+    return 0
+
+
+# -- output -----------------------------------------------------------------------------------
+def _cell(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if value != value:  # NaN
+        return "-"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def format_table(table: pd.Series | pd.DataFrame) -> str:
+    """A summary Series or per-VC DataFrame as aligned text, numbers kept readable."""
+    return table.map(_cell).to_string()
+
+
+# -- entry point ------------------------------------------------------------------------------
+def _one_line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    except UsageError as exc:
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return USAGE_ERROR
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+
+    logger = logging.getLogger("analysim")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(message)s"))
+    saved = logger.level, logger.propagate
+    logger.addHandler(handler)
+    level = logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    logger.setLevel(level)
+    logger.propagate = False
+    try:
+        return args.handler(args)
+    except (UsageError, ValueError) as exc:
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return USAGE_ERROR
+    except OSError as exc:
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]

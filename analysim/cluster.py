@@ -1,0 +1,184 @@
+"""Physical topology (racks, nodes, GPUs) and logical partition (virtual clusters).
+
+A virtual cluster (VC) either owns whole nodes (the ``vc`` column of the nodes table, as in
+Helios) or holds a GPU quota over the shared pool of nodes that no VC owns. A cluster with
+neither is one shared pool that every job may use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.errors import describe_rows
+
+NODE_COLUMNS = ("node", "rack", "gpus")
+DEFAULT_GPU_TYPE = "gpu"
+
+
+def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
+    raise ValueError(
+        f"Cluster: column {column!r} must be {expected}; "
+        + describe_rows(frame, list(mask), column, "node")
+    )
+
+
+def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Check a nodes table (``node, rack, gpus`` and optional ``gpu_type, vc``)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"Cluster: expected a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in NODE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"Cluster: missing column(s) {missing}; a nodes table needs {list(NODE_COLUMNS)}"
+            f" (optional: gpu_type, vc; found {list(frame.columns)})"
+        )
+    if frame.empty:
+        raise ValueError("Cluster: the nodes table is empty; a cluster needs at least one node")
+    frame = frame.reset_index(drop=True)
+    out = pd.DataFrame({"node": frame["node"].astype(str), "rack": frame["rack"].astype(str)})
+    repeated = out["node"].duplicated(keep=False)
+    if repeated.any():
+        _fail(out, repeated, "node", "unique (a node listed twice, e.g. in two VCs)")
+    gpus = pd.to_numeric(frame["gpus"], errors="coerce")
+    bad = gpus.isna() | (gpus < 1) | (gpus != np.round(gpus))
+    if bad.any():
+        _fail(frame, bad, "gpus", "a whole number >= 1")
+    out["gpus"] = gpus.astype("int64")
+    gpu_type = frame["gpu_type"] if "gpu_type" in frame.columns else None
+    out["gpu_type"] = (
+        DEFAULT_GPU_TYPE if gpu_type is None else gpu_type.fillna(DEFAULT_GPU_TYPE).astype(str)
+    )
+    vc = frame["vc"] if "vc" in frame.columns else pd.Series([None] * len(frame))
+    out["vc"] = [None if pd.isna(v) or str(v) == "" else str(v) for v in vc]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Cluster:
+    """Nodes (``.nodes``: node, rack, gpus, gpu_type, vc) and per-VC quotas over the pool."""
+
+    nodes: pd.DataFrame
+    quotas: dict[str, int] = field(default_factory=dict)
+    name: str = "cluster"
+
+    def __post_init__(self) -> None:
+        owners = set(self.nodes["vc"].dropna())
+        for vc, quota in self.quotas.items():
+            if vc in owners:
+                raise ValueError(
+                    f"Cluster: VC {vc!r} both owns nodes and holds a quota; choose one"
+                )
+            if not isinstance(quota, (int, np.integer)) or quota < 0:
+                raise ValueError(
+                    f"Cluster: quota of VC {vc!r} must be a whole number >= 0, got {quota!r}"
+                )
+        pool = self.pool_gpus
+        total_quota = sum(self.quotas.values())
+        if total_quota > pool:
+            raise ValueError(
+                f"Cluster: quotas add up to {total_quota} GPUs but the shared pool (nodes no VC "
+                f"owns) has {pool}; quotas: {self.quotas}"
+            )
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def from_frame(
+        cls, nodes: pd.DataFrame, quotas: Mapping[str, int] | None = None, name: str = "cluster"
+    ) -> Cluster:
+        """Build from a nodes table; ``quotas={vc: gpus}`` for VCs sharing the unowned pool."""
+        return cls(validate_nodes(nodes), {str(k): int(v) for k, v in (quotas or {}).items()}, name)
+
+    @classmethod
+    def uniform(
+        cls,
+        racks: int,
+        nodes_per_rack: int,
+        gpus_per_node: int,
+        *,
+        gpu_type: str = DEFAULT_GPU_TYPE,
+        vc_nodes: Mapping[str, int] | None = None,
+        quotas: Mapping[str, int] | None = None,
+        name: str = "cluster",
+    ) -> Cluster:
+        """Racks of identical nodes; ``vc_nodes={vc: n}`` gives VCs whole nodes in order."""
+        count = racks * nodes_per_rack
+        width = len(str(count - 1))
+        owners: list[str | None] = []
+        for vc, n in (vc_nodes or {}).items():
+            owners += [vc] * int(n)
+        if len(owners) > count:
+            raise ValueError(f"Cluster: VCs ask for {len(owners)} nodes but there are {count}")
+        owners += [None] * (count - len(owners))
+        nodes = pd.DataFrame(
+            {
+                "node": [f"n{i:0{width}d}" for i in range(count)],
+                "rack": [f"r{i // nodes_per_rack}" for i in range(count)],
+                "gpus": gpus_per_node,
+                "gpu_type": gpu_type,
+                "vc": owners,
+            }
+        )
+        return cls.from_frame(nodes, quotas, name)
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> Cluster:
+        """Build from ``{"nodes": [{node, rack, gpus, ...}], "quotas": {...}}`` or the
+        keyword arguments of :meth:`uniform` (``racks``, ``nodes_per_rack``, ...)."""
+        spec = dict(spec)
+        if "nodes" in spec:
+            return cls.from_frame(
+                pd.DataFrame(spec["nodes"]), spec.get("quotas"), spec.get("name", "cluster")
+            )
+        try:
+            return cls.uniform(**spec)
+        except TypeError as exc:
+            raise ValueError(
+                "Cluster: a cluster dict needs 'nodes' or racks/nodes_per_rack/gpus_per_node "
+                f"({exc})"
+            ) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable description that :meth:`from_dict` turns back into this cluster."""
+        return {
+            "name": self.name,
+            "nodes": self.nodes.to_dict("records"),
+            "quotas": dict(self.quotas),
+        }
+
+    # -- facts ------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return (
+            f"Cluster({self.name!r}: {self.total_gpus} GPUs on {len(self.nodes)} nodes in "
+            f"{self.nodes['rack'].nunique()} racks, {len(self.vcs)} VCs)"
+        )
+
+    @property
+    def total_gpus(self) -> int:
+        return int(self.nodes["gpus"].sum())
+
+    @property
+    def pool_gpus(self) -> int:
+        """GPUs on nodes that no VC owns (the shared pool quotas are drawn from)."""
+        return int(self.nodes.loc[self.nodes["vc"].isna(), "gpus"].sum())
+
+    @property
+    def vcs(self) -> list[str]:
+        """Names of the VCs: node owners, then quota holders, sorted."""
+        return sorted(set(self.nodes["vc"].dropna()) | set(self.quotas))
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the cluster defines VCs at all (otherwise it is one shared pool)."""
+        return bool(self.vcs)
+
+    def vc_capacity(self) -> dict[str, int]:
+        """GPUs each VC may use: the GPUs of its nodes, or its quota."""
+        owned = self.nodes.dropna(subset=["vc"]).groupby("vc")["gpus"].sum()
+        capacity = {str(vc): int(n) for vc, n in owned.items()}
+        capacity.update(self.quotas)
+        return capacity

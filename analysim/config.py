@@ -1,0 +1,106 @@
+"""``SimConfig``: the one plain, JSON-serialisable configuration every front end shares."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from analysim.policies import COSTS, PLACERS, SCHEDULERS
+from analysim.policies.registry import spec_of
+
+PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How a simulation decides and measures.
+
+    scheduler: ranking policy (``fifo``, ``sjf``, ``srtf``, ``las``, ``fair``, ``priority``).
+    placement: placement policy (``consolidate``, ``first_fit``, ``spread``, ``random``,
+        ``topology``).
+    preemption: let waiting jobs evict lower-ranked running jobs at scheduling rounds.
+    quantum: seconds between scheduling rounds (preemption and re-ranking happen then).
+    checkpoint_cost: cost model of the seconds a job loses per preemption.
+    backfill: let a job start when a higher-ranked job of its VC cannot (no reservation);
+        off means strict head-of-line blocking per VC.
+    step: the clock's step in seconds; every decision happens at a multiple of it.
+    sample_every: seconds between rows of ``Result.timeline``.
+    seed: seed of the run's random generator (random placement, ties).
+    leap: jump over steps where nothing can happen (identical results, much faster).
+    """
+
+    scheduler: PolicySpec = "fifo"
+    placement: PolicySpec = "consolidate"
+    preemption: bool = False
+    quantum: float = 60.0
+    checkpoint_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
+    backfill: bool = False
+    step: float = 1.0
+    sample_every: float = 300.0
+    seed: int = 0
+    leap: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("step", "quantum", "sample_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"SimConfig: {name} must be a number of seconds, got {value!r}")
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"SimConfig: {name} must be a finite number > 0, got {value!r}")
+        ratio = self.quantum / self.step
+        if abs(ratio - round(ratio)) > 1e-9:
+            raise ValueError(
+                f"SimConfig: quantum ({self.quantum}) must be a whole multiple of "
+                f"step ({self.step})"
+            )
+        for name in ("preemption", "backfill", "leap"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(
+                    f"SimConfig: {name} must be True or False, got {getattr(self, name)!r}"
+                )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
+        # fail now, not mid-run, on an unknown policy or bad parameters
+        self.make_scheduler()
+        self.make_placer()
+        self.make_cost_model()
+
+    def make_scheduler(self):
+        return SCHEDULERS.make(self.scheduler)
+
+    def make_placer(self):
+        return PLACERS.make(self.placement)
+
+    def make_cost_model(self):
+        spec = self.checkpoint_cost
+        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+            spec = {"name": "constant", "seconds": spec}
+        return COSTS.make(spec)
+
+    # -- plain data ---------------------------------------------------------------------------
+    @classmethod
+    def fields(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> SimConfig:
+        """Build from a dict, naming any key that is not a field."""
+        unknown = sorted(set(values) - set(cls.fields()))
+        if unknown:
+            raise ValueError(f"SimConfig: unknown option(s) {unknown}; options are {cls.fields()}")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-serialisable values; policy instances become their specs."""
+        return {name: spec_of(getattr(self, name)) for name in self.fields()}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def replace(self, **changes: Any) -> SimConfig:
+        """A copy with some fields changed (unknown names are an error)."""
+        return SimConfig.from_dict({**{n: getattr(self, n) for n in self.fields()}, **changes})

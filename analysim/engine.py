@@ -1,0 +1,633 @@
+"""The simulation engine: the clock, the numpy state, and applying and checking decisions.
+
+The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
+at which anything can happen (an arrival, a completion, a scheduling round that can change
+something). Decisions are made in *rounds*:
+
+* an **event round** whenever jobs arrive or finish: waiting jobs, in the scheduler's order,
+  start on free GPUs (no eviction);
+* a **full round** at every multiple of ``config.quantum`` while jobs wait: the same, and with
+  preemption on a waiting job that does not fit may evict lower-ranked running jobs.
+
+A full round is skipped only when it cannot change anything: no arrival or completion since
+the last full round, that round changed nothing, and the scheduler says its ranking has not
+changed since. ``config.leap=False`` visits every step and runs every full round; the
+results are identical (a test checks it).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analysim.config import SimConfig
+from analysim.domains import build_partition
+from analysim.errors import PolicyError
+from analysim.policies.scheduling import JobView
+from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
+from analysim.status import STATUS_NAMES as _STATUS_NAMES
+
+if TYPE_CHECKING:
+    from analysim.cluster import Cluster
+    from analysim.result import Result
+    from analysim.state import State
+    from analysim.workload import Workload
+
+logger = logging.getLogger(__name__)
+
+STATUS_NAMES = np.array(_STATUS_NAMES, dtype=object)
+# event kinds
+SUBMIT, START, RESUME, PREEMPT, FINISH, REJECT = range(6)
+EVENT_NAMES = np.array(
+    ["submit", "start", "resume", "preempt", "finish", "unschedulable"], dtype=object
+)
+
+EPS = 1e-9
+
+
+def _ceil_to(t: float, unit: float) -> float:
+    """The first multiple of ``unit`` at or after ``t`` (tolerant to float noise)."""
+    return math.ceil(t / unit - EPS) * unit + 0.0
+
+
+class Simulation:
+    """A simulation of ``workload`` on ``cluster`` under ``config``.
+
+    Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
+    :attr:`state`, and collect the outcome with :meth:`result`.
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        cluster: Cluster,
+        config: SimConfig | None = None,
+        *,
+        progress: bool = False,
+    ) -> None:
+        self.workload = workload
+        self.cluster = cluster
+        self.config = config or SimConfig()
+        self.progress = progress
+        self.scheduler = self.config.make_scheduler()
+        self.placer = self.config.make_placer()
+        self.rng = np.random.default_rng(self.config.seed)
+        jobs = workload.jobs
+        self.partition = build_partition(jobs, cluster)
+        self.scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
+        self._init_jobs(jobs)
+        self._init_cluster()
+        self._init_records()
+
+    # -- set-up -------------------------------------------------------------------------------
+    def _init_jobs(self, jobs) -> None:
+        step = self.config.step
+        n = len(jobs)
+        self.n_jobs = n
+        self.job_ids = jobs["job_id"].to_numpy()
+        self.gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
+        self.submit = jobs["submit_time"].to_numpy(dtype=float)
+        self.arrival = np.ceil(self.submit / step - EPS) * step + 0.0  # no -0.0
+        self.duration = jobs["duration"].to_numpy(dtype=float)
+        prio = jobs["priority"] if "priority" in jobs.columns else None
+        self.job_priority = np.zeros(n) if prio is None else prio.fillna(0).to_numpy(dtype=float)
+        self.cost = self.config.make_cost_model().costs(jobs).astype(float)
+        if self.cost.shape != (n,):
+            raise PolicyError(
+                f"cost model {self.config.checkpoint_cost!r} gave {self.cost.shape} costs "
+                f"for {n} jobs"
+            )
+        self.remaining = self.duration.copy()
+        self.attained = np.zeros(n)
+        self.executed = np.zeros(n)
+        self.since = self.submit.copy()
+        self.status = np.full(n, PENDING, dtype=np.int8)
+        self.first_start = np.full(n, np.nan)
+        self.end = np.full(n, np.nan)
+        self.preemptions = np.zeros(n, dtype=np.int64)
+        self._version = [0] * n  # bumped at each start and preemption; stale heap entries differ
+        self.job_vc = self.partition.job_vc
+        self.job_domain = self.partition.job_domain
+        most = np.array([d.max_gpus for d in self.partition.domains], dtype=np.int64)
+        self.unschedulable = self.gpus > most[self.job_domain] if n else np.zeros(0, bool)
+        # read-only per-job values as Python lists: the hot loop reads them one at a time
+        self._gpus = self.gpus.tolist()
+        self._vc = self.job_vc.tolist()
+        # head-of-line blocking is per queue: one per VC, or one on an unpartitioned cluster
+        self._queue = self._vc if self.cluster.partitioned else [0] * n
+        self._arrival = self.arrival.tolist()
+        self._submit = self.submit.tolist()
+        self._unschedulable = self.unschedulable.tolist()
+        domains = self.partition.domains
+        self._domain = [domains[d] for d in self.job_domain.tolist()]
+        self._columns = {
+            "num_gpus": self.gpus,
+            "submit_time": self.submit,
+            "duration": self.duration,
+            "remaining": self.remaining,
+            "attained": self.attained,
+            "executed": self.executed,
+            "since": self.since,
+            "status": self.status,
+            "vc": self.job_vc,
+            "priority": self.job_priority,
+        }
+        # where each running job is: its nodes, GPUs taken on each, and global GPU indices
+        self.alloc_nodes: dict[int, np.ndarray] = {}
+        self.alloc_counts: dict[int, np.ndarray] = {}
+        self.alloc_gpus: dict[int, np.ndarray] = {}
+        self.last_nodes: dict[int, np.ndarray] = {}
+
+    def _init_cluster(self) -> None:
+        nodes = self.cluster.nodes
+        self.node_names = nodes["node"].to_numpy(dtype=object)
+        self.capacity = nodes["gpus"].to_numpy(dtype=np.int64)
+        self.free = self.capacity.copy()
+        self.gpu_offset = np.r_[0, np.cumsum(self.capacity)[:-1]]
+        self.gpu_owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
+        # per node, the free GPUs' global indices (kept sorted lowest first)
+        self.free_slots = [
+            list(range(lo, lo + c))
+            for lo, c in zip(self.gpu_offset.tolist(), self.capacity.tolist(), strict=True)
+        ]
+        n_vc = len(self.partition.vc_names)
+        self.vc_used = np.zeros(n_vc, dtype=np.int64)
+        self.vc_waiting_jobs = np.zeros(n_vc, dtype=np.int64)
+        self.vc_waiting_gpus = np.zeros(n_vc, dtype=np.int64)
+        self.vc_running_jobs = np.zeros(n_vc, dtype=np.int64)
+
+    def _init_records(self) -> None:
+        self.now = 0.0
+        self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
+        groups = self.partition.n_groups
+        self.job_group = (
+            self.partition.domain_group[self.job_domain] if self.n_jobs else self.job_domain
+        )
+        self._group = self.job_group.tolist()
+        self.n_waiting = 0
+        # per group, insertion-ordered sets of waiting and running jobs
+        self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
+        self.running: list[dict[int, None]] = [{} for _ in range(groups)]
+        self.group_waiting = np.zeros(groups, dtype=np.int64)
+        self.active = 0
+        # per group: arrivals or completions since its last round; any change since its last
+        # preemptive round; the time until which its ranking is known not to change
+        self.events_since_round = np.ones(groups, dtype=bool)
+        self.changed_since_full = np.ones(groups, dtype=bool)
+        self.ranking_valid_until = np.full(groups, -math.inf)
+        self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
+        self.events: list[tuple[float, int, int, Any]] = []
+        self.finished = 0
+        self.started = False
+        # time integrals and timeline samples (run-length: the state held from one time on)
+        n_vc = len(self.partition.vc_names)
+        self._busy = [0.0] * n_vc  # GPU-seconds per VC up to self._busy_at[vc]
+        self._busy_at = [0.0] * n_vc
+        self.samples: list[tuple[float, int, tuple[np.ndarray, ...]]] = []
+        self.next_sample = 0.0
+        self.rounds = 0
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """True when every schedulable job has finished."""
+        return self.next_arrival >= self.n_jobs and self.active == 0
+
+    def step(self) -> float:
+        """Advance to the next time at which anything happens (one step without leaping)."""
+        if not self.started:
+            self._start()
+        t = self._next_time()
+        if t is None:
+            return self.now
+        self._advance(t)
+        return self.now
+
+    def run(self, until: float | None = None) -> Simulation:
+        """Run until every job has finished, or up to time ``until`` (seconds)."""
+        if not self.started:
+            self._start()
+        bar = self._progress_bar()
+        reported = self.finished
+        while True:
+            t = self._next_time()
+            if t is None or (until is not None and t > until + EPS):
+                break
+            self._advance(t)
+            if bar is not None and self.finished - reported >= 200:
+                bar.update(self.finished - reported)
+                reported = self.finished
+        if until is not None and until > self.now:
+            self._account(until)
+            self.now = float(until)
+        if bar is not None:
+            bar.update(self.finished - reported)
+            bar.close()
+        return self
+
+    @property
+    def state(self) -> State:
+        """DataFrames of the present moment: ``.jobs``, ``.nodes``, ``.gpus``."""
+        from analysim.state import State
+
+        return State(self)
+
+    def result(self) -> Result:
+        """The outcome so far as a :class:`~analysim.result.Result`."""
+        from analysim.result import build_result
+
+        return build_result(self)
+
+    # -- the clock ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        self.started = True
+        for j in np.flatnonzero(self.unschedulable):
+            self.status[j] = UNSCHEDULABLE
+            self.events.append((self.submit[j], REJECT, int(j), None))
+        if self.unschedulable.any():
+            logger.warning(
+                "%d job(s) ask for more GPUs than their VC could ever get; they are reported "
+                "as unschedulable",
+                int(self.unschedulable.sum()),
+            )
+
+    def _next_time(self) -> float | None:
+        if self.done:
+            return None
+        if not self.config.leap:
+            return self.now + self.config.step if self.rounds else self._first_time()
+        soonest = math.inf
+        while self.next_arrival < self.n_jobs and self._unschedulable[self.next_arrival]:
+            self.next_arrival += 1
+        if self.next_arrival < self.n_jobs:
+            soonest = self._arrival[self.next_arrival]
+        if self.completions and self.completions[0][0] < soonest:
+            soonest = self.completions[0][0]
+        if self.n_waiting:
+            round_time = self._next_full_round()
+            if round_time is not None and round_time < soonest:
+                soonest = round_time
+        if math.isinf(soonest):
+            return None
+        return max(soonest, self.now + self.config.step) if self.rounds else soonest
+
+    def _first_time(self) -> float:
+        return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
+
+    def _next_full_round(self) -> float | None:
+        """The next quantum boundary at which a full round could change anything."""
+        if not self.config.preemption and not self.scheduler.dynamic:
+            return None  # event rounds already ran at every change; the ranking is fixed
+        has_waiting = self.group_waiting > 0
+        if not has_waiting.any():
+            return None
+        quantum = self.config.quantum
+        after = _ceil_to(self.now + self.config.step, quantum)
+        if self._round_needed(after)[has_waiting].any():
+            return after
+        change = self.ranking_valid_until[has_waiting].min()
+        return None if math.isinf(change) else max(after, _ceil_to(change, quantum))
+
+    def _round_needed(self, t: float) -> np.ndarray:
+        """Per group: could a full round at ``t`` change anything? (Without preemption, a
+        repeated round changes nothing: starting jobs only takes GPUs away from the ones that
+        did not fit. With it, an eviction may open room for another.)"""
+        pending = self.changed_since_full if self.config.preemption else self.events_since_round
+        return pending | (self.ranking_valid_until <= t + EPS)
+
+    def _advance(self, t: float) -> None:
+        self._account(t)
+        self.now = t
+        self.rounds += 1
+        touched = self._finish_due(t) | self._arrive_due(t)
+        for g in touched:
+            self.events_since_round[g] = True
+            self.changed_since_full[g] = True
+        if not self.n_waiting:
+            return
+        quanta = t / self.config.quantum
+        full: set[int] = set()
+        if abs(quanta - round(quanta)) < EPS:
+            needed = self._round_needed(t) | (not self.config.leap)
+            full = set(np.flatnonzero(needed & (self.group_waiting > 0)).tolist())
+        for g in sorted(full | touched) if len(full) + len(touched) > 1 else full | touched:
+            if self.group_waiting[g]:
+                self._round(g, preemptive=self.config.preemption and g in full, full=g in full)
+
+    def _account(self, t: float) -> None:
+        """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
+        every = self.config.sample_every
+        if self.next_sample < t:
+            last = _ceil_to(t, every) - every
+            count = int(round((last - self.next_sample) / every)) + 1
+            snapshot = (
+                self.vc_used.copy(),
+                self.vc_running_jobs.copy(),
+                self.vc_waiting_jobs.copy(),
+                self.vc_waiting_gpus.copy(),
+            )
+            self.samples.append((self.next_sample, count, snapshot))
+            self.next_sample += count * every
+
+    # -- arrivals and completions -------------------------------------------------------------
+    def _arrive_due(self, t: float) -> set[int]:
+        touched: set[int] = set()
+        arrival, n = self._arrival, self.n_jobs
+        while self.next_arrival < n and arrival[self.next_arrival] <= t + EPS:
+            j = self.next_arrival
+            self.next_arrival += 1
+            if self._unschedulable[j]:
+                continue
+            self.status[j] = WAITING
+            self.active += 1
+            self._enqueue(j)
+            self.events.append((self._submit[j], SUBMIT, j, None))
+            touched.add(self._group[j])
+        return touched
+
+    def _finish_due(self, t: float) -> set[int]:
+        touched: set[int] = set()
+        while self.completions and self.completions[0][0] <= t + EPS:
+            _, end, j, version = heapq.heappop(self.completions)
+            if version != self._version[j]:
+                continue
+            self._stop_running(j, end)
+            self.remaining[j] = 0.0
+            self.end[j] = end
+            self.status[j] = DONE
+            self.finished += 1
+            self.active -= 1
+            self.events.append((end, FINISH, j, self.last_nodes[j]))
+            touched.add(self._group[j])
+        return touched
+
+    # -- rounds ---------------------------------------------------------------------------
+    def _view(self, group: int, include_running: bool) -> JobView:
+        idx = list(self.waiting[group])
+        if include_running:
+            idx += list(self.running[group])
+        return JobView(self.now, np.array(idx, dtype=np.int64), self._columns, self.vc_used)
+
+    def _ranked(self, group: int, preemptive: bool) -> np.ndarray:
+        if not preemptive and self.group_waiting[group] == 1:
+            return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
+        view = self._view(group, include_running=preemptive)
+        keys = self.scheduler.priority(view)
+        keys = [np.asarray(k) for k in keys]
+        if any(k.shape != view.index.shape for k in keys):
+            raise PolicyError(
+                f"scheduler {self.scheduler.name!r} returned keys of the wrong length "
+                f"(expected {len(view)})"
+            )
+        order = np.lexsort([view.index, *reversed(keys)])
+        return view.index[order]
+
+    def _round(self, group: int, preemptive: bool, full: bool) -> bool:
+        """One scheduling round of one group; returns whether anything started or was
+        preempted, and updates the group's flags."""
+        changed = self._decide(group, preemptive)
+        self.events_since_round[group] = False
+        if full and self.config.preemption:
+            self.changed_since_full[group] = changed
+        elif changed:
+            self.changed_since_full[group] = True
+        if self.scheduler.dynamic:
+            view = self._view(group, include_running=True)
+            self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        else:
+            self.ranking_valid_until[group] = math.inf
+        return changed
+
+    def _decide(self, group: int, preemptive: bool) -> bool:
+        ranked = self._ranked(group, preemptive)
+        blocked: set[int] = set()
+        changed = False
+        status, queue_of = self.status, self._queue
+        waiting_vcs = len({queue_of[j] for j in self.waiting[group]})
+        for pos, j in enumerate(ranked.tolist()):
+            if status[j] != WAITING:
+                continue
+            vc = queue_of[j]
+            if vc in blocked:
+                continue
+            if self._try_start(j):
+                changed = True
+                continue
+            if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
+                changed = True
+                continue
+            if not self.config.backfill:
+                blocked.add(vc)
+                if len(blocked) >= waiting_vcs:
+                    break
+        return changed
+
+    def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
+        quota = self._domain[j].quota
+        return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
+
+    def _place(self, j: int, free: np.ndarray) -> np.ndarray | None:
+        if free.sum() < self._gpus[j]:
+            return None
+        take = self.placer.place(self._gpus[j], free, self._domain[j].topology, self.rng)
+        if take is not None:
+            self._check_placement(j, take, free)
+        return take
+
+    def _check_placement(self, j: int, take: np.ndarray, free: np.ndarray) -> None:
+        """Refuse a placement that is malformed, double-books a GPU or leaves the job's VC."""
+        problem = None
+        if (
+            not isinstance(take, np.ndarray)
+            or take.shape != free.shape
+            or take.dtype.kind not in "iu"
+        ):
+            problem = f"an array of {free.shape[0]} whole numbers, got {take!r}"
+        elif (take < 0).any() or (take > free).any():
+            problem = "GPUs that are not free to this job (double-booked or outside its VC)"
+        elif take.sum() != self._gpus[j]:
+            problem = f"{int(take.sum())} GPUs for a job that asks for {int(self.gpus[j])}"
+        if problem:
+            raise PolicyError(
+                f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"
+            )
+
+    def _try_start(self, j: int) -> bool:
+        if not self._quota_allows(j, self.vc_used):
+            return False
+        take = self._place(j, np.where(self._domain[j].mask, self.free, 0))
+        if take is None:
+            return False
+        self._start_running(j, take)
+        return True
+
+    def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
+        """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
+        domain = self._domain[j]
+        vc = self._vc[j]
+        below = below[::-1]  # lowest-ranked first
+        below = below[self.status[below] == RUNNING]
+        candidates = [
+            r
+            for r in below.tolist()
+            if (domain.quota is not None and self._vc[r] == vc)
+            or domain.mask[self.alloc_nodes[r]].any()
+        ]
+        if not candidates:
+            return False
+        room = np.where(domain.mask, self.free, 0).sum() + self.gpus[candidates].sum()
+        if room < self.gpus[j]:
+            return False
+        free = self.free.copy()
+        vc_used = self.vc_used.copy()
+        victims: list[int] = []
+        for r in candidates:
+            self._release_into(r, free, vc_used, sign=+1)
+            victims.append(r)
+            if self._fits_hypothetically(j, free, vc_used):
+                break
+        else:
+            return False
+        # keep any victim (highest-ranked first) whose eviction turns out not to be needed
+        for r in victims[-2::-1]:
+            self._release_into(r, free, vc_used, sign=-1)
+            if self._fits_hypothetically(j, free, vc_used):
+                victims.remove(r)
+            else:
+                self._release_into(r, free, vc_used, sign=+1)
+        for r in victims:
+            self._preempt(r)
+        started = self._try_start(j)
+        if not started:  # cannot happen: the free map is the one that fitted
+            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
+        return True
+
+    def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
+        free[self.alloc_nodes[r]] += sign * self.alloc_counts[r]
+        vc_used[self._vc[r]] -= sign * self._gpus[r]
+
+    def _fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        if not self._quota_allows(j, vc_used):
+            return False
+        domain = self._domain[j]
+        masked = np.where(domain.mask, free, 0)
+        if masked.sum() < self._gpus[j]:
+            return False
+        state = self.rng.bit_generator.state
+        take = self.placer.place(self._gpus[j], masked, domain.topology, self.rng)
+        self.rng.bit_generator.state = state  # a trial placement draws nothing
+        return take is not None
+
+    # -- state changes (the only code that mutates state) ---------------------------------------
+    def _start_running(self, j: int, take: np.ndarray) -> None:
+        nodes = np.flatnonzero(take)
+        counts = take[nodes]
+        chosen: list[int] = []
+        for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
+            slots = self.free_slots[node]
+            if len(slots) < count:
+                raise PolicyError(
+                    f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
+                    f"{self.node_names[node]}"
+                )
+            chosen += slots[:count]
+            del slots[:count]
+        gpus = np.array(chosen)
+        self.gpu_owner[gpus] = j
+        self.free[nodes] -= counts
+        self.alloc_gpus[j] = gpus
+        self.alloc_nodes[j] = nodes
+        self.alloc_counts[j] = counts
+        self.last_nodes[j] = nodes
+        vc, size, now = self._vc[j], self._gpus[j], self.now
+        self._integrate(vc)
+        used = int(self.vc_used[vc]) + size
+        self.vc_used[vc] = used
+        quota = self._domain[j].quota
+        if quota is not None and used > quota:
+            raise PolicyError(f"internal: VC {self.partition.vc_names[vc]!r} over its quota")
+        self._dequeue(j)
+        self.vc_running_jobs[vc] += 1
+        self.running[self._group[j]][j] = None
+        resumed = self._version[j] > 0
+        if not resumed:
+            self.first_start[j] = now
+        self.status[j] = RUNNING
+        self.since[j] = now
+        version = self._version[j] + 1
+        self._version[j] = version
+        end = now + float(self.remaining[j])
+        step = self.config.step
+        due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
+        heapq.heappush(self.completions, (due, end, j, version))
+        self.events.append((now, RESUME if resumed else START, j, nodes))
+
+    def _stop_running(self, j: int, at: float) -> None:
+        elapsed = at - float(self.since[j])
+        self.executed[j] += elapsed
+        self.attained[j] += elapsed * self._gpus[j]
+        self.remaining[j] -= elapsed
+        self.since[j] = at
+        gpus = self.alloc_gpus.pop(j)
+        self.gpu_owner[gpus] = -1
+        nodes = self.alloc_nodes.pop(j)
+        self.free[nodes] += self.alloc_counts.pop(j)
+        for node in nodes.tolist():
+            lo = self.gpu_offset[node]
+            slots = self.free_slots[node]
+            slots += [g for g in gpus.tolist() if lo <= g < lo + self.capacity[node]]
+            slots.sort()
+        vc = self._vc[j]
+        self._integrate(vc)
+        self.vc_used[vc] -= self._gpus[j]
+        self.vc_running_jobs[vc] -= 1
+        del self.running[self._group[j]][j]
+
+    def _preempt(self, j: int) -> None:
+        nodes = self.last_nodes[j]
+        self._stop_running(j, self.now)
+        self.remaining[j] += self.cost[j]
+        self.preemptions[j] += 1
+        self._version[j] += 1
+        self.status[j] = WAITING
+        self._enqueue(j)
+        self.events.append((self.now, PREEMPT, j, nodes))
+
+    def _integrate(self, vc: int) -> None:
+        """Add the VC's busy GPU-seconds since the last change of its usage."""
+        self._busy[vc] += int(self.vc_used[vc]) * (self.now - self._busy_at[vc])
+        self._busy_at[vc] = self.now
+
+    @property
+    def busy_gpu_seconds(self) -> np.ndarray:
+        """GPU-seconds each VC has held GPUs for, from time 0 to now."""
+        used = self.vc_used.astype(float)
+        return np.array(self._busy) + used * (self.now - np.array(self._busy_at))
+
+    def _enqueue(self, j: int) -> None:
+        vc, group = self._vc[j], self._group[j]
+        self.waiting[group][j] = None
+        self.n_waiting += 1
+        self.group_waiting[group] += 1
+        self.vc_waiting_jobs[vc] += 1
+        self.vc_waiting_gpus[vc] += self._gpus[j]
+
+    def _dequeue(self, j: int) -> None:
+        vc, group = self._vc[j], self._group[j]
+        del self.waiting[group][j]
+        self.n_waiting -= 1
+        self.group_waiting[group] -= 1
+        self.vc_waiting_jobs[vc] -= 1
+        self.vc_waiting_gpus[vc] -= self._gpus[j]
+
+    def _progress_bar(self):
+        if not self.progress:
+            return None
+        from tqdm.auto import tqdm
+
+        total = int((~self.unschedulable).sum())
+        return tqdm(total=total, initial=self.finished, unit="job", desc="simulating")

@@ -1,0 +1,34 @@
+"""Exceptions raised by AnalySIM, and helpers that word them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+MAX_EXAMPLES = 5
+
+
+class PolicyError(RuntimeError):
+    """A policy made a decision the engine refuses (a double-booked GPU, a VC over its limit)."""
+
+
+def describe_rows(
+    frame: pd.DataFrame, mask: Sequence[bool] | pd.Series, column: str, id_column: str | None
+) -> str:
+    """Word the offending rows of ``frame`` as ``row 3 (job_id='j3'): -1, ...``.
+
+    Rows are numbered by their position in the input (0-based), which is how the caller can
+    find them again in their own table.
+    """
+    positions = [i for i, bad in enumerate(mask) if bad]
+    parts = []
+    for pos in positions[:MAX_EXAMPLES]:
+        value = frame[column].iloc[pos] if column in frame.columns else None
+        ident = ""
+        if id_column is not None and id_column in frame.columns and id_column != column:
+            ident = f" ({id_column}={frame[id_column].iloc[pos]!r})"
+        parts.append(f"row {pos}{ident}: {value!r}")
+    more = len(positions) - MAX_EXAMPLES
+    tail = f", and {more} more" if more > 0 else ""
+    return f"{len(positions)} bad row(s): " + ", ".join(parts) + tail

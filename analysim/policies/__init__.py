@@ -1,0 +1,35 @@
+"""Scheduling, placement and cost policies, chosen by name or by passing an instance."""
+
+from analysim.policies.costs import COSTS, Constant, CostModel, PerJob, SizeScaled
+from analysim.policies.placement import PLACERS, Placer, Topology
+from analysim.policies.registry import Registry
+from analysim.policies.scheduling import (
+    FIFO,
+    LAS,
+    SCHEDULERS,
+    SJF,
+    SRTF,
+    FairShare,
+    JobView,
+    Scheduler,
+)
+
+__all__ = [
+    "COSTS",
+    "PLACERS",
+    "SCHEDULERS",
+    "Constant",
+    "CostModel",
+    "FIFO",
+    "FairShare",
+    "JobView",
+    "LAS",
+    "PerJob",
+    "Placer",
+    "Registry",
+    "SJF",
+    "SRTF",
+    "Scheduler",
+    "SizeScaled",
+    "Topology",
+]

@@ -1,0 +1,85 @@
+"""Cost models: seconds a job loses each time it is preempted (checkpoint + restore).
+
+A cost model turns the jobs table into one cost per job, once, when a simulation starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from analysim.policies.registry import Registry
+
+
+class CostModel:
+    """Base class: ``costs(jobs)`` gives the seconds each job pays per preemption."""
+
+    name: ClassVar[str] = "cost"
+
+    def costs(self, jobs: pd.DataFrame) -> np.ndarray:
+        raise NotImplementedError
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "name")
+        return f"{type(self).__name__}({params})"
+
+
+COSTS: Registry[CostModel] = Registry("cost model", CostModel)
+
+
+@COSTS.register("constant")
+class Constant(CostModel):
+    """The same number of seconds for every job."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        if not np.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"constant cost: seconds must be finite and >= 0, got {seconds}")
+        self.seconds = float(seconds)
+
+    def costs(self, jobs: pd.DataFrame) -> np.ndarray:
+        return np.full(len(jobs), self.seconds)
+
+
+@COSTS.register("size_scaled")
+class SizeScaled(CostModel):
+    """Seconds by GPU count: ``steps={8: 40, 1e9: 60}`` means 40 s up to 8 GPUs, 60 s above
+    (the Tiresias/Lucid overheads). Keys are upper bounds on ``num_gpus``."""
+
+    def __init__(self, steps: Mapping[Any, float] | None = None) -> None:
+        steps = {8: 40.0, 1_000_000: 60.0} if steps is None else steps
+        bounds = sorted((float(k), float(v)) for k, v in steps.items())
+        if not bounds or any(v < 0 for _, v in bounds):
+            raise ValueError(f"size_scaled cost: steps must be non-empty, costs >= 0, got {steps}")
+        self.steps = {str(int(k)) if k.is_integer() else str(k): v for k, v in bounds}
+
+    def costs(self, jobs: pd.DataFrame) -> np.ndarray:
+        bounds = np.array([float(k) for k in self.steps])
+        values = np.array(list(self.steps.values()))
+        where = np.searchsorted(bounds, jobs["num_gpus"].to_numpy(), side="left")
+        return values[np.minimum(where, len(values) - 1)]
+
+
+@COSTS.register("per_job")
+class PerJob(CostModel):
+    """Each job's own cost, from a column of the workload (default ``checkpoint_cost``)."""
+
+    def __init__(self, column: str = "checkpoint_cost") -> None:
+        self.column = column
+
+    def costs(self, jobs: pd.DataFrame) -> np.ndarray:
+        if self.column not in jobs.columns:
+            raise ValueError(f"per_job cost: the workload has no column {self.column!r}")
+        values = pd.to_numeric(jobs[self.column], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            rows = np.flatnonzero(bad)[:5].tolist()
+            raise ValueError(
+                f"per_job cost: column {self.column!r} must be seconds >= 0; bad rows {rows}"
+            )
+        return values

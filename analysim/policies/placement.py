@@ -1,0 +1,198 @@
+"""Placement policies: choose how many GPUs of each node a job gets, or say it does not fit.
+
+A placer sees the free GPUs per node that the job may use (other nodes show 0 free) and
+returns an integer array of GPUs to take per node, or ``None``. A job that fits in one node
+(``num_gpus`` <= the largest eligible node) is always placed on a single node; larger jobs
+span nodes, and the placers differ in which. The engine checks every answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from analysim.policies.registry import Registry
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Per-node capacity and rack index (racks numbered 0..n_racks-1) of the nodes a job may
+    use; nodes it may not use have capacity 0."""
+
+    capacity: np.ndarray
+    rack: np.ndarray
+    n_racks: int
+
+    @property
+    def largest(self) -> int:
+        """GPUs of the largest usable node: jobs up to this size go on one node."""
+        return int(self.capacity.max(initial=0))
+
+
+class Placer:
+    """Base class for placement policies."""
+
+    name: ClassVar[str] = "placer"
+
+    def place(
+        self, num_gpus: int, free: np.ndarray, topo: Topology, rng: np.random.Generator
+    ) -> np.ndarray | None:
+        """Return GPUs to take per node (summing to ``num_gpus``), or ``None``."""
+        if num_gpus <= topo.largest:
+            node = self.pick_node(num_gpus, free, topo, rng)
+            if node is None:
+                return None
+            take = np.zeros_like(free)
+            take[node] = num_gpus
+            return take
+        if free.sum() < num_gpus:
+            return None
+        return self.spread_over_nodes(num_gpus, free, topo, rng)
+
+    def pick_node(
+        self, num_gpus: int, free: np.ndarray, topo: Topology, rng: np.random.Generator
+    ) -> int | None:
+        """The single node for a job that fits in one node, or ``None``."""
+        raise NotImplementedError
+
+    def spread_over_nodes(
+        self, num_gpus: int, free: np.ndarray, topo: Topology, rng: np.random.Generator
+    ) -> np.ndarray | None:
+        """GPUs per node for a job larger than any node (enough GPUs are free in total)."""
+        raise NotImplementedError
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+PLACERS: Registry[Placer] = Registry("placement", Placer)
+
+
+def fill_in_order(num_gpus: int, free: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Take free GPUs node by node in ``order`` until ``num_gpus`` are taken."""
+    ordered = free[order]
+    before = np.cumsum(ordered) - ordered
+    take = np.zeros_like(free)
+    take[order] = np.clip(num_gpus - before, 0, ordered)
+    return take
+
+
+_NEVER = np.iinfo(np.int64).max
+
+
+def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
+    """The node with the fewest free GPUs that still fits (ties: lowest index)."""
+    fits = free >= num_gpus
+    if not fits.any():
+        return None
+    return int(np.where(fits, free, _NEVER).argmin())
+
+
+@PLACERS.register("consolidate")
+class Consolidate(Placer):
+    """Best fit. A job larger than a node takes whole free nodes, preferring one rack (the
+    rack whose whole free nodes fit it most tightly), and puts any remainder on the
+    best-fitting other node, preferring the same rack."""
+
+    def pick_node(self, num_gpus, free, topo, rng):
+        return best_fit(num_gpus, free)
+
+    def spread_over_nodes(self, num_gpus, free, topo, rng):
+        whole = (free == topo.capacity) & (free > 0)
+        whole_per_rack = np.bincount(topo.rack[whole], weights=free[whole], minlength=topo.n_racks)
+        fitting = whole_per_rack >= num_gpus
+        if fitting.any():
+            rack = int(np.where(fitting, whole_per_rack, np.inf).argmin())
+        else:
+            rack = int(whole_per_rack.argmax())
+        # whole free nodes: preferred rack first, then by index, while they fit entirely
+        order = np.lexsort((np.arange(len(free)), topo.rack != rack))
+        order = order[whole[order]]
+        take = np.zeros_like(free)
+        left = num_gpus
+        for node in order:
+            if free[node] > left:
+                break
+            take[node] = free[node]
+            left -= int(free[node])
+            if left == 0:
+                return take
+        rest = np.where(take > 0, 0, free)
+        fits = rest >= left
+        if fits.any():
+            key = np.lexsort((np.arange(len(free)), rest, topo.rack != rack))
+            node = int(key[fits[key]][0])
+            take[node] = left
+            return take
+        return None
+
+
+@PLACERS.register("first_fit")
+class FirstFit(Placer):
+    """The lowest-numbered node that fits; larger jobs fill nodes in index order."""
+
+    def pick_node(self, num_gpus, free, topo, rng):
+        fits = np.flatnonzero(free >= num_gpus)
+        return int(fits[0]) if fits.size else None
+
+    def spread_over_nodes(self, num_gpus, free, topo, rng):
+        return fill_in_order(num_gpus, free, np.arange(len(free)))
+
+
+@PLACERS.register("spread")
+class Spread(Placer):
+    """Worst fit: the node with the most free GPUs; larger jobs fill the emptiest nodes first."""
+
+    def pick_node(self, num_gpus, free, topo, rng):
+        node = int(free.argmax())
+        return node if free[node] >= num_gpus else None
+
+    def spread_over_nodes(self, num_gpus, free, topo, rng):
+        return fill_in_order(num_gpus, free, np.argsort(-free, kind="stable"))
+
+
+@PLACERS.register("random")
+class RandomPlacer(Placer):
+    """A node chosen uniformly among those that fit (seeded); larger jobs fill nodes in a
+    random order."""
+
+    def pick_node(self, num_gpus, free, topo, rng):
+        fits = np.flatnonzero(free >= num_gpus)
+        return int(rng.choice(fits)) if fits.size else None
+
+    def spread_over_nodes(self, num_gpus, free, topo, rng):
+        order = rng.permutation(np.flatnonzero(free > 0))
+        return fill_in_order(num_gpus, free, order)
+
+
+@PLACERS.register("topology")
+class TopologyAware(Placer):
+    """Fewest racks, then fewest nodes. A job that fits in one node goes to the best-fitting
+    node; a larger job goes to the single rack that holds it on the fewest nodes (ties: the
+    rack left with the fewest free GPUs), else over the racks with the most free GPUs."""
+
+    def pick_node(self, num_gpus, free, topo, rng):
+        return best_fit(num_gpus, free)
+
+    def spread_over_nodes(self, num_gpus, free, topo, rng):
+        by_free = np.lexsort((np.arange(len(free)), -free))  # emptiest nodes first
+        rack_free = np.bincount(topo.rack, weights=free, minlength=topo.n_racks)
+        best: tuple[int, float, int] | None = None
+        for rack in np.flatnonzero(rack_free >= num_gpus):
+            nodes = by_free[topo.rack[by_free] == rack]
+            needed = int(np.searchsorted(np.cumsum(free[nodes]), num_gpus) + 1)
+            key = (needed, rack_free[rack], int(rack))
+            best = key if best is None or key < best else best
+        if best is not None:
+            order = by_free[topo.rack[by_free] == best[2]]
+            return fill_in_order(num_gpus, free, order)
+        rack_order = np.argsort(-rack_free, kind="stable")
+        rank_of_rack = np.empty(topo.n_racks, dtype=int)
+        rank_of_rack[rack_order] = np.arange(topo.n_racks)
+        order = np.lexsort((np.arange(len(free)), -free, rank_of_rack[topo.rack]))
+        return fill_in_order(num_gpus, free, order)

@@ -1,0 +1,257 @@
+"""Scheduling policies: each ranks the active jobs and mutates nothing.
+
+A scheduler's :meth:`Scheduler.priority` returns one or more key arrays over the active jobs
+(lowest first, the first array most significant); the engine breaks remaining ties by submit
+order. :meth:`Scheduler.next_change` tells the engine the earliest time the ranking could
+change with no arrival or completion in between, so it can leap over idle scheduling rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+
+from analysim.policies.registry import Registry
+from analysim.status import RUNNING, WAITING
+
+
+class JobView:
+    """Read-only arrays describing the active (waiting or running) jobs at time ``now``.
+
+    Times are seconds; ``attained`` is GPU-seconds of service received, ``executed`` seconds
+    run, ``remaining`` seconds still to run; ``since`` is when the job last started, stopped
+    or was submitted; ``vc`` indexes ``vc_used``, the GPUs each VC holds now. Arrays are
+    built on first use from the engine's per-job ``columns``, so a policy pays only for what
+    it reads.
+    """
+
+    def __init__(
+        self, now: float, index: np.ndarray, columns: Mapping[str, np.ndarray], vc_used: np.ndarray
+    ) -> None:
+        self.now = now
+        self.index = index
+        self.vc_used = vc_used
+        self._columns = columns
+
+    @classmethod
+    def from_arrays(cls, now: float, vc_used: np.ndarray | None = None, **arrays: Any) -> JobView:
+        """A view over jobs given directly as arrays (for tests and notebooks)."""
+        columns = {k: np.asarray(v) for k, v in arrays.items()}
+        n = len(next(iter(columns.values())))
+        columns.setdefault("status", np.full(n, WAITING))
+        used = np.zeros(int(columns["vc"].max()) + 1) if vc_used is None else vc_used
+        return cls(now, np.arange(n), columns, used)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _take(self, name: str) -> np.ndarray:
+        return self._columns[name][self.index]
+
+    @cached_property
+    def num_gpus(self) -> np.ndarray:
+        return self._take("num_gpus")
+
+    @cached_property
+    def submit_time(self) -> np.ndarray:
+        return self._take("submit_time")
+
+    @cached_property
+    def duration(self) -> np.ndarray:
+        return self._take("duration")
+
+    @cached_property
+    def vc(self) -> np.ndarray:
+        return self._take("vc")
+
+    @cached_property
+    def priority(self) -> np.ndarray:
+        return self._take("priority")
+
+    @cached_property
+    def since(self) -> np.ndarray:
+        return self._take("since")
+
+    @cached_property
+    def running(self) -> np.ndarray:
+        return self._take("status") == RUNNING
+
+    @cached_property
+    def _elapsed(self) -> np.ndarray:
+        return np.where(self.running, self.now - self.since, 0.0)
+
+    @cached_property
+    def remaining(self) -> np.ndarray:
+        return self._take("remaining") - self._elapsed
+
+    @cached_property
+    def attained(self) -> np.ndarray:
+        return self._take("attained") + self._elapsed * self.num_gpus
+
+    @cached_property
+    def executed(self) -> np.ndarray:
+        return self._take("executed") + self._elapsed
+
+
+class Scheduler:
+    """Base class: rank active jobs. Subclasses set ``name`` through the registry."""
+
+    name: ClassVar[str] = "scheduler"
+    #: whether the ranking can change with time alone (then ``next_change`` says when)
+    dynamic: ClassVar[bool] = False
+
+    def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:
+        """Called once when a simulation starts with the VC names and GPUs each may use."""
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        raise NotImplementedError
+
+    def next_change(self, jobs: JobView) -> float:
+        """Earliest time the ranking may change without an arrival or completion."""
+        return math.inf
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "name")
+        return f"{type(self).__name__}({params})"
+
+
+SCHEDULERS: Registry[Scheduler] = Registry("scheduler", Scheduler)
+
+
+@SCHEDULERS.register("fifo")
+class FIFO(Scheduler):
+    """First in, first out: submit order (ties by job order)."""
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (jobs.submit_time,)
+
+
+@SCHEDULERS.register("sjf")
+class SJF(Scheduler):
+    """Shortest job first, by the job's true duration (an oracle)."""
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (jobs.duration,)
+
+
+@SCHEDULERS.register("srtf")
+class SRTF(Scheduler):
+    """Shortest remaining time first (an oracle).
+
+    A running job's remaining time only falls while a waiting job's stays, so without an
+    arrival or completion no waiting job can overtake a running one: ``next_change`` is never.
+    """
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (jobs.remaining,)
+
+
+@SCHEDULERS.register("priority")
+class Priority(Scheduler):
+    """The workload's ``priority`` column, lower first (missing counts as 0), then submit order."""
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (jobs.priority, jobs.submit_time)
+
+
+@SCHEDULERS.register("las")
+class LAS(Scheduler):
+    """Tiresias-style discretised two-dimensional least attained service.
+
+    Jobs sit in queues by attained GPU-seconds (``thresholds`` split the queues), in submit
+    order within a queue. Starvation guard: a job that has waited ``starvation_factor`` times
+    as long as it has run since it last ran goes back to the top queue (``None`` turns the
+    guard off).
+    """
+
+    dynamic = True
+
+    def __init__(
+        self, thresholds: Sequence[float] = (18_000.0,), starvation_factor: float | None = 4.0
+    ) -> None:
+        thresholds = [float(t) for t in thresholds]
+        if any(t <= 0 for t in thresholds) or thresholds != sorted(set(thresholds)):
+            raise ValueError(f"las: thresholds must be increasing and > 0, got {thresholds}")
+        if starvation_factor is not None and starvation_factor <= 0:
+            raise ValueError(f"las: starvation_factor must be > 0 or None, got {starvation_factor}")
+        self.thresholds = thresholds
+        self.starvation_factor = starvation_factor
+
+    def queue(self, jobs: JobView) -> np.ndarray:
+        """The queue index of each active job (0 is served first)."""
+        queue = np.searchsorted(np.asarray(self.thresholds), jobs.attained, side="right")
+        if self.starvation_factor is not None:
+            waited = jobs.now - jobs.since
+            starving = ~jobs.running & (jobs.executed > 0)
+            starving &= waited >= self.starvation_factor * jobs.executed
+            queue = np.where(starving, 0, queue)
+        return queue
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (self.queue(jobs), jobs.submit_time)
+
+    def next_change(self, jobs: JobView) -> float:
+        soonest = math.inf
+        limits = np.asarray(self.thresholds + [math.inf])
+        run = jobs.running
+        if run.any():
+            # a running job crosses into the next queue when attained reaches the next limit
+            nxt = limits[np.searchsorted(limits, jobs.attained[run], side="right")]
+            cross = jobs.now + (nxt - jobs.attained[run]) / jobs.num_gpus[run]
+            soonest = min(soonest, float(cross.min()))
+        if self.starvation_factor is not None:
+            waiting = ~run & (jobs.executed > 0)
+            due = jobs.since[waiting] + self.starvation_factor * jobs.executed[waiting]
+            due = due[due > jobs.now]
+            if due.size:
+                soonest = min(soonest, float(due.min()))
+        return soonest
+
+
+@SCHEDULERS.register("fair")
+class FairShare(Scheduler):
+    """Weighted fair share of GPUs across VCs (progressive filling).
+
+    Within a VC, running jobs come first, then waiting jobs in submit order; each job's key
+    is the VC's GPUs up to and including that job (counting running jobs not in the view, as
+    ``vc_used`` shows) divided by the VC's share, so the VC
+    furthest below its share is served next. A VC's share is its capacity (owned GPUs or
+    quota), or 1 for every VC on an unpartitioned cluster, unless ``weights`` gives it.
+    """
+
+    def __init__(self, weights: dict[str, float] | None = None) -> None:
+        if weights is not None and any(w <= 0 for w in weights.values()):
+            raise ValueError(f"fair: weights must be > 0, got {weights}")
+        self.weights = weights
+        self._share = np.ones(0)
+
+    def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:
+        share = np.where(capacity > 0, capacity, 1.0).astype(float)
+        if self.weights is not None:
+            unknown = sorted(set(self.weights) - set(vcs))
+            if unknown:
+                raise ValueError(f"fair: weights name unknown VC(s) {unknown}; VCs are {list(vcs)}")
+            share = np.array([self.weights.get(vc, 1.0) for vc in vcs], dtype=float)
+        self._share = share
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        order = np.lexsort((jobs.index, jobs.submit_time, ~jobs.running, jobs.vc))
+        gpus = jobs.num_gpus[order].astype(float)
+        vc = jobs.vc[order]
+        total = np.cumsum(gpus)
+        starts = np.flatnonzero(np.r_[True, vc[1:] != vc[:-1]])
+        offset = np.repeat(total[starts] - gpus[starts], np.diff(np.r_[starts, len(vc)]))
+        in_view = np.bincount(
+            jobs.vc[jobs.running], weights=jobs.num_gpus[jobs.running], minlength=len(jobs.vc_used)
+        )
+        base = jobs.vc_used - in_view
+        key = np.empty(len(order))
+        key[order] = (base[vc] + total - offset) / self._share[vc]
+        return (key, jobs.submit_time)

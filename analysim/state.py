@@ -1,0 +1,90 @@
+"""DataFrames of a simulation's present moment, built on demand (never in the hot loop)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from analysim.engine import Simulation
+
+
+class State:
+    """``sim.state``: ``.jobs``, ``.nodes`` and ``.gpus`` as they are at ``sim.now``."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self._sim = sim
+        self.time = sim.now
+
+    def __repr__(self) -> str:
+        sim = self._sim
+        return (
+            f"State(t={self.time:g}s: {sim.vc_running_jobs.sum()} running, "
+            f"{sim.vc_waiting_jobs.sum()} waiting, {sim.finished} done, "
+            f"{int(sim.free.sum())}/{int(sim.capacity.sum())} GPUs free)"
+        )
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """Every job submitted so far: status, progress and where it runs."""
+        from analysim.engine import RUNNING, STATUS_NAMES
+
+        sim = self._sim
+        seen = np.flatnonzero(sim.arrival <= sim.now + 1e-9)
+        running = sim.status[seen] == RUNNING
+        elapsed = np.where(running, sim.now - sim.since[seen], 0.0)
+        nodes = [
+            ",".join(sim.node_names[sim.last_nodes[j]]) if sim.status[j] == RUNNING else None
+            for j in seen.tolist()
+        ]
+        return pd.DataFrame(
+            {
+                "job_id": sim.job_ids[seen],
+                "vc": np.array(sim.partition.vc_names, dtype=object)[sim.job_vc[seen]],
+                "num_gpus": sim.gpus[seen],
+                "status": STATUS_NAMES[sim.status[seen]],
+                "submit_time": sim.submit[seen],
+                "start_time": sim.first_start[seen],
+                "end_time": sim.end[seen],
+                "duration": sim.duration[seen],
+                "executed": sim.executed[seen] + elapsed,
+                "remaining": sim.remaining[seen] - elapsed,
+                "preemptions": sim.preemptions[seen],
+                "nodes": nodes,
+            }
+        )
+
+    @property
+    def nodes(self) -> pd.DataFrame:
+        """One row per node: its VC, GPUs, free GPUs and the jobs on it."""
+        sim = self._sim
+        frame = sim.cluster.nodes[["node", "rack", "gpu_type", "vc", "gpus"]].copy()
+        frame["free"] = sim.free
+        frame["used"] = sim.capacity - sim.free
+        gpus = self.gpus
+        on_node = gpus.dropna(subset=["job_id"]).groupby("node", sort=False)["job_id"]
+        listed = on_node.agg(lambda ids: ",".join(dict.fromkeys(map(str, ids))))
+        frame["jobs"] = frame["node"].map(listed)
+        return frame
+
+    @property
+    def gpus(self) -> pd.DataFrame:
+        """One row per GPU: its node, index on the node, and the job holding it (if any)."""
+        sim = self._sim
+        node_of_gpu = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
+        owner = sim.gpu_owner
+        busy = owner >= 0
+        job_ids = np.full(len(owner), None, dtype=object)
+        job_ids[busy] = sim.job_ids[owner[busy]]
+        vcs = np.full(len(owner), None, dtype=object)
+        vcs[busy] = np.array(sim.partition.vc_names, dtype=object)[sim.job_vc[owner[busy]]]
+        return pd.DataFrame(
+            {
+                "node": sim.node_names[node_of_gpu],
+                "gpu": np.arange(len(owner)) - sim.gpu_offset[node_of_gpu],
+                "job_id": job_ids,
+                "job_vc": vcs,
+            }
+        )

@@ -1,0 +1,168 @@
+"""The jobs table every simulation runs on: schema, validation and summaries.
+
+A workload is a validated pandas DataFrame, one row per job, with times in seconds from the
+start of the trace. Synthetic generators live in :mod:`analysim.generators`; trace readers
+build a workload with :meth:`Workload.from_frame`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from analysim.errors import describe_rows
+
+if TYPE_CHECKING:
+    from analysim.cluster import Cluster
+
+REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
+OPTIONAL_COLUMNS = ("gpu_type", "priority")
+
+
+def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
+    raise ValueError(
+        f"Workload: column {column!r} must be {expected}; "
+        + describe_rows(frame, list(mask), column, "job_id")
+    )
+
+
+def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
+    """Return ``frame[column]`` as float64, naming any value that is not a number."""
+    values = pd.to_numeric(frame[column], errors="coerce")
+    unparsable = values.isna() & frame[column].notna()
+    if unparsable.any():
+        _fail(frame, unparsable, column, "numeric")
+    missing = frame[column].isna()
+    if missing.any():
+        _fail(frame, missing, column, "present (no missing values)")
+    return values.astype("float64")
+
+
+def _labels(frame: pd.DataFrame, column: str) -> pd.Series:
+    missing = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
+    if missing.any():
+        _fail(frame, missing, column, "a non-empty label")
+    return frame[column].astype(str)
+
+
+def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.DataFrame:
+    """Check a jobs table and return a clean copy with canonical dtypes, in submit order.
+
+    Raises ``ValueError`` naming the column, the offending rows and their values for: a
+    missing column, a duplicate ``job_id``, a missing, negative or non-finite time, a duration
+    that is not positive, a GPU count that is not a whole number >= 1, or (when ``vcs`` is
+    given) a VC that is not one of them. Nothing is dropped.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"Workload: expected a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"Workload: missing column(s) {missing}; a jobs table needs {list(REQUIRED_COLUMNS)}"
+            f" (found {list(frame.columns)})"
+        )
+    frame = frame.reset_index(drop=True)
+    out = frame.copy()
+    if frame["job_id"].isna().any():
+        _fail(frame, frame["job_id"].isna(), "job_id", "present (no missing ids)")
+    duplicated = frame["job_id"].duplicated(keep=False)
+    if duplicated.any():
+        _fail(frame, duplicated, "job_id", "unique (duplicate ids found)")
+    out["vc"] = _labels(frame, "vc")
+    out["user"] = _labels(frame, "user")
+    submit = _numeric(frame, "submit_time")
+    bad = ~np.isfinite(submit) | (submit < 0)
+    if bad.any():
+        _fail(frame, bad, "submit_time", "a finite number of seconds >= 0")
+    out["submit_time"] = submit
+    duration = _numeric(frame, "duration")
+    bad = ~np.isfinite(duration) | (duration <= 0)
+    if bad.any():
+        _fail(frame, bad, "duration", "a finite number of seconds > 0")
+    out["duration"] = duration
+    gpus = _numeric(frame, "num_gpus")
+    bad = ~np.isfinite(gpus) | (gpus < 1) | (gpus != np.round(gpus))
+    if bad.any():
+        _fail(frame, bad, "num_gpus", "a whole number >= 1")
+    out["num_gpus"] = gpus.astype("int64")
+    if "priority" in frame.columns:
+        out["priority"] = _numeric(frame, "priority")
+    if "gpu_type" in frame.columns:
+        out["gpu_type"] = frame["gpu_type"].astype("string").astype(object)
+        out.loc[frame["gpu_type"].isna(), "gpu_type"] = None
+    if vcs is not None:
+        known = set(vcs)
+        unknown = ~out["vc"].isin(known)
+        if unknown.any():
+            _fail(out, unknown, "vc", f"one of the cluster's VCs {sorted(known)}")
+    order = np.argsort(out["submit_time"].to_numpy(), kind="stable")
+    return out.iloc[order].reset_index(drop=True)
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A validated jobs table (``.jobs``), sorted by submit time; build with :meth:`from_frame`."""
+
+    jobs: pd.DataFrame
+    name: str = "workload"
+
+    @classmethod
+    def from_frame(
+        cls, jobs: pd.DataFrame, vcs: Iterable[str] | None = None, name: str = "workload"
+    ) -> Workload:
+        """Validate ``jobs`` (see :func:`validate_jobs`) and wrap it."""
+        return cls(validate_jobs(jobs, vcs), name=name)
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __repr__(self) -> str:
+        return (
+            f"Workload({self.name!r}: {len(self)} jobs, {self.jobs['vc'].nunique()} VCs, "
+            f"{self.gpu_hours:,.0f} GPU-hours)"
+        )
+
+    @property
+    def gpu_hours(self) -> float:
+        """GPU-hours of work the jobs ask for."""
+        return float((self.jobs["num_gpus"] * self.jobs["duration"]).sum() / 3600.0)
+
+    @property
+    def span(self) -> float:
+        """Seconds from time 0 to the last submission (at least one second)."""
+        return max(float(self.jobs["submit_time"].max()) if len(self) else 0.0, 1.0)
+
+    def describe(self, cluster: Cluster | None = None) -> pd.DataFrame:
+        """Per-VC jobs, GPU-hours and offered load, with a final ``all`` row.
+
+        ``offered_gpus`` is the GPU-seconds asked for divided by the submission span: the
+        number of GPUs the VC would keep busy on average. Given a ``cluster``,
+        ``offered_load`` divides it by the GPUs the VC may use (its capacity).
+        """
+        jobs = self.jobs.assign(gpu_seconds=self.jobs["num_gpus"] * self.jobs["duration"])
+        groups = {"all": jobs, **dict(tuple(jobs.groupby("vc", sort=True)))}
+        rows = []
+        for vc, part in groups.items():
+            rows.append(
+                {
+                    "vc": vc,
+                    "jobs": len(part),
+                    "users": part["user"].nunique(),
+                    "gpu_hours": part["gpu_seconds"].sum() / 3600.0,
+                    "mean_duration": part["duration"].mean(),
+                    "median_gpus": part["num_gpus"].median(),
+                    "max_gpus": part["num_gpus"].max(),
+                    "offered_gpus": part["gpu_seconds"].sum() / self.span,
+                }
+            )
+        table = pd.DataFrame(rows).set_index("vc")
+        if cluster is not None:
+            capacity = cluster.vc_capacity()
+            capacity["all"] = cluster.total_gpus
+            table["capacity_gpus"] = [capacity.get(vc, np.nan) for vc in table.index]
+            table["offered_load"] = table["offered_gpus"] / table["capacity_gpus"]
+        return table
