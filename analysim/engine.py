@@ -118,7 +118,8 @@ class Simulation:
         self._gpus = self.gpus.tolist()
         self._vc = self.job_vc.tolist()
         # head-of-line blocking is per queue: one per VC, or one on an unpartitioned cluster
-        self._queue = self._vc if self.cluster.partitioned else [0] * n
+        self._partitioned = self.cluster.partitioned
+        self._queue = self._vc if self._partitioned else [0] * n
         self._arrival = self.arrival.tolist()
         self._submit = self.submit.tolist()
         self._unschedulable = self.unschedulable.tolist()
@@ -169,6 +170,32 @@ class Simulation:
         )
         self._group = self.job_group.tolist()
         self.n_waiting = 0
+        self.group_vcs = [
+            np.unique(
+                [
+                    d.vc
+                    for d, g in zip(
+                        self.partition.domains, self.partition.domain_group, strict=True
+                    )
+                    if g == group
+                ]
+            )
+            for group in range(groups)
+        ]
+        self.group_nodes = [
+            np.flatnonzero(
+                np.logical_or.reduce(
+                    [
+                        d.mask
+                        for d, g in zip(
+                            self.partition.domains, self.partition.domain_group, strict=True
+                        )
+                        if g == group
+                    ]
+                )
+            )
+            for group in range(groups)
+        ]
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
         self.running: list[dict[int, None]] = [{} for _ in range(groups)]
@@ -374,8 +401,12 @@ class Simulation:
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray:
         if not preemptive and self.group_waiting[group] == 1:
+            if self.scheduler.dynamic:
+                self._apply_service_resets(self._view(group, include_running=False))
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
         view = self._view(group, include_running=preemptive)
+        if self.scheduler.dynamic and self._apply_service_resets(view):
+            view = self._view(group, include_running=preemptive)
         keys = self.scheduler.priority(view)
         keys = [np.asarray(k) for k in keys]
         if any(k.shape != view.index.shape for k in keys):
@@ -385,6 +416,14 @@ class Simulation:
             )
         order = np.lexsort([view.index, *reversed(keys)])
         return view.index[order]
+
+    def _apply_service_resets(self, view: JobView) -> bool:
+        """Reset the attained service of the jobs the scheduler promotes; True if any."""
+        resets = self.scheduler.service_resets(view)
+        if resets is None or not np.any(resets):
+            return False
+        self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
+        return True
 
     def _round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
@@ -403,11 +442,13 @@ class Simulation:
         return changed
 
     def _decide(self, group: int, preemptive: bool) -> bool:
+        if not preemptive and not self.free[self.group_nodes[group]].any():
+            return False  # no GPU free to this group: nothing can start
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
         status, queue_of = self.status, self._queue
-        waiting_vcs = len({queue_of[j] for j in self.waiting[group]})
+        queues_waiting = None if self._partitioned else 1  # counted when first needed
         for pos, j in enumerate(ranked.tolist()):
             if status[j] != WAITING:
                 continue
@@ -422,7 +463,11 @@ class Simulation:
                 continue
             if not self.config.backfill:
                 blocked.add(vc)
-                if len(blocked) >= waiting_vcs:
+                if queues_waiting is None:
+                    queues_waiting = int(
+                        np.count_nonzero(self.vc_waiting_jobs[self.group_vcs[group]])
+                    )
+                if len(blocked) >= queues_waiting:
                     break
         return changed
 

@@ -116,27 +116,32 @@ file's column order. They add up to 1,080 GPUs = 135 nodes of 8 GPUs."""
 
 VENUS_RACK_NODES = 9
 VENUS_VC_LOAD: dict[str, float] = {
-    "vcEwI": 1.15,
-    "vcWoR": 0.35,
-    "vcHvQ": 0.5,
-    "vcvGl": 1.3,
-    "vc8Gr": 0.4,
-    "vcKeu": 1.25,
-    "vcKrE": 0.3,
-    "vcYVn": 0.6,
-    "vchbv": 0.3,
-    "vcLTP": 0.45,
-    "vchA3": 0.25,
-    "vcJsw": 0.54,
-    "vcefl": 0.5,
-    "vcvlY": 0.2,
-    "vcgkz": 0.15,
-    "vcEhP": 0.07,
+    "vcEwI": 0.9,
+    "vcWoR": 0.6,
+    "vcHvQ": 0.7,
+    "vcvGl": 0.95,
+    "vc8Gr": 0.6,
+    "vcKeu": 0.9,
+    "vcKrE": 0.5,
+    "vcYVn": 0.7,
+    "vchbv": 0.5,
+    "vcLTP": 0.6,
+    "vchA3": 0.5,
+    "vcJsw": 0.65,
+    "vcefl": 0.7,
+    "vcvlY": 0.4,
+    "vcgkz": 0.3,
+    "vcEhP": 0.3,
 }
 """Expected offered load of each Venus VC (offered GPUs / its GPUs), chosen by hand: three
 overloaded VCs, the rest light. Weighted by VC size they average exactly 0.7 (756 GPUs)."""
 
 VENUS_DAYS = 26
+VENUS_MAX_GPUS = {vc: max(1, gpus // 2) for vc, gpus in VENUS_VC_GPUS.items()}
+"""Largest job of each Venus VC: half its GPUs, so that no single job needs the whole VC
+(which under strict FIFO blocks the VC's queue until every job on it has drained)."""
+VENUS_MAX_DURATION = 3 * 86_400.0
+"""Longest Venus run time (3 days): Helios' long tail is bounded by its clusters' limits."""
 
 # -- large -------------------------------------------------------------------------------------
 GPUS_PER_NODE = 8
@@ -186,9 +191,8 @@ def _venus_workload(seed: int, load_scale: float, days: float, **overrides) -> W
         days=days,
         seed=seed,
         load_scale=load_scale,
-        max_gpus=VENUS_VC_GPUS,
         name="venus",
-        **overrides,
+        **{"max_gpus": VENUS_MAX_GPUS, "max_duration": VENUS_MAX_DURATION, **overrides},
     )
 
 

@@ -10,13 +10,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
 
 from analysim.policies.registry import Registry
 from analysim.status import RUNNING, WAITING
+
+
+class _lazy:  # noqa: N801 - used as a decorator, like functools.cached_property
+    """A cached attribute without ``functools.cached_property``'s lock (this is a hot path)."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = self.compute(obj)
+        obj.__dict__[self.name] = value
+        return value
 
 
 class JobView:
@@ -52,47 +67,47 @@ class JobView:
     def _take(self, name: str) -> np.ndarray:
         return self._columns[name][self.index]
 
-    @cached_property
+    @_lazy
     def num_gpus(self) -> np.ndarray:
         return self._take("num_gpus")
 
-    @cached_property
+    @_lazy
     def submit_time(self) -> np.ndarray:
         return self._take("submit_time")
 
-    @cached_property
+    @_lazy
     def duration(self) -> np.ndarray:
         return self._take("duration")
 
-    @cached_property
+    @_lazy
     def vc(self) -> np.ndarray:
         return self._take("vc")
 
-    @cached_property
+    @_lazy
     def priority(self) -> np.ndarray:
         return self._take("priority")
 
-    @cached_property
+    @_lazy
     def since(self) -> np.ndarray:
         return self._take("since")
 
-    @cached_property
+    @_lazy
     def running(self) -> np.ndarray:
         return self._take("status") == RUNNING
 
-    @cached_property
+    @_lazy
     def _elapsed(self) -> np.ndarray:
         return np.where(self.running, self.now - self.since, 0.0)
 
-    @cached_property
+    @_lazy
     def remaining(self) -> np.ndarray:
         return self._take("remaining") - self._elapsed
 
-    @cached_property
+    @_lazy
     def attained(self) -> np.ndarray:
         return self._take("attained") + self._elapsed * self.num_gpus
 
-    @cached_property
+    @_lazy
     def executed(self) -> np.ndarray:
         return self._take("executed") + self._elapsed
 
@@ -109,6 +124,11 @@ class Scheduler:
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         raise NotImplementedError
+
+    def service_resets(self, jobs: JobView) -> np.ndarray | None:
+        """Jobs whose attained service the engine should reset to 0 before ranking (a
+        starvation guard's promotion), as a boolean mask; ``None`` for none."""
+        return None
 
     def next_change(self, jobs: JobView) -> float:
         """Earliest time the ranking may change without an arrival or completion."""
@@ -166,8 +186,10 @@ class LAS(Scheduler):
     """Tiresias-style discretised two-dimensional least attained service.
 
     Jobs sit in queues by attained GPU-seconds (``thresholds`` split the queues), in submit
-    order within a queue. Starvation guard: a job that has waited ``starvation_factor`` times
-    as long as it has run since it last ran goes back to the top queue (``None`` turns the
+    order within a queue. Starvation guard: a waiting job that has waited
+    ``starvation_factor`` times as long as it has run, since it last ran, is promoted to the
+    top queue by having its attained service reset to 0 (as in Tiresias), so it keeps the top
+    queue until it has received a threshold's worth of service again (``None`` turns the
     guard off).
     """
 
@@ -186,13 +208,14 @@ class LAS(Scheduler):
 
     def queue(self, jobs: JobView) -> np.ndarray:
         """The queue index of each active job (0 is served first)."""
-        queue = np.searchsorted(np.asarray(self.thresholds), jobs.attained, side="right")
-        if self.starvation_factor is not None:
-            waited = jobs.now - jobs.since
-            starving = ~jobs.running & (jobs.executed > 0)
-            starving &= waited >= self.starvation_factor * jobs.executed
-            queue = np.where(starving, 0, queue)
-        return queue
+        return np.searchsorted(np.asarray(self.thresholds), jobs.attained, side="right")
+
+    def service_resets(self, jobs: JobView) -> np.ndarray | None:
+        if self.starvation_factor is None:
+            return None
+        waited = jobs.now - jobs.since
+        starving = ~jobs.running & (self.queue(jobs) > 0)
+        return starving & (waited >= self.starvation_factor * jobs.executed - 1e-9)
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (self.queue(jobs), jobs.submit_time)
@@ -207,7 +230,7 @@ class LAS(Scheduler):
             cross = jobs.now + (nxt - jobs.attained[run]) / jobs.num_gpus[run]
             soonest = min(soonest, float(cross.min()))
         if self.starvation_factor is not None:
-            waiting = ~run & (jobs.executed > 0)
+            waiting = ~run & (self.queue(jobs) > 0)
             due = jobs.since[waiting] + self.starvation_factor * jobs.executed[waiting]
             due = due[due > jobs.now]
             if due.size:
