@@ -17,9 +17,11 @@ results are identical (a test checks it).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import logging
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -170,32 +172,12 @@ class Simulation:
         )
         self._group = self.job_group.tolist()
         self.n_waiting = 0
-        self.group_vcs = [
-            np.unique(
-                [
-                    d.vc
-                    for d, g in zip(
-                        self.partition.domains, self.partition.domain_group, strict=True
-                    )
-                    if g == group
-                ]
-            )
-            for group in range(groups)
-        ]
-        self.group_nodes = [
-            np.flatnonzero(
-                np.logical_or.reduce(
-                    [
-                        d.mask
-                        for d, g in zip(
-                            self.partition.domains, self.partition.domain_group, strict=True
-                        )
-                        if g == group
-                    ]
-                )
-            )
-            for group in range(groups)
-        ]
+        self._promoted = False  # whether the current round reset any job's attained service
+        self._static_rank = self._rank_all_jobs() if self.scheduler.static else None
+        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
+        self._releases = [0] * groups  # times GPUs of each group were released
+        self._failed_at: dict[int, int] = {}  # job -> its group's release count when it did not fit
+        self._init_groups(groups)
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
         self.running: list[dict[int, None]] = [{} for _ in range(groups)]
@@ -217,6 +199,31 @@ class Simulation:
         self.samples: list[tuple[float, int, tuple[np.ndarray, ...]]] = []
         self.next_sample = 0.0
         self.rounds = 0
+
+    def _init_groups(self, groups: int) -> None:
+        """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
+        domains, of_group = self.partition.domains, self.partition.domain_group.tolist()
+        members = [
+            [d for d, g in zip(domains, of_group, strict=True) if g == k] for k in range(groups)
+        ]
+        self.group_vcs = [np.unique([d.vc for d in m]) for m in members]
+        self.group_nodes = [
+            np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
+        ]
+        self._covers_group = [
+            bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
+        ]
+
+    def _rank_all_jobs(self) -> np.ndarray:
+        """Rank every job once by a static scheduler's keys (ties by job order)."""
+        view = JobView(0.0, np.arange(self.n_jobs), self._columns, self.vc_used)
+        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
+        order = np.lexsort([view.index, *reversed(keys)])
+        rank = np.empty(self.n_jobs, dtype=np.int64)
+        rank[order] = np.arange(self.n_jobs)
+        self._rank_of = rank.tolist()
+        self._job_at_rank = order.tolist()
+        return rank
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -399,14 +406,12 @@ class Simulation:
             idx += list(self.running[group])
         return JobView(self.now, np.array(idx, dtype=np.int64), self._columns, self.vc_used)
 
-    def _ranked(self, group: int, preemptive: bool) -> np.ndarray:
+    def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+        if self._static_rank is not None:
+            return self._ranked_static(group, preemptive)
         if not preemptive and self.group_waiting[group] == 1:
-            if self.scheduler.dynamic:
-                self._apply_service_resets(self._view(group, include_running=False))
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
         view = self._view(group, include_running=preemptive)
-        if self.scheduler.dynamic and self._apply_service_resets(view):
-            view = self._view(group, include_running=preemptive)
         keys = self.scheduler.priority(view)
         keys = [np.asarray(k) for k in keys]
         if any(k.shape != view.index.shape for k in keys):
@@ -417,28 +422,44 @@ class Simulation:
         order = np.lexsort([view.index, *reversed(keys)])
         return view.index[order]
 
+    def _ranked_static(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+        """Ranking by keys computed once for all jobs: the waiting jobs are kept sorted, and
+        a round reads only as far down the queue as it gets."""
+        job_at = self._job_at_rank
+        if not preemptive:
+            return map(job_at.__getitem__, self._waiting_ranks[group].copy())
+        ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
+        return np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
+
     def _apply_service_resets(self, view: JobView) -> bool:
         """Reset the attained service of the jobs the scheduler promotes; True if any."""
         resets = self.scheduler.service_resets(view)
         if resets is None or not np.any(resets):
             return False
         self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
+        self._promoted = True
         return True
 
     def _round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
+        self._promoted = False
+        if self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS:
+            # promotions (service resets) are due only once the ranking may have changed
+            self._apply_service_resets(self._view(group, include_running=False))
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
             self.changed_since_full[group] = changed
         elif changed:
             self.changed_since_full[group] = True
-        if self.scheduler.dynamic:
+        if not self.scheduler.dynamic:
+            self.ranking_valid_until[group] = math.inf
+        elif changed or self._promoted or self.ranking_valid_until[group] <= self.now + EPS:
+            # otherwise the old bound still holds: arrivals (no service yet) cannot bring a
+            # change sooner, and a completion can only put it off (an early bound is safe)
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
-        else:
-            self.ranking_valid_until[group] = math.inf
         return changed
 
     def _decide(self, group: int, preemptive: bool) -> bool:
@@ -449,7 +470,8 @@ class Simulation:
         changed = False
         status, queue_of = self.status, self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
-        for pos, j in enumerate(ranked.tolist()):
+        in_order = ranked.tolist() if isinstance(ranked, np.ndarray) else ranked
+        for pos, j in enumerate(in_order):
             if status[j] != WAITING:
                 continue
             vc = queue_of[j]
@@ -502,38 +524,45 @@ class Simulation:
             )
 
     def _try_start(self, j: int) -> bool:
-        if not self._quota_allows(j, self.vc_used):
+        """Start ``j`` on free GPUs if it fits. A job that did not fit is not tried again
+        until GPUs of its group are released: placement only gets easier as GPUs free up."""
+        group = self._group[j]
+        if self._failed_at.get(j) == self._releases[group]:
             return False
-        take = self._place(j, np.where(self._domain[j].mask, self.free, 0))
+        take = None
+        if self._quota_allows(j, self.vc_used):
+            take = self._place(j, np.where(self._domain[j].mask, self.free, 0))
         if take is None:
+            self._failed_at[j] = self._releases[group]
             return False
         self._start_running(j, take)
         return True
 
     def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
-        domain = self._domain[j]
-        vc = self._vc[j]
+        domain, vc, need = self._domain[j], self._vc[j], self._gpus[j]
         below = below[::-1]  # lowest-ranked first
-        below = below[self.status[below] == RUNNING]
-        candidates = [
-            r
-            for r in below.tolist()
-            if (domain.quota is not None and self._vc[r] == vc)
-            or domain.mask[self.alloc_nodes[r]].any()
-        ]
+        candidates = below[self.status[below] == RUNNING].tolist()
+        if not self._covers_group[self.job_domain[j]]:
+            candidates = [
+                r
+                for r in candidates
+                if (domain.quota is not None and self._vc[r] == vc)
+                or domain.mask[self.alloc_nodes[r]].any()
+            ]
         if not candidates:
             return False
-        room = np.where(domain.mask, self.free, 0).sum() + self.gpus[candidates].sum()
-        if room < self.gpus[j]:
+        free = np.where(domain.mask, self.free, 0)
+        room = int(free.sum())
+        if room + sum(self._gpus[r] for r in candidates) < need:
             return False
-        free = self.free.copy()
         vc_used = self.vc_used.copy()
         victims: list[int] = []
         for r in candidates:
             self._release_into(r, free, vc_used, sign=+1)
             victims.append(r)
-            if self._fits_hypothetically(j, free, vc_used):
+            room += self._gpus[r]
+            if room >= need and self._fits_hypothetically(j, free, vc_used):
                 break
         else:
             return False
@@ -552,6 +581,7 @@ class Simulation:
         return True
 
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
+        """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""
         free[self.alloc_nodes[r]] += sign * self.alloc_counts[r]
         vc_used[self._vc[r]] -= sign * self._gpus[r]
 
@@ -559,7 +589,7 @@ class Simulation:
         if not self._quota_allows(j, vc_used):
             return False
         domain = self._domain[j]
-        masked = np.where(domain.mask, free, 0)
+        masked = np.where(domain.mask, free, 0)  # a victim may also hold GPUs outside it
         if masked.sum() < self._gpus[j]:
             return False
         state = self.rng.bit_generator.state
@@ -627,6 +657,7 @@ class Simulation:
             slots += [g for g in gpus.tolist() if lo <= g < lo + self.capacity[node]]
             slots.sort()
         vc = self._vc[j]
+        self._releases[self._group[j]] += 1
         self._integrate(vc)
         self.vc_used[vc] -= self._gpus[j]
         self.vc_running_jobs[vc] -= 1
@@ -656,6 +687,8 @@ class Simulation:
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
+        if self._static_rank is not None:
+            bisect.insort(self._waiting_ranks[group], self._rank_of[j])
         self.n_waiting += 1
         self.group_waiting[group] += 1
         self.vc_waiting_jobs[vc] += 1
@@ -664,6 +697,9 @@ class Simulation:
     def _dequeue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
+        if self._static_rank is not None:
+            ranks = self._waiting_ranks[group]
+            del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
         self.n_waiting -= 1
         self.group_waiting[group] -= 1
         self.vc_waiting_jobs[vc] -= 1

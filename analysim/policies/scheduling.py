@@ -118,6 +118,9 @@ class Scheduler:
     name: ClassVar[str] = "scheduler"
     #: whether the ranking can change with time alone (then ``next_change`` says when)
     dynamic: ClassVar[bool] = False
+    #: whether the keys depend only on fixed job attributes (submit time, duration, ...):
+    #: the engine then ranks every job once, up front
+    static: ClassVar[bool] = False
 
     def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:
         """Called once when a simulation starts with the VC names and GPUs each may use."""
@@ -149,6 +152,8 @@ SCHEDULERS: Registry[Scheduler] = Registry("scheduler", Scheduler)
 class FIFO(Scheduler):
     """First in, first out: submit order (ties by job order)."""
 
+    static = True
+
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.submit_time,)
 
@@ -156,6 +161,8 @@ class FIFO(Scheduler):
 @SCHEDULERS.register("sjf")
 class SJF(Scheduler):
     """Shortest job first, by the job's true duration (an oracle)."""
+
+    static = True
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.duration,)
@@ -176,6 +183,8 @@ class SRTF(Scheduler):
 @SCHEDULERS.register("priority")
 class Priority(Scheduler):
     """The workload's ``priority`` column, lower first (missing counts as 0), then submit order."""
+
+    static = True
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.priority, jobs.submit_time)
