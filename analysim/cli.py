@@ -179,33 +179,52 @@ def build_parser() -> argparse.ArgumentParser:
         "and, with --out, save the result (parquet frames + config JSON).",
     )
     run.add_argument(
-        "--workload", default="venus", metavar="NAME",
+        "--workload",
+        default="venus",
+        metavar="NAME",
         help=f"workload preset: {', '.join(asim.presets.names())}; see 'analysim presets' "
         "(default: venus)",
     )
     run.add_argument(
-        "--cluster", default=None, metavar="NAME",
+        "--cluster",
+        default=None,
+        metavar="NAME",
         help="cluster preset (default: the same preset as --workload)",
     )
     run.add_argument(
-        "--load-scale", type=float, default=None, metavar="X",
+        "--load-scale",
+        type=float,
+        default=None,
+        metavar="X",
         help="multiply the workload's arrival rate by X (default: the preset's, 1.0)",
     )
     run.add_argument(
-        "--days", type=float, default=None, metavar="N",
+        "--days",
+        type=float,
+        default=None,
+        metavar="N",
         help="days of trace to generate, for presets that have a length (default: 26)",
     )
     run.add_argument(
-        "--until", type=float, default=None, metavar="SECONDS",
+        "--until",
+        type=float,
+        default=None,
+        metavar="SECONDS",
         help="stop the simulation at this time (default: when every job has finished)",
     )
     run.add_argument(
-        "--config", type=Path, default=None, metavar="FILE",
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
         help="SimConfig as a JSON (or YAML) object; options written on the command line "
         "override its values",
     )
     run.add_argument(
-        "--out", type=Path, default=None, metavar="DIR",
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
         help="save the result (jobs, events, timeline as parquet, config as JSON) to DIR",
     )
     run.add_argument("--by-vc", action="store_true", help="also print the summary per VC")
@@ -268,7 +287,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     cluster = asim.presets.cluster(cluster_name)
     log.info(
         "simulating workload %r on cluster %r with %s",
-        args.workload, cluster_name, json.dumps(values, sort_keys=True) if values else "defaults",
+        args.workload,
+        cluster_name,
+        json.dumps(values, sort_keys=True) if values else "defaults",
     )
     result = asim.simulate(
         workload, cluster, progress=not args.no_progress, until=args.until, **values

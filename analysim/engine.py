@@ -177,6 +177,10 @@ class Simulation:
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
         self._releases = [0] * groups  # times GPUs of each group were released
         self._failed_at: dict[int, int] = {}  # job -> its group's release count when it did not fit
+        # per group, a counter bumped by every start, release, promotion and ranking change:
+        # a job that could not preempt its way in is not tried again until it moves
+        self._epoch = [0] * groups
+        self._preempt_failed_at: dict[int, int] = {}
         self._init_groups(groups)
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
@@ -282,6 +286,7 @@ class Simulation:
         for j in np.flatnonzero(self.unschedulable):
             self.status[j] = UNSCHEDULABLE
             self.events.append((self.submit[j], REJECT, int(j), None))
+        self._skip_unschedulable()
         if self.unschedulable.any():
             logger.warning(
                 "%d job(s) ask for more GPUs than their VC could ever get; they are reported "
@@ -295,8 +300,6 @@ class Simulation:
         if not self.config.leap:
             return self.now + self.config.step if self.rounds else self._first_time()
         soonest = math.inf
-        while self.next_arrival < self.n_jobs and self._unschedulable[self.next_arrival]:
-            self.next_arrival += 1
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
         if self.completions and self.completions[0][0] < soonest:
@@ -381,7 +384,13 @@ class Simulation:
             self._enqueue(j)
             self.events.append((self._submit[j], SUBMIT, j, None))
             touched.add(self._group[j])
+        self._skip_unschedulable()
         return touched
+
+    def _skip_unschedulable(self) -> None:
+        """Move the arrival pointer past jobs that never arrive (they are unschedulable)."""
+        while self.next_arrival < self.n_jobs and self._unschedulable[self.next_arrival]:
+            self.next_arrival += 1
 
     def _finish_due(self, t: float) -> set[int]:
         touched: set[int] = set()
@@ -445,7 +454,8 @@ class Simulation:
         preempted, and updates the group's flags."""
         self._promoted = False
         if self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS:
-            # promotions (service resets) are due only once the ranking may have changed
+            # the ranking may have changed; promotions (service resets) are due only now
+            self._epoch[group] += 1
             self._apply_service_resets(self._view(group, include_running=False))
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
@@ -540,6 +550,15 @@ class Simulation:
 
     def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
+        epoch = self._epoch[self._group[j]]
+        if self._preempt_failed_at.get(j) == epoch:
+            return False  # nothing it could use has changed since it last failed
+        if not self._evict_for(j, below):
+            self._preempt_failed_at[j] = epoch
+            return False
+        return True
+
+    def _evict_for(self, j: int, below: np.ndarray) -> bool:
         domain, vc, need = self._domain[j], self._vc[j], self._gpus[j]
         below = below[::-1]  # lowest-ranked first
         candidates = below[self.status[below] == RUNNING].tolist()
@@ -555,6 +574,18 @@ class Simulation:
         free = np.where(domain.mask, self.free, 0)
         room = int(free.sum())
         if room + sum(self._gpus[r] for r in candidates) < need:
+            return False
+        # evicting more never hurts: if evicting them all does not make room, nothing will
+        everything = free.copy()
+        np.add.at(
+            everything,
+            np.concatenate([self.alloc_nodes[r] for r in candidates]),
+            np.concatenate([self.alloc_counts[r] for r in candidates]),
+        )
+        vc_used = self.vc_used.copy()
+        for r in candidates:
+            vc_used[self._vc[r]] -= self._gpus[r]
+        if not self._fits_hypothetically(j, everything, vc_used):
             return False
         vc_used = self.vc_used.copy()
         victims: list[int] = []
@@ -592,6 +623,8 @@ class Simulation:
         masked = np.where(domain.mask, free, 0)  # a victim may also hold GPUs outside it
         if masked.sum() < self._gpus[j]:
             return False
+        if not self.placer.random:
+            return self.placer.place(self._gpus[j], masked, domain.topology, self.rng) is not None
         state = self.rng.bit_generator.state
         take = self.placer.place(self._gpus[j], masked, domain.topology, self.rng)
         self.rng.bit_generator.state = state  # a trial placement draws nothing
@@ -628,6 +661,7 @@ class Simulation:
         self._dequeue(j)
         self.vc_running_jobs[vc] += 1
         self.running[self._group[j]][j] = None
+        self._epoch[self._group[j]] += 1
         resumed = self._version[j] > 0
         if not resumed:
             self.first_start[j] = now
@@ -658,6 +692,7 @@ class Simulation:
             slots.sort()
         vc = self._vc[j]
         self._releases[self._group[j]] += 1
+        self._epoch[self._group[j]] += 1
         self._integrate(vc)
         self.vc_used[vc] -= self._gpus[j]
         self.vc_running_jobs[vc] -= 1

@@ -35,6 +35,8 @@ class Placer:
     """Base class for placement policies."""
 
     name: ClassVar[str] = "placer"
+    #: whether ``place`` draws from the generator (the engine then restores it after trials)
+    random: ClassVar[bool] = False
 
     def place(
         self, num_gpus: int, free: np.ndarray, topo: Topology, rng: np.random.Generator
@@ -160,6 +162,8 @@ class Spread(Placer):
 class RandomPlacer(Placer):
     """A node chosen uniformly among those that fit (seeded); larger jobs fill nodes in a
     random order."""
+
+    random = True
 
     def pick_node(self, num_gpus, free, topo, rng):
         fits = np.flatnonzero(free >= num_gpus)
