@@ -58,6 +58,21 @@ def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def validate_quotas(quotas: Mapping[str, Any]) -> dict[str, int]:
+    """``{vc: gpus}`` with whole numbers >= 0, naming the VC of any other value."""
+    clean = {}
+    for vc, quota in quotas.items():
+        whole = isinstance(quota, (int, np.integer)) or (
+            isinstance(quota, (float, np.floating)) and float(quota).is_integer()
+        )
+        if isinstance(quota, bool) or not whole or quota < 0:
+            raise ValueError(
+                f"Cluster: quota of VC {vc!r} must be a whole number >= 0, got {quota!r}"
+            )
+        clean[str(vc)] = int(quota)
+    return clean
+
+
 @dataclass(frozen=True, eq=False)
 class Cluster:
     """Nodes (``.nodes``: node, rack, gpus, gpu_type, vc) and per-VC quotas over the pool."""
@@ -91,7 +106,7 @@ class Cluster:
         cls, nodes: pd.DataFrame, quotas: Mapping[str, int] | None = None, name: str = "cluster"
     ) -> Cluster:
         """Build from a nodes table; ``quotas={vc: gpus}`` for VCs sharing the unowned pool."""
-        return cls(validate_nodes(nodes), {str(k): int(v) for k, v in (quotas or {}).items()}, name)
+        return cls(validate_nodes(nodes), validate_quotas(quotas or {}), name)
 
     @classmethod
     def uniform(

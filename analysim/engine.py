@@ -142,7 +142,7 @@ class Simulation:
         # where each running job is: its nodes, GPUs taken on each, and global GPU indices
         self.alloc_nodes: dict[int, np.ndarray] = {}
         self.alloc_counts: dict[int, np.ndarray] = {}
-        self.alloc_gpus: dict[int, np.ndarray] = {}
+        self.alloc_gpus: dict[int, list[list[int]]] = {}  # per node used, the GPUs taken
         self.last_nodes: dict[int, np.ndarray] = {}
 
     def _init_cluster(self) -> None:
@@ -151,17 +151,17 @@ class Simulation:
         self.capacity = nodes["gpus"].to_numpy(dtype=np.int64)
         self.free = self.capacity.copy()
         self.gpu_offset = np.r_[0, np.cumsum(self.capacity)[:-1]]
-        self.gpu_owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
         # per node, the free GPUs' global indices (kept sorted lowest first)
         self.free_slots = [
             list(range(lo, lo + c))
             for lo, c in zip(self.gpu_offset.tolist(), self.capacity.tolist(), strict=True)
         ]
         n_vc = len(self.partition.vc_names)
-        self.vc_used = np.zeros(n_vc, dtype=np.int64)
-        self.vc_waiting_jobs = np.zeros(n_vc, dtype=np.int64)
-        self.vc_waiting_gpus = np.zeros(n_vc, dtype=np.int64)
-        self.vc_running_jobs = np.zeros(n_vc, dtype=np.int64)
+        # per VC counters, as Python lists: the hot loop updates them one at a time
+        self.vc_used = [0] * n_vc
+        self.vc_waiting_jobs = [0] * n_vc
+        self.vc_waiting_gpus = [0] * n_vc
+        self.vc_running_jobs = [0] * n_vc
 
     def _init_records(self) -> None:
         self.now = 0.0
@@ -210,7 +210,7 @@ class Simulation:
         members = [
             [d for d, g in zip(domains, of_group, strict=True) if g == k] for k in range(groups)
         ]
-        self.group_vcs = [np.unique([d.vc for d in m]) for m in members]
+        self.group_vcs = [sorted({d.vc for d in m}) for m in members]
         self.group_nodes = [
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
@@ -220,7 +220,7 @@ class Simulation:
 
     def _rank_all_jobs(self) -> np.ndarray:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
-        view = JobView(0.0, np.arange(self.n_jobs), self._columns, self.vc_used)
+        view = JobView(0.0, np.arange(self.n_jobs), self._columns, np.array(self.vc_used))
         keys = [np.asarray(k) for k in self.scheduler.priority(view)]
         order = np.lexsort([view.index, *reversed(keys)])
         rank = np.empty(self.n_jobs, dtype=np.int64)
@@ -366,7 +366,7 @@ class Simulation:
                 self.vc_running_jobs.copy(),
                 self.vc_waiting_jobs.copy(),
                 self.vc_waiting_gpus.copy(),
-            )
+            )  # list copies
             self.samples.append((self.next_sample, count, snapshot))
             self.next_sample += count * every
 
@@ -413,7 +413,8 @@ class Simulation:
         idx = list(self.waiting[group])
         if include_running:
             idx += list(self.running[group])
-        return JobView(self.now, np.array(idx, dtype=np.int64), self._columns, self.vc_used)
+        index = np.array(idx, dtype=np.int64)
+        return JobView(self.now, index, self._columns, np.array(self.vc_used))
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
         if self._static_rank is not None:
@@ -497,7 +498,7 @@ class Simulation:
                 blocked.add(vc)
                 if queues_waiting is None:
                     queues_waiting = int(
-                        np.count_nonzero(self.vc_waiting_jobs[self.group_vcs[group]])
+                        sum(1 for v in self.group_vcs[group] if self.vc_waiting_jobs[v])
                     )
                 if len(blocked) >= queues_waiting:
                     break
@@ -634,7 +635,7 @@ class Simulation:
     def _start_running(self, j: int, take: np.ndarray) -> None:
         nodes = np.flatnonzero(take)
         counts = take[nodes]
-        chosen: list[int] = []
+        taken: list[list[int]] = []
         for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
             slots = self.free_slots[node]
             if len(slots) < count:
@@ -642,18 +643,16 @@ class Simulation:
                     f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
                     f"{self.node_names[node]}"
                 )
-            chosen += slots[:count]
+            taken.append(slots[:count])
             del slots[:count]
-        gpus = np.array(chosen)
-        self.gpu_owner[gpus] = j
         self.free[nodes] -= counts
-        self.alloc_gpus[j] = gpus
+        self.alloc_gpus[j] = taken
         self.alloc_nodes[j] = nodes
         self.alloc_counts[j] = counts
         self.last_nodes[j] = nodes
         vc, size, now = self._vc[j], self._gpus[j], self.now
         self._integrate(vc)
-        used = int(self.vc_used[vc]) + size
+        used = self.vc_used[vc] + size
         self.vc_used[vc] = used
         quota = self._domain[j].quota
         if quota is not None and used > quota:
@@ -681,14 +680,11 @@ class Simulation:
         self.attained[j] += elapsed * self._gpus[j]
         self.remaining[j] -= elapsed
         self.since[j] = at
-        gpus = self.alloc_gpus.pop(j)
-        self.gpu_owner[gpus] = -1
         nodes = self.alloc_nodes.pop(j)
         self.free[nodes] += self.alloc_counts.pop(j)
-        for node in nodes.tolist():
-            lo = self.gpu_offset[node]
+        for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
             slots = self.free_slots[node]
-            slots += [g for g in gpus.tolist() if lo <= g < lo + self.capacity[node]]
+            slots += taken
             slots.sort()
         vc = self._vc[j]
         self._releases[self._group[j]] += 1
@@ -708,15 +704,30 @@ class Simulation:
         self._enqueue(j)
         self.events.append((self.now, PREEMPT, j, nodes))
 
+    @property
+    def gpu_owner(self) -> np.ndarray:
+        """The job holding each GPU (-1 for free), checked: no GPU may be held twice."""
+        owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
+        for j, taken in self.alloc_gpus.items():
+            for slots in taken:
+                if (owner[slots] >= 0).any():
+                    raise PolicyError(f"internal: job {self.job_ids[j]!r} shares a GPU")
+                owner[slots] = j
+        held = np.zeros(len(self.capacity), dtype=np.int64)
+        np.add.at(held, np.repeat(np.arange(len(self.capacity)), self.capacity), owner >= 0)
+        if (held + self.free != self.capacity).any():
+            raise PolicyError("internal: free GPU counts disagree with the GPUs held")
+        return owner
+
     def _integrate(self, vc: int) -> None:
         """Add the VC's busy GPU-seconds since the last change of its usage."""
-        self._busy[vc] += int(self.vc_used[vc]) * (self.now - self._busy_at[vc])
+        self._busy[vc] += self.vc_used[vc] * (self.now - self._busy_at[vc])
         self._busy_at[vc] = self.now
 
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
         """GPU-seconds each VC has held GPUs for, from time 0 to now."""
-        used = self.vc_used.astype(float)
+        used = np.array(self.vc_used, dtype=float)
         return np.array(self._busy) + used * (self.now - np.array(self._busy_at))
 
     def _enqueue(self, j: int) -> None:

@@ -21,8 +21,8 @@ class State:
     def __repr__(self) -> str:
         sim = self._sim
         return (
-            f"State(t={self.time:g}s: {sim.vc_running_jobs.sum()} running, "
-            f"{sim.vc_waiting_jobs.sum()} waiting, {sim.finished} done, "
+            f"State(t={self.time:g}s: {sum(sim.vc_running_jobs)} running, "
+            f"{sum(sim.vc_waiting_jobs)} waiting, {sim.finished} done, "
             f"{int(sim.free.sum())}/{int(sim.capacity.sum())} GPUs free)"
         )
 
