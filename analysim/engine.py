@@ -689,7 +689,7 @@ class Simulation:
         vc = self._vc[j]
         self._releases[self._group[j]] += 1
         self._epoch[self._group[j]] += 1
-        self._integrate(vc)
+        self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
         self.vc_used[vc] -= self._gpus[j]
         self.vc_running_jobs[vc] -= 1
         del self.running[self._group[j]][j]
@@ -719,10 +719,11 @@ class Simulation:
             raise PolicyError("internal: free GPU counts disagree with the GPUs held")
         return owner
 
-    def _integrate(self, vc: int) -> None:
-        """Add the VC's busy GPU-seconds since the last change of its usage."""
-        self._busy[vc] += self.vc_used[vc] * (self.now - self._busy_at[vc])
-        self._busy_at[vc] = self.now
+    def _integrate(self, vc: int, at: float | None = None) -> None:
+        """Add the VC's busy GPU-seconds from the last change of its usage to ``at`` (now)."""
+        at = self.now if at is None else at
+        self._busy[vc] += self.vc_used[vc] * (at - self._busy_at[vc])
+        self._busy_at[vc] = at
 
     @property
     def busy_gpu_seconds(self) -> np.ndarray:

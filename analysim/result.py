@@ -182,6 +182,9 @@ def _timeline_frame(sim: Simulation) -> pd.DataFrame:
     used, running, waiting, pending = parts
     capacity = sim.partition.vc_capacity.astype(float)
     total = float(sim.capacity.sum())
+    # a VC's free GPUs: of its own nodes or quota; on an unpartitioned cluster, the pool's
+    vc_free = capacity[None, :] - used if sim._partitioned else total - used.sum(axis=1)[:, None]
+    vc_free = np.broadcast_to(vc_free, used.shape)
     cluster = pd.DataFrame(
         {
             "time": times,
@@ -199,7 +202,7 @@ def _timeline_frame(sim: Simulation) -> pd.DataFrame:
             "time": np.repeat(times, n_vc),
             "vc": np.tile(np.array(vcs, dtype=object), len(times)),
             "used_gpus": used.ravel(),
-            "free_gpus": (capacity[None, :] - used).ravel(),
+            "free_gpus": vc_free.ravel(),
             "pending_gpus": pending.ravel(),
             "running_jobs": running.ravel(),
             "waiting_jobs": waiting.ravel(),
