@@ -24,7 +24,8 @@ class Domain:
     vc: int
     gpu_type: str | None
     mask: np.ndarray
-    topology: Topology
+    nodes: np.ndarray  # indices of the nodes in ``mask``: placers see only these
+    topology: Topology  # of ``nodes``, in that order
     quota: int | None
     max_gpus: int
 
@@ -90,11 +91,14 @@ def build_partition(jobs: pd.DataFrame, cluster: Cluster) -> Partition:
         accepted = allowed_types(spec or None)
         if accepted is not None:
             mask = mask & np.isin(node_type, list(accepted))
-        masked = np.where(mask, capacity_per_node, 0)
+        usable = np.flatnonzero(mask)
         quota = int(vc_quota[vc]) if vc_quota[vc] >= 0 else None
-        most = int(masked.sum()) if quota is None else min(int(masked.sum()), quota)
-        topology = Topology(masked, rack_codes.astype(np.int64), len(rack_names))
-        domains.append(Domain(vc, spec or None, mask, topology, quota, most))
+        total = int(capacity_per_node[usable].sum())
+        most = total if quota is None else min(total, quota)
+        topology = Topology(
+            capacity_per_node[usable], rack_codes[usable].astype(np.int64), len(rack_names)
+        )
+        domains.append(Domain(vc, spec or None, mask, usable, topology, quota, most))
     return Partition(
         vc_names,
         vc_capacity,

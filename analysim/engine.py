@@ -508,31 +508,31 @@ class Simulation:
         quota = self._domain[j].quota
         return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
 
-    def _place(self, j: int, free: np.ndarray) -> np.ndarray | None:
-        if free.sum() < self._gpus[j]:
+    def _place(self, j: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Ask the placer for GPUs for ``j`` given the ``free`` GPUs per node; return the
+        nodes and GPUs per node it chose (checked), or None."""
+        domain, need = self._domain[j], self._gpus[j]
+        free = free[domain.nodes]
+        if free.sum() < need:
             return None
-        take = self.placer.place(self._gpus[j], free, self._domain[j].topology, self.rng)
-        if take is not None:
-            self._check_placement(j, take, free)
-        return take
-
-    def _check_placement(self, j: int, take: np.ndarray, free: np.ndarray) -> None:
-        """Refuse a placement that is malformed, double-books a GPU or leaves the job's VC."""
+        take = self.placer.place(need, free, domain.topology, self.rng)
+        if take is None:
+            return None
+        chosen = np.flatnonzero(take) if isinstance(take, np.ndarray) else None
         problem = None
-        if (
-            not isinstance(take, np.ndarray)
-            or take.shape != free.shape
-            or take.dtype.kind not in "iu"
-        ):
+        if chosen is None or take.shape != free.shape or take.dtype.kind not in "iu":
             problem = f"an array of {free.shape[0]} whole numbers, got {take!r}"
-        elif (take < 0).any() or (take > free).any():
-            problem = "GPUs that are not free to this job (double-booked or outside its VC)"
-        elif take.sum() != self._gpus[j]:
-            problem = f"{int(take.sum())} GPUs for a job that asks for {int(self.gpus[j])}"
+        else:
+            counts = take[chosen]
+            if counts.sum() != need and (counts > 0).all():
+                problem = f"{int(counts.sum())} GPUs for a job that asks for {need}"
+            elif counts.min(initial=0) < 0 or (counts > free[chosen]).any():
+                problem = "GPUs that are not free to this job (double-booked or outside its VC)"
         if problem:
             raise PolicyError(
                 f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"
             )
+        return domain.nodes[chosen], counts
 
     def _try_start(self, j: int) -> bool:
         """Start ``j`` on free GPUs if it fits. A job that did not fit is not tried again
@@ -540,13 +540,11 @@ class Simulation:
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
             return False
-        take = None
-        if self._quota_allows(j, self.vc_used):
-            take = self._place(j, np.where(self._domain[j].mask, self.free, 0))
-        if take is None:
+        placed = self._place(j, self.free) if self._quota_allows(j, self.vc_used) else None
+        if placed is None:
             self._failed_at[j] = self._releases[group]
             return False
-        self._start_running(j, take)
+        self._start_running(j, *placed)
         return True
 
     def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
@@ -572,8 +570,8 @@ class Simulation:
             ]
         if not candidates:
             return False
-        free = np.where(domain.mask, self.free, 0)
-        room = int(free.sum())
+        free = self.free.copy()
+        room = int(free[domain.nodes].sum())
         if room + sum(self._gpus[r] for r in candidates) < need:
             return False
         # evicting more never hurts: if evicting them all does not make room, nothing will
@@ -618,23 +616,18 @@ class Simulation:
         vc_used[self._vc[r]] -= sign * self._gpus[r]
 
     def _fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
         if not self._quota_allows(j, vc_used):
             return False
-        domain = self._domain[j]
-        masked = np.where(domain.mask, free, 0)  # a victim may also hold GPUs outside it
-        if masked.sum() < self._gpus[j]:
-            return False
         if not self.placer.random:
-            return self.placer.place(self._gpus[j], masked, domain.topology, self.rng) is not None
+            return self._place(j, free) is not None
         state = self.rng.bit_generator.state
-        take = self.placer.place(self._gpus[j], masked, domain.topology, self.rng)
-        self.rng.bit_generator.state = state  # a trial placement draws nothing
-        return take is not None
+        placed = self._place(j, free)
+        self.rng.bit_generator.state = state
+        return placed is not None
 
     # -- state changes (the only code that mutates state) ---------------------------------------
-    def _start_running(self, j: int, take: np.ndarray) -> None:
-        nodes = np.flatnonzero(take)
-        counts = take[nodes]
+    def _start_running(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         taken: list[list[int]] = []
         for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
             slots = self.free_slots[node]

@@ -83,7 +83,22 @@ class Result:
 
 
 def _node_lists(names: np.ndarray, allocations: list[Any]) -> list[str | None]:
-    return [None if a is None else ",".join(names[a]) for a in allocations]
+    """Comma-joined node names of each allocation (an array of node indices, or None).
+
+    Events of one placement share its array, so each is joined once (the arrays are all
+    alive here, so their ids are unique)."""
+    joined: dict[int, str] = {}
+    out: list[str | None] = []
+    for nodes in allocations:
+        if nodes is None:
+            out.append(None)
+            continue
+        text = joined.get(id(nodes))
+        if text is None:
+            text = names[nodes[0]] if len(nodes) == 1 else ",".join(names[nodes])
+            joined[id(nodes)] = text
+        out.append(text)
+    return out
 
 
 def build_result(sim: Simulation) -> Result:

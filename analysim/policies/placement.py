@@ -1,7 +1,8 @@
 """Placement policies: choose how many GPUs of each node a job gets, or say it does not fit.
 
-A placer sees the free GPUs per node that the job may use (other nodes show 0 free) and
-returns an integer array of GPUs to take per node, or ``None``. A job that fits in one node
+A placer sees the free GPUs of the nodes the job may use (its VC's nodes, or the shared pool,
+of its GPU type), with their :class:`Topology`, and returns an integer array of GPUs to take
+per node of that list, or ``None``. A job that fits in one node
 (``num_gpus`` <= the largest eligible node) is always placed on a single node; larger jobs
 span nodes, and the placers differ in which. The engine checks every answer.
 """
@@ -19,7 +20,7 @@ from analysim.policies.registry import Registry
 @dataclass(frozen=True)
 class Topology:
     """Per-node capacity and rack index (racks numbered 0..n_racks-1) of the nodes a job may
-    use; nodes it may not use have capacity 0."""
+    use (a node of capacity 0 is never used)."""
 
     capacity: np.ndarray
     rack: np.ndarray
