@@ -221,7 +221,9 @@ def _timeline_frame(sim: Simulation) -> pd.DataFrame:
             "pending_gpus": pending.ravel(),
             "running_jobs": running.ravel(),
             "waiting_jobs": waiting.ravel(),
-            "utilization": (used / capacity[None, :]).ravel(),
+            "utilization": np.divide(
+                used, capacity[None, :], out=np.full(used.shape, np.nan), where=capacity > 0
+            ).ravel(),
         }
     )
     frame = pd.concat([cluster, per_vc], ignore_index=True)

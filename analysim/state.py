@@ -29,10 +29,10 @@ class State:
     @property
     def jobs(self) -> pd.DataFrame:
         """Every job submitted so far: status, progress and where it runs."""
-        from analysim.engine import RUNNING, STATUS_NAMES
+        from analysim.engine import PENDING, RUNNING, STATUS_NAMES
 
         sim = self._sim
-        seen = np.flatnonzero(sim.arrival <= sim.now + 1e-9)
+        seen = np.flatnonzero(sim.status != PENDING)
         running = sim.status[seen] == RUNNING
         elapsed = np.where(running, sim.now - sim.since[seen], 0.0)
         nodes = [
