@@ -82,7 +82,8 @@ class Cluster:
     name: str = "cluster"
 
     def __post_init__(self) -> None:
-        owners = set(self.nodes["vc"].dropna())
+        owners = {str(v) for v in self.nodes["vc"].dropna().tolist()}
+        object.__setattr__(self, "_vcs", sorted(owners | set(self.quotas)))
         for vc, quota in self.quotas.items():
             if vc in owners:
                 raise ValueError(
@@ -183,8 +184,8 @@ class Cluster:
 
     @property
     def vcs(self) -> list[str]:
-        """Names of the VCs: node owners, then quota holders, sorted."""
-        return sorted(set(self.nodes["vc"].dropna()) | set(self.quotas))
+        """Names of the VCs (node owners and quota holders), sorted."""
+        return list(self._vcs)
 
     @property
     def partitioned(self) -> bool:

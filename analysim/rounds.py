@@ -1,0 +1,241 @@
+"""Scheduling rounds: ranking, placing, and evicting for waiting jobs.
+
+This is the deciding half of :class:`~analysim.engine.Simulation` (a mixin it inherits): it
+reads the engine's state, asks the scheduler and the placer, checks their answers, and makes
+changes only through the engine's ``_start_running`` and ``_preempt``. See
+``docs/semantics.md`` for the rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from analysim.errors import PolicyError
+from analysim.policies.scheduling import JobView
+from analysim.status import RUNNING, WAITING
+
+EPS = 1e-9  # tolerance when comparing times
+
+
+class Rounds:
+    """Per-group scheduling rounds of a :class:`~analysim.engine.Simulation`."""
+
+    def _view(self, group: int, include_running: bool) -> JobView:
+        idx = list(self.waiting[group])
+        if include_running:
+            idx += list(self.running[group])
+        index = np.array(idx, dtype=np.int64)
+        return JobView(self.now, index, self._columns, np.array(self.vc_used))
+
+    def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+        if self._static_rank is not None:
+            return self._ranked_static(group, preemptive)
+        if not preemptive and self.group_waiting[group] == 1:
+            return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
+        view = self._view(group, include_running=preemptive)
+        keys = self.scheduler.priority(view)
+        keys = [np.asarray(k) for k in keys]
+        if any(k.shape != view.index.shape for k in keys):
+            raise PolicyError(
+                f"scheduler {self.scheduler.name!r} returned keys of the wrong length "
+                f"(expected {len(view)})"
+            )
+        order = np.lexsort([view.index, *reversed(keys)])
+        return view.index[order]
+
+    def _ranked_static(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+        """Ranking by keys computed once for all jobs: the waiting jobs are kept sorted, and
+        a round reads only as far down the queue as it gets."""
+        job_at = self._job_at_rank
+        if not preemptive:
+            return map(job_at.__getitem__, self._waiting_ranks[group].copy())
+        ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
+        return np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
+
+    def _apply_service_resets(self, view: JobView) -> bool:
+        """Reset the attained service of the jobs the scheduler promotes; True if any."""
+        resets = self.scheduler.service_resets(view)
+        if resets is None or not np.any(resets):
+            return False
+        self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
+        self._promoted = True
+        return True
+
+    def _round(self, group: int, preemptive: bool, full: bool) -> bool:
+        """One scheduling round of one group; returns whether anything started or was
+        preempted, and updates the group's flags."""
+        self._promoted = False
+        if self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS:
+            # the ranking may have changed; promotions (service resets) are due only now
+            self._epoch[group] += 1
+            self._apply_service_resets(self._view(group, include_running=False))
+        changed = self._decide(group, preemptive)
+        self.events_since_round[group] = False
+        if full and self.config.preemption:
+            self.changed_since_full[group] = changed
+        elif changed:
+            self.changed_since_full[group] = True
+        if not self.scheduler.dynamic:
+            self.ranking_valid_until[group] = math.inf
+        elif changed or self._promoted or self.ranking_valid_until[group] <= self.now + EPS:
+            # otherwise the old bound still holds: arrivals (no service yet) cannot bring a
+            # change sooner, and a completion can only put it off (an early bound is safe)
+            view = self._view(group, include_running=True)
+            self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        return changed
+
+    def _decide(self, group: int, preemptive: bool) -> bool:
+        if not preemptive and not self.free[self.group_nodes[group]].any():
+            return False  # no GPU free to this group: nothing can start
+        ranked = self._ranked(group, preemptive)
+        blocked: set[int] = set()
+        changed = False
+        status, queue_of = self.status, self._queue
+        queues_waiting = None if self._partitioned else 1  # counted when first needed
+        in_order = ranked.tolist() if isinstance(ranked, np.ndarray) else ranked
+        for pos, j in enumerate(in_order):
+            if status[j] != WAITING:
+                continue
+            vc = queue_of[j]
+            if vc in blocked:
+                continue
+            if self._try_start(j):
+                changed = True
+                continue
+            if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
+                changed = True
+                continue
+            if not self.config.backfill:
+                blocked.add(vc)
+                if queues_waiting is None:
+                    queues_waiting = int(
+                        sum(1 for v in self.group_vcs[group] if self.vc_waiting_jobs[v])
+                    )
+                if len(blocked) >= queues_waiting:
+                    break
+        return changed
+
+    def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
+        quota = self._domain[j].quota
+        return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
+
+    def _place(self, j: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Ask the placer for GPUs for ``j`` given the ``free`` GPUs per node; return the
+        nodes and GPUs per node it chose (checked), or None."""
+        domain, need = self._domain[j], self._gpus[j]
+        free = free[domain.nodes]
+        if free.sum() < need:
+            return None
+        take = self.placer.place(need, free, domain.topology, self.rng)
+        if take is None:
+            return None
+        chosen = np.flatnonzero(take) if isinstance(take, np.ndarray) else None
+        problem = None
+        if chosen is None or take.shape != free.shape or take.dtype.kind not in "iu":
+            problem = f"an array of {free.shape[0]} whole numbers, got {take!r}"
+        else:
+            counts = take[chosen]
+            if counts.sum() != need and (counts > 0).all():
+                problem = f"{int(counts.sum())} GPUs for a job that asks for {need}"
+            elif counts.min(initial=0) < 0 or (counts > free[chosen]).any():
+                problem = "GPUs that are not free to this job (double-booked or outside its VC)"
+        if problem:
+            raise PolicyError(
+                f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"
+            )
+        return domain.nodes[chosen], counts
+
+    def _try_start(self, j: int) -> bool:
+        """Start ``j`` on free GPUs if it fits. A job that did not fit is not tried again
+        until GPUs of its group are released: placement only gets easier as GPUs free up."""
+        group = self._group[j]
+        if self._failed_at.get(j) == self._releases[group]:
+            return False
+        placed = self._place(j, self.free) if self._quota_allows(j, self.vc_used) else None
+        if placed is None:
+            self._failed_at[j] = self._releases[group]
+            return False
+        self._start_running(j, *placed)
+        return True
+
+    def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
+        """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
+        epoch = self._epoch[self._group[j]]
+        if self._preempt_failed_at.get(j) == epoch:
+            return False  # nothing it could use has changed since it last failed
+        if not self._evict_for(j, below):
+            self._preempt_failed_at[j] = epoch
+            return False
+        return True
+
+    def _evict_for(self, j: int, below: np.ndarray) -> bool:
+        domain, vc, need = self._domain[j], self._vc[j], self._gpus[j]
+        below = below[::-1]  # lowest-ranked first
+        candidates = below[self.status[below] == RUNNING].tolist()
+        if not self._covers_group[self.job_domain[j]]:
+            candidates = [
+                r
+                for r in candidates
+                if (domain.quota is not None and self._vc[r] == vc)
+                or domain.mask[self.alloc_nodes[r]].any()
+            ]
+        if not candidates:
+            return False
+        free = self.free.copy()
+        room = int(free[domain.nodes].sum())
+        if room + sum(self._gpus[r] for r in candidates) < need:
+            return False
+        # evicting more never hurts: if evicting them all does not make room, nothing will
+        everything = free.copy()
+        np.add.at(
+            everything,
+            np.concatenate([self.alloc_nodes[r] for r in candidates]),
+            np.concatenate([self.alloc_counts[r] for r in candidates]),
+        )
+        vc_used = self.vc_used.copy()
+        for r in candidates:
+            vc_used[self._vc[r]] -= self._gpus[r]
+        if not self._fits_hypothetically(j, everything, vc_used):
+            return False
+        vc_used = self.vc_used.copy()
+        victims: list[int] = []
+        for r in candidates:
+            self._release_into(r, free, vc_used, sign=+1)
+            victims.append(r)
+            room += self._gpus[r]
+            if room >= need and self._fits_hypothetically(j, free, vc_used):
+                break
+        else:
+            return False
+        # keep any victim (highest-ranked first) whose eviction turns out not to be needed
+        for r in victims[-2::-1]:
+            self._release_into(r, free, vc_used, sign=-1)
+            if self._fits_hypothetically(j, free, vc_used):
+                victims.remove(r)
+            else:
+                self._release_into(r, free, vc_used, sign=+1)
+        for r in victims:
+            self._preempt(r)
+        started = self._try_start(j)
+        if not started:  # cannot happen: the free map is the one that fitted
+            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
+        return True
+
+    def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
+        """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""
+        free[self.alloc_nodes[r]] += sign * self.alloc_counts[r]
+        vc_used[self._vc[r]] -= sign * self._gpus[r]
+
+    def _fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
+        if not self._quota_allows(j, vc_used):
+            return False
+        if not self.placer.random:
+            return self._place(j, free) is not None
+        state = self.rng.bit_generator.state
+        placed = self._place(j, free)
+        self.rng.bit_generator.state = state
+        return placed is not None
