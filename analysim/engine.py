@@ -191,7 +191,11 @@ class Simulation(Rounds):
         self.changed_since_full = np.ones(groups, dtype=bool)
         self.ranking_valid_until = np.full(groups, -math.inf)
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
-        self.events: list[tuple[float, int, int, Any]] = []
+        # the event log, as parallel lists: time, kind, job, nodes (an array, or None)
+        self.event_time: list[float] = []
+        self.event_kind: list[int] = []
+        self.event_job: list[int] = []
+        self.event_nodes: list[Any] = []
         self.finished = 0
         self.started = False
         # time integrals and timeline samples (run-length: the state held from one time on)
@@ -283,7 +287,7 @@ class Simulation(Rounds):
         self.started = True
         for j in np.flatnonzero(self.unschedulable):
             self.status[j] = UNSCHEDULABLE
-            self.events.append((self.submit[j], REJECT, int(j), None))
+            self._record(self.submit[j], REJECT, int(j), None)
         self._skip_unschedulable()
         if self.unschedulable.any():
             logger.warning(
@@ -380,7 +384,7 @@ class Simulation(Rounds):
             self.status[j] = WAITING
             self.active += 1
             self._enqueue(j)
-            self.events.append((self._submit[j], SUBMIT, j, None))
+            self._record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
         self._skip_unschedulable()
         return touched
@@ -402,7 +406,7 @@ class Simulation(Rounds):
             self.status[j] = DONE
             self.finished += 1
             self.active -= 1
-            self.events.append((end, FINISH, j, self.last_nodes[j]))
+            self._record(end, FINISH, j, self.last_nodes[j])
             touched.add(self._group[j])
         return touched
 
@@ -445,7 +449,7 @@ class Simulation(Rounds):
         step = self.config.step
         due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
         heapq.heappush(self.completions, (due, end, j, version))
-        self.events.append((now, RESUME if resumed else START, j, nodes))
+        self._record(now, RESUME if resumed else START, j, nodes)
 
     def _stop_running(self, j: int, at: float) -> None:
         elapsed = at - float(self.since[j])
@@ -475,7 +479,7 @@ class Simulation(Rounds):
         self._version[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
-        self.events.append((self.now, PREEMPT, j, nodes))
+        self._record(self.now, PREEMPT, j, nodes)
 
     @property
     def gpu_owner(self) -> np.ndarray:
@@ -503,6 +507,12 @@ class Simulation(Rounds):
         """GPU-seconds each VC has held GPUs for, from time 0 to now."""
         used = np.array(self.vc_used, dtype=float)
         return np.array(self._busy) + used * (self.now - np.array(self._busy_at))
+
+    def _record(self, time: float, kind: int, j: int, nodes: Any) -> None:
+        self.event_time.append(time)
+        self.event_kind.append(kind)
+        self.event_job.append(j)
+        self.event_nodes.append(nodes)
 
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]

@@ -82,23 +82,24 @@ class Result:
         return cls(**frames, config=payload["config"], meta=payload["meta"])
 
 
-def _node_lists(names: np.ndarray, allocations: list[Any]) -> list[str | None]:
-    """Comma-joined node names of each allocation (an array of node indices, or None).
-
-    Events of one placement share its array, so each is joined once (the arrays are all
-    alive here, so their ids are unique)."""
-    joined: dict[int, str] = {}
-    out: list[str | None] = []
+def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
+    """Comma-joined node names of each allocation (an array of node indices, or None), as a
+    categorical: events of one placement share its array, so each is joined once (the arrays
+    are all alive here, so their ids are unique)."""
+    code_of_array: dict[int, int] = {}
+    code_of_text: dict[str, int] = {}
+    codes = []
     for nodes in allocations:
         if nodes is None:
-            out.append(None)
+            codes.append(-1)
             continue
-        text = joined.get(id(nodes))
-        if text is None:
+        code = code_of_array.get(id(nodes))
+        if code is None:
             text = names[nodes[0]] if len(nodes) == 1 else ",".join(names[nodes])
-            joined[id(nodes)] = text
-        out.append(text)
-    return out
+            code = code_of_text.setdefault(text, len(code_of_text))
+            code_of_array[id(nodes)] = code
+        codes.append(code)
+    return pd.Categorical.from_codes(np.array(codes, dtype=np.int64), categories=list(code_of_text))
 
 
 def build_result(sim: Simulation) -> Result:
@@ -149,31 +150,21 @@ def build_result(sim: Simulation) -> Result:
 
 
 def _events_frame(sim: Simulation, names: np.ndarray) -> pd.DataFrame:
-    if not sim.events:
-        return pd.DataFrame(
-            {
-                "time": pd.Series(dtype=float),
-                "event": pd.Series(dtype=object),
-                "job_id": pd.Series(dtype=sim.job_ids.dtype),
-                "vc": pd.Series(dtype=object),
-                "num_gpus": pd.Series(dtype=np.int64),
-                "nodes": pd.Series(dtype=object),
-            }
-        )
-    time, kind, job, nodes = zip(*sim.events, strict=True)
-    job = np.array(job, dtype=np.int64)
-    frame = pd.DataFrame(
+    time = np.array(sim.event_time, dtype=float)
+    # records are in processing order; sort by time, keeping that order within a time
+    order = np.argsort(time, kind="stable")
+    job = np.array(sim.event_job, dtype=np.int64)[order]
+    kind = np.array(sim.event_kind, dtype=np.int64)[order]
+    return pd.DataFrame(
         {
-            "time": np.array(time, dtype=float),
-            "event": names[np.array(kind)],
+            "time": time[order],
+            "event": pd.Categorical.from_codes(kind, categories=list(names)),
             "job_id": sim.job_ids[job],
-            "vc": np.array(sim.partition.vc_names, dtype=object)[sim.job_vc[job]],
+            "vc": pd.Categorical.from_codes(sim.job_vc[job], categories=sim.partition.vc_names),
             "num_gpus": sim.gpus[job],
-            "nodes": _node_lists(sim.node_names, list(nodes)),
+            "nodes": _node_lists(sim.node_names, [sim.event_nodes[i] for i in order.tolist()]),
         }
     )
-    # records are in processing order; sort by time, keeping that order within a time
-    return frame.sort_values("time", kind="stable", ignore_index=True)
 
 
 def _timeline_frame(sim: Simulation) -> pd.DataFrame:
