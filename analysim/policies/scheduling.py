@@ -214,10 +214,11 @@ class LAS(Scheduler):
             raise ValueError(f"las: starvation_factor must be > 0 or None, got {starvation_factor}")
         self.thresholds = thresholds
         self.starvation_factor = starvation_factor
+        self._limits = np.array([*thresholds, math.inf])  # upper bound of each queue
 
     def queue(self, jobs: JobView) -> np.ndarray:
         """The queue index of each active job (0 is served first)."""
-        return np.searchsorted(np.asarray(self.thresholds), jobs.attained, side="right")
+        return np.searchsorted(self._limits, jobs.attained, side="right")
 
     def service_resets(self, jobs: JobView) -> np.ndarray | None:
         if self.starvation_factor is None:
@@ -231,19 +232,19 @@ class LAS(Scheduler):
 
     def next_change(self, jobs: JobView) -> float:
         soonest = math.inf
-        limits = np.asarray(self.thresholds + [math.inf])
-        run = jobs.running
+        attained, run = jobs.attained, jobs.running
+        queue = np.searchsorted(self._limits, attained, side="right")
         if run.any():
-            # a running job crosses into the next queue when attained reaches the next limit
-            nxt = limits[np.searchsorted(limits, jobs.attained[run], side="right")]
-            cross = jobs.now + (nxt - jobs.attained[run]) / jobs.num_gpus[run]
-            soonest = min(soonest, float(cross.min()))
+            # a running job crosses into the next queue when attained reaches its queue's limit
+            left = (self._limits[queue[run]] - attained[run]) / jobs.num_gpus[run]
+            soonest = jobs.now + float(left.min())
         if self.starvation_factor is not None:
-            waiting = ~run & (self.queue(jobs) > 0)
-            due = jobs.since[waiting] + self.starvation_factor * jobs.executed[waiting]
-            due = due[due > jobs.now]
-            if due.size:
-                soonest = min(soonest, float(due.min()))
+            waiting = ~run & (queue > 0)
+            if waiting.any():
+                due = jobs.since[waiting] + self.starvation_factor * jobs.executed[waiting]
+                due = due[due > jobs.now]
+                if due.size:
+                    soonest = min(soonest, float(due.min()))
         return soonest
 
 
