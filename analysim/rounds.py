@@ -136,12 +136,13 @@ class Rounds:
         problem = None
         if chosen is None or take.shape != free.shape or take.dtype.kind not in "iu":
             problem = f"an array of {free.shape[0]} whole numbers, got {take!r}"
-        else:
+        else:  # few nodes: plain Python beats numpy here
             counts = take[chosen]
-            if counts.sum() != need and (counts > 0).all():
-                problem = f"{int(counts.sum())} GPUs for a job that asks for {need}"
-            elif counts.min(initial=0) < 0 or (counts > free[chosen]).any():
+            wanted, room = counts.tolist(), free[chosen].tolist()
+            if any(c < 0 or c > f for c, f in zip(wanted, room, strict=True)):
                 problem = "GPUs that are not free to this job (double-booked or outside its VC)"
+            elif sum(wanted) != need:
+                problem = f"{sum(wanted)} GPUs for a job that asks for {need}"
         if problem:
             raise PolicyError(
                 f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"

@@ -10,6 +10,7 @@ span nodes, and the placers differ in which. The engine checks every answer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -26,7 +27,7 @@ class Topology:
     rack: np.ndarray
     n_racks: int
 
-    @property
+    @cached_property
     def largest(self) -> int:
         """GPUs of the largest usable node: jobs up to this size go on one node."""
         return int(self.capacity.max(initial=0))
