@@ -24,12 +24,12 @@ venus
     16 VCs owning whole nodes (:data:`VENUS_VC_GPUS`, in the order of the source CSV's
     columns, nodes handed out in that order). The workload is
     :func:`analysim.generators.synthetic` with its Helios-Venus-calibrated defaults (lognormal
-    run times of shape 2.5 clipped to [10 s, 7 days] with mean 13,000 s;
-    :data:`~analysim.generators.DEFAULT_GPU_DEMAND`, median 1 GPU, mean 5.26, 7% multi-node;
-    a daily arrival cycle of ±50% peaking at 15:00; 10 users per VC) and the per-VC offered
-    loads :data:`VENUS_VC_LOAD` (three VCs overloaded, the rest light; 0.7 over the cluster).
-    A VC's jobs ask for at most the VC's GPUs. ``days`` (default 26) scales the job count;
-    extra keyword arguments override the generator's (e.g. ``mean_duration``).
+    run times of shape 2.5 with mean 13,000 s, here clipped to [10 s, 3 days];
+    :data:`~analysim.generators.DEFAULT_GPU_DEMAND`, median 1 GPU; a daily arrival cycle of
+    ±50% peaking at 15:00; 10 users per VC) and the per-VC offered loads
+    :data:`VENUS_VC_LOAD` (0.7 over the cluster). A job asks for at most half its VC's GPUs
+    (:data:`VENUS_MAX_GPUS`). ``days`` (default 26) scales the job count; extra keyword
+    arguments override the generator's (e.g. ``mean_duration``).
 
     Calibration. Helios facts (data/README.md): Venus ran 125,303 GPU jobs in ~6 months
     (about 690 a day), mean GPU-job run time 13,041 s, median 1 GPU. A 26-day month at load
