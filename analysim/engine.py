@@ -216,6 +216,7 @@ class Simulation(Rounds):
         self.group_nodes = [
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
+        self.group_free = [int(self.free[nodes].sum()) for nodes in self.group_nodes]
         self._covers_group = [
             bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
         ]
@@ -423,6 +424,7 @@ class Simulation(Rounds):
             taken.append(slots[:count])
             del slots[:count]
         self.free[nodes] -= counts
+        self.group_free[self._group[j]] -= self._gpus[j]
         self.alloc_gpus[j] = taken
         self.alloc_nodes[j] = nodes
         self.alloc_counts[j] = counts
@@ -459,6 +461,7 @@ class Simulation(Rounds):
         self.since[j] = at
         nodes = self.alloc_nodes.pop(j)
         self.free[nodes] += self.alloc_counts.pop(j)
+        self.group_free[self._group[j]] += self._gpus[j]
         for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
             slots = self.free_slots[node]
             slots += taken

@@ -86,6 +86,7 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
     """Comma-joined node names of each allocation (an array of node indices, or None), as a
     categorical: events of one placement share its array, so each is joined once (the arrays
     are all alive here, so their ids are unique)."""
+    names = names.tolist()
     code_of_array: dict[int, int] = {}
     code_of_text: dict[str, int] = {}
     codes = []
@@ -95,7 +96,7 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
             continue
         code = code_of_array.get(id(nodes))
         if code is None:
-            text = names[nodes[0]] if len(nodes) == 1 else ",".join(names[nodes])
+            text = ",".join([names[i] for i in nodes.tolist()])
             code = code_of_text.setdefault(text, len(code_of_text))
             code_of_array[id(nodes)] = code
         codes.append(code)
@@ -184,7 +185,10 @@ def _timeline_frame(sim: Simulation) -> pd.DataFrame:
         counts = np.array(counts)
         offsets = np.concatenate([np.arange(c) for c in counts])
         times = np.repeat(np.array(starts), counts) + offsets * every
-        parts = [np.repeat(np.stack([s[i] for s in snaps]), counts, axis=0) for i in range(4)]
+        parts = [
+            np.repeat(np.array([s[i] for s in snaps], dtype=np.int64), counts, axis=0)
+            for i in range(4)
+        ]
     used, running, waiting, pending = parts
     capacity = sim.partition.vc_capacity.astype(float)
     total = float(sim.capacity.sum())

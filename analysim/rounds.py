@@ -88,7 +88,7 @@ class Rounds:
         return changed
 
     def _decide(self, group: int, preemptive: bool) -> bool:
-        if not preemptive and not self.free[self.group_nodes[group]].any():
+        if not preemptive and not self.group_free[group]:
             return False  # no GPU free to this group: nothing can start
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
