@@ -95,28 +95,41 @@ class Rounds:
         changed = False
         status, queue_of = self.status, self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
-        in_order = ranked.tolist() if isinstance(ranked, np.ndarray) else ranked
-        for pos, j in enumerate(in_order):
-            if status[j] != WAITING:
-                continue
-            vc = queue_of[j]
-            if vc in blocked:
-                continue
-            if self._try_start(j):
-                changed = True
-                continue
-            if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
-                changed = True
-                continue
-            if not self.config.backfill:
-                blocked.add(vc)
-                if queues_waiting is None:
-                    queues_waiting = int(
-                        sum(1 for v in self.group_vcs[group] if self.vc_waiting_jobs[v])
-                    )
-                if len(blocked) >= queues_waiting:
+        start: int | None = 0
+        while start is not None:
+            order, start = self._waiting_in_order(ranked, start), None
+            for pos, j in order:
+                if status[j] != WAITING:
+                    continue
+                vc = queue_of[j]
+                if vc in blocked:
+                    continue
+                if self._try_start(j):
+                    changed = True
+                    continue
+                if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
+                    # its victims wait now, further down the order: read the rest anew
+                    changed, start = True, pos + 1
                     break
+                if not self.config.backfill:
+                    blocked.add(vc)
+                    if queues_waiting is None:
+                        queues_waiting = sum(
+                            1 for v in self.group_vcs[group] if self.vc_waiting_jobs[v]
+                        )
+                    if len(blocked) >= queues_waiting:
+                        break
         return changed
+
+    def _waiting_in_order(
+        self, ranked: np.ndarray | Iterator[int], start: int
+    ) -> Iterator[tuple[int, int]]:
+        """(position, job) of the waiting jobs in a ranking, from position ``start`` on."""
+        if not isinstance(ranked, np.ndarray):
+            return enumerate(ranked)  # a lazy ranking of waiting jobs only
+        tail = ranked[start:]
+        where = np.flatnonzero(self.status[tail] == WAITING)
+        return zip((where + start).tolist(), tail[where].tolist(), strict=True)
 
     def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
         quota = self._domain[j].quota
@@ -234,9 +247,14 @@ class Rounds:
         """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
         if not self._quota_allows(j, vc_used):
             return False
+        domain, need = self._domain[j], self._gpus[j]
+        free = free[domain.nodes]
+        if free.sum() < need:
+            return False
+        # only whether it fits: the placement itself is checked when the job really starts
         if not self.placer.random:
-            return self._place(j, free) is not None
+            return self.placer.place(need, free, domain.topology, self.rng) is not None
         state = self.rng.bit_generator.state
-        placed = self._place(j, free)
+        take = self.placer.place(need, free, domain.topology, self.rng)
         self.rng.bit_generator.state = state
-        return placed is not None
+        return take is not None
