@@ -217,6 +217,8 @@ class Simulation(Rounds):
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
         self.group_free = [int(self.free[nodes].sum()) for nodes in self.group_nodes]
+        one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
+        self._rescan_after_change = [self.config.backfill or not one for one in one_queue]
         self._covers_group = [
             bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
         ]

@@ -75,7 +75,11 @@ class Rounds:
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
-            self.changed_since_full[group] = changed
+            # With one queue and head-of-line blocking a round stops at the first job that
+            # cannot start, after every change it made: the same round again would find that
+            # job in the same state and stop there too. Otherwise it may have left room for
+            # jobs it had already passed over, so look again at the next boundary.
+            self.changed_since_full[group] = changed and self._rescan_after_change[group]
         elif changed:
             self.changed_since_full[group] = True
         if not self.scheduler.dynamic:
