@@ -225,7 +225,7 @@ class Simulation(Rounds):
 
     def _rank_all_jobs(self) -> np.ndarray:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
-        view = JobView(0.0, np.arange(self.n_jobs), self._columns, np.array(self.vc_used))
+        view = JobView(0.0, np.arange(self.n_jobs), self._columns, list(self.vc_used))
         keys = [np.asarray(k) for k in self.scheduler.priority(view)]
         order = np.lexsort([view.index, *reversed(keys)])
         rank = np.empty(self.n_jobs, dtype=np.int64)

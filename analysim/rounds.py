@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from itertools import chain
 
 import numpy as np
 
@@ -24,11 +25,14 @@ class Rounds:
     """Per-group scheduling rounds of a :class:`~analysim.engine.Simulation`."""
 
     def _view(self, group: int, include_running: bool) -> JobView:
-        idx = list(self.waiting[group])
+        waiting = self.waiting[group]
         if include_running:
-            idx += list(self.running[group])
-        index = np.array(idx, dtype=np.int64)
-        return JobView(self.now, index, self._columns, np.array(self.vc_used))
+            running = self.running[group]
+            jobs, count = chain(waiting, running), len(waiting) + len(running)
+        else:
+            jobs, count = iter(waiting), len(waiting)
+        index = np.fromiter(jobs, dtype=np.int64, count=count)
+        return JobView(self.now, index, self._columns, list(self.vc_used))
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
         if self._static_rank is not None:

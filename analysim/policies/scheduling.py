@@ -45,12 +45,20 @@ class JobView:
     """
 
     def __init__(
-        self, now: float, index: np.ndarray, columns: Mapping[str, np.ndarray], vc_used: np.ndarray
+        self,
+        now: float,
+        index: np.ndarray,
+        columns: Mapping[str, np.ndarray],
+        vc_used: Sequence[int] | np.ndarray,
     ) -> None:
         self.now = now
         self.index = index
-        self.vc_used = vc_used
+        self._vc_used = vc_used
         self._columns = columns
+
+    @_lazy
+    def vc_used(self) -> np.ndarray:
+        return np.asarray(self._vc_used)
 
     @classmethod
     def from_arrays(cls, now: float, vc_used: np.ndarray | None = None, **arrays: Any) -> JobView:
