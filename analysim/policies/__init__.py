@@ -2,7 +2,7 @@
 
 from analysim.policies.costs import COSTS, Constant, CostModel, PerJob, SizeScaled
 from analysim.policies.placement import PLACERS, Placer, Topology
-from analysim.policies.registry import Registry
+from analysim.policies.registry import Policy, Registry
 from analysim.policies.scheduling import (
     FIFO,
     LAS,
@@ -26,6 +26,7 @@ __all__ = [
     "LAS",
     "PerJob",
     "Placer",
+    "Policy",
     "Registry",
     "SJF",
     "SRTF",

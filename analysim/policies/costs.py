@@ -11,23 +11,16 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from analysim.policies.registry import Registry
+from analysim.policies.registry import Policy, Registry
 
 
-class CostModel:
+class CostModel(Policy):
     """Base class: ``costs(jobs)`` gives the seconds each job pays per preemption."""
 
     name: ClassVar[str] = "cost"
 
     def costs(self, jobs: pd.DataFrame) -> np.ndarray:
         raise NotImplementedError
-
-    def spec(self) -> dict[str, Any]:
-        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "name")
-        return f"{type(self).__name__}({params})"
 
 
 COSTS: Registry[CostModel] = Registry("cost model", CostModel)

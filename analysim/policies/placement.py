@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from analysim.policies.registry import Registry
+from analysim.policies.registry import Policy, Registry
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Topology:
         return int(self.capacity.max(initial=0))
 
 
-class Placer:
+class Placer(Policy):
     """Base class for placement policies."""
 
     name: ClassVar[str] = "placer"
@@ -66,12 +66,6 @@ class Placer:
     ) -> np.ndarray | None:
         """GPUs per node for a job larger than any node (enough GPUs are free in total)."""
         raise NotImplementedError
-
-    def spec(self) -> dict[str, Any]:
-        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
 
 PLACERS: Registry[Placer] = Registry("placement", Placer)

@@ -4,9 +4,27 @@ or by passing an instance."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 T = TypeVar("T")
+
+
+class Policy:
+    """What every policy shares: a registered ``name`` and a plain-data ``spec``.
+
+    A policy's public attributes are its parameters: ``spec()`` returns them with the name,
+    in the ``{"name": ..., **params}`` form the registry builds policies from.
+    """
+
+    name: ClassVar[str] = "policy"
+
+    def spec(self) -> dict[str, Any]:
+        params = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return {"name": self.name, **params}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "name")
+        return f"{type(self).__name__}({params})"
 
 
 class Registry(Generic[T]):

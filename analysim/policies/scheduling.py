@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from analysim.policies.registry import Registry
+from analysim.policies.registry import Policy, Registry
 from analysim.status import RUNNING, WAITING
 
 
@@ -120,7 +120,7 @@ class JobView:
         return self._take("executed") + self._elapsed
 
 
-class Scheduler:
+class Scheduler(Policy):
     """Base class: rank active jobs. Subclasses set ``name`` through the registry."""
 
     name: ClassVar[str] = "scheduler"
@@ -144,13 +144,6 @@ class Scheduler:
     def next_change(self, jobs: JobView) -> float:
         """Earliest time the ranking may change without an arrival or completion."""
         return math.inf
-
-    def spec(self) -> dict[str, Any]:
-        return {"name": self.name, **{k: v for k, v in vars(self).items() if not k.startswith("_")}}
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "name")
-        return f"{type(self).__name__}({params})"
 
 
 SCHEDULERS: Registry[Scheduler] = Registry("scheduler", Scheduler)
