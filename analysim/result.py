@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,9 @@ ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
 FRAMES = ("jobs", "events", "timeline")
 
 
-@dataclass(eq=False)
+Frame = pd.DataFrame | Callable[[], pd.DataFrame]
+
+
 class Result:
     """What a simulation produced.
 
@@ -28,13 +31,37 @@ class Result:
     sampled state, cluster-wide (``vc == "(all)"``) and per VC, in long format. ``config``:
     the run's :class:`~analysim.config.SimConfig` as a dict. ``meta``: capacities and the
     exact time integrals the summary needs.
+
+    ``events`` and ``timeline`` may be given as functions that build them: they are then built
+    the first time they are read (a sweep that only wants ``summary()`` never pays for them).
     """
 
-    jobs: pd.DataFrame
-    events: pd.DataFrame
-    timeline: pd.DataFrame
-    config: dict[str, Any]
-    meta: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        jobs: pd.DataFrame,
+        events: Frame,
+        timeline: Frame,
+        config: dict[str, Any],
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.jobs = jobs
+        self._frames: dict[str, Frame] = {"events": events, "timeline": timeline}
+        self.config = config
+        self.meta = meta or {}
+
+    @property
+    def events(self) -> pd.DataFrame:
+        return self._frame("events")
+
+    @property
+    def timeline(self) -> pd.DataFrame:
+        return self._frame("timeline")
+
+    def _frame(self, name: str) -> pd.DataFrame:
+        frame = self._frames[name]
+        if callable(frame):
+            frame = self._frames[name] = frame()
+        return frame
 
     def __repr__(self) -> str:
         done = int((self.jobs["status"] == "done").sum())
@@ -136,8 +163,9 @@ def build_result(sim: Simulation) -> Result:
     )
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
-    events = _events_frame(sim, EVENT_NAMES)
-    timeline = _timeline_frame(sim)
+    # built when first read, from what was recorded up to now (the records only grow)
+    events = partial(_events_frame, sim, EVENT_NAMES, len(sim.event_time))
+    timeline = partial(_timeline_frame, sim, _samples_until_now(sim))
     meta = {
         "workload": sim.workload.name,
         "cluster": sim.cluster.name,
@@ -150,12 +178,13 @@ def build_result(sim: Simulation) -> Result:
     return Result(jobs, events, timeline, sim.config.to_dict(), meta)
 
 
-def _events_frame(sim: Simulation, names: np.ndarray) -> pd.DataFrame:
-    time = np.array(sim.event_time, dtype=float)
+def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFrame:
+    """The first ``count`` recorded events, in time order."""
+    time = np.array(sim.event_time[:count], dtype=float)
     # records are in processing order; sort by time, keeping that order within a time
     order = np.argsort(time, kind="stable")
-    job = np.array(sim.event_job, dtype=np.int64)[order]
-    kind = np.array(sim.event_kind, dtype=np.int64)[order]
+    job = np.array(sim.event_job[:count], dtype=np.int64)[order]
+    kind = np.array(sim.event_kind[:count], dtype=np.int64)[order]
     return pd.DataFrame(
         {
             "time": time[order],
@@ -168,13 +197,19 @@ def _events_frame(sim: Simulation, names: np.ndarray) -> pd.DataFrame:
     )
 
 
-def _timeline_frame(sim: Simulation) -> pd.DataFrame:
+def _samples_until_now(sim: Simulation) -> list[tuple[float, int, tuple[list[int], ...]]]:
+    """The timeline samples so far, including those due at the present moment."""
     samples = list(sim.samples)
     every = sim.config.sample_every
     if sim.next_sample <= sim.now + 1e-9:
         count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
-        snapshot = (sim.vc_used, sim.vc_running_jobs, sim.vc_waiting_jobs, sim.vc_waiting_gpus)
-        samples.append((sim.next_sample, count, snapshot))
+        counters = (sim.vc_used, sim.vc_running_jobs, sim.vc_waiting_jobs, sim.vc_waiting_gpus)
+        samples.append((sim.next_sample, count, tuple(list(c) for c in counters)))
+    return samples
+
+
+def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
+    every = sim.config.sample_every
     vcs = list(sim.partition.vc_names)
     n_vc = len(vcs)
     if not samples:

@@ -242,3 +242,17 @@ def test_stepping_shows_the_state_of_each_moment():
     sim.run()
     assert sim.done
     assert sim.result().jobs["status"].eq("done").all()
+
+
+def test_a_result_taken_mid_run_stays_as_it_was():
+    # events and timeline are built when first read: from what was recorded at result() time
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    sim.run(until=700)
+    early = sim.result()
+    sim.run()
+    assert early.events["time"].max() <= 700
+    assert early.timeline["time"].max() == 600  # samples every 300 s, up to t=700
+    assert set(early.jobs.loc[early.jobs["status"] == "done", "job_id"]) == {"j1", "j3"}
+    late = sim.result()
+    assert len(late.events) > len(early.events)
+    assert late.events["event"].eq("finish").sum() == 8
