@@ -85,10 +85,9 @@ _NEVER = np.iinfo(np.int64).max
 
 def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     """The node with the fewest free GPUs that still fits (ties: lowest index)."""
-    fits = free >= num_gpus
-    if not fits.any():
-        return None
-    return int(np.where(fits, free, _NEVER).argmin())
+    room = np.where(free >= num_gpus, free, _NEVER)
+    node = int(room.argmin())
+    return None if room[node] == _NEVER else node
 
 
 @PLACERS.register("consolidate")
