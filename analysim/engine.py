@@ -28,6 +28,7 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.errors import PolicyError
+from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.rounds import EPS, Rounds
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
@@ -75,6 +76,9 @@ class Simulation(Rounds):
         self.progress = progress
         self.scheduler = self.config.make_scheduler()
         self.placer = self.config.make_placer()
+        # a placer that keeps Placer.place puts a job that fits in one node on one node:
+        # the engine then asks its pick_node directly
+        self._picks_one_node = type(self.placer).place is Placer.place
         self.rng = np.random.default_rng(self.config.seed)
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)

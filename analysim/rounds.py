@@ -15,6 +15,7 @@ from itertools import chain
 import numpy as np
 
 from analysim.errors import PolicyError
+from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
 from analysim.status import RUNNING, WAITING
 
@@ -150,9 +151,17 @@ class Rounds:
         free = free[domain.nodes]
         if free.sum() < need:
             return None
-        take = self.placer.place(need, free, domain.topology, self.rng)
+        take = self._ask_placer(need, free, domain.topology)
         if take is None:
             return None
+        if isinstance(take, (int, np.integer)):  # one node, from the placer's pick_node
+            if not 0 <= take < len(free) or free[take] < need:
+                raise PolicyError(
+                    f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: "
+                    f"node {take} of {len(free)}, which has not {need} GPUs free"
+                )
+            take = int(take)
+            return domain.nodes[take : take + 1], np.array([need])
         chosen = np.flatnonzero(take) if isinstance(take, np.ndarray) else None
         problem = None
         if chosen is None or take.shape != free.shape or take.dtype.kind not in "iu":
@@ -169,6 +178,15 @@ class Rounds:
                 f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"
             )
         return domain.nodes[chosen], counts
+
+    def _ask_placer(
+        self, need: int, free: np.ndarray, topology: Topology
+    ) -> np.ndarray | int | None:
+        """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
+        placer keeps the base class's rule that such jobs take one node) that node's index."""
+        if self._picks_one_node and need <= topology.largest:
+            return self.placer.pick_node(need, free, topology, self.rng)
+        return self.placer.place(need, free, topology, self.rng)
 
     def _try_start(self, j: int) -> bool:
         """Start ``j`` on free GPUs if it fits. A job that did not fit is not tried again
@@ -261,8 +279,8 @@ class Rounds:
             return False
         # only whether it fits: the placement itself is checked when the job really starts
         if not self.placer.random:
-            return self.placer.place(need, free, domain.topology, self.rng) is not None
+            return self._ask_placer(need, free, domain.topology) is not None
         state = self.rng.bit_generator.state
-        take = self.placer.place(need, free, domain.topology, self.rng)
+        take = self._ask_placer(need, free, domain.topology)
         self.rng.bit_generator.state = state
         return take is not None
