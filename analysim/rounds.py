@@ -148,9 +148,14 @@ class Rounds:
         """Ask the placer for GPUs for ``j`` given the ``free`` GPUs per node; return the
         nodes and GPUs per node it chose (checked), or None."""
         domain, need = self._domain[j], self._gpus[j]
-        free = free[domain.nodes]
-        if free.sum() < need:
-            return None
+        if free is self.free and self._covers_group[self.job_domain[j]]:
+            if self.group_free[self._group[j]] < need:  # counted already
+                return None
+            free = free[domain.nodes]
+        else:
+            free = free[domain.nodes]
+            if free.sum() < need:
+                return None
         take = self._ask_placer(need, free, domain.topology)
         if take is None:
             return None
