@@ -187,13 +187,13 @@ class Simulation(Rounds):
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
         self.running: list[dict[int, None]] = [{} for _ in range(groups)]
-        self.group_waiting = np.zeros(groups, dtype=np.int64)
+        self.group_waiting = [0] * groups
         self.active = 0
         # per group: arrivals or completions since its last round; any change since its last
         # preemptive round; the time until which its ranking is known not to change
-        self.events_since_round = np.ones(groups, dtype=bool)
-        self.changed_since_full = np.ones(groups, dtype=bool)
-        self.ranking_valid_until = np.full(groups, -math.inf)
+        self.events_since_round = [True] * groups
+        self.changed_since_full = [True] * groups
+        self.ranking_valid_until = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
         # the event log, as parallel lists: time, kind, job, nodes (an array, or None)
         self.event_time: list[float] = []
@@ -328,22 +328,22 @@ class Simulation(Rounds):
         """The next quantum boundary at which a full round could change anything."""
         if not self.config.preemption and not self.scheduler.dynamic:
             return None  # event rounds already ran at every change; the ranking is fixed
-        has_waiting = self.group_waiting > 0
-        if not has_waiting.any():
+        waiting = [g for g, n in enumerate(self.group_waiting) if n]
+        if not waiting:
             return None
         quantum = self.config.quantum
         after = _ceil_to(self.now + self.config.step, quantum)
-        if self._round_needed(after)[has_waiting].any():
+        pending = self._pending()
+        if any(pending[g] or self.ranking_valid_until[g] <= after + EPS for g in waiting):
             return after
-        change = self.ranking_valid_until[has_waiting].min()
+        change = min(self.ranking_valid_until[g] for g in waiting)
         return None if math.isinf(change) else max(after, _ceil_to(change, quantum))
 
-    def _round_needed(self, t: float) -> np.ndarray:
-        """Per group: could a full round at ``t`` change anything? (Without preemption, a
-        repeated round changes nothing: starting jobs only takes GPUs away from the ones that
-        did not fit. With it, an eviction may open room for another.)"""
-        pending = self.changed_since_full if self.config.preemption else self.events_since_round
-        return pending | (self.ranking_valid_until <= t + EPS)
+    def _pending(self) -> list[bool]:
+        """Per group: has anything happened that a full round at the next boundary must
+        consider? (Without preemption, a repeated round changes nothing: starting jobs only
+        takes GPUs away from the ones that did not fit. With it, an eviction may open room.)"""
+        return self.changed_since_full if self.config.preemption else self.events_since_round
 
     def _advance(self, t: float) -> None:
         self._account(t)
@@ -358,8 +358,12 @@ class Simulation(Rounds):
         quanta = t / self.config.quantum
         full: set[int] = set()
         if abs(quanta - round(quanta)) < EPS:
-            needed = self._round_needed(t) | (not self.config.leap)
-            full = set(np.flatnonzero(needed & (self.group_waiting > 0)).tolist())
+            pending, valid_until, leap = self._pending(), self.ranking_valid_until, self.config.leap
+            full = {
+                g
+                for g, n in enumerate(self.group_waiting)
+                if n and (not leap or pending[g] or valid_until[g] <= t + EPS)
+            }
         for g in sorted(full | touched) if len(full) + len(touched) > 1 else full | touched:
             if self.group_waiting[g]:
                 self._round(g, preemptive=self.config.preemption and g in full, full=g in full)
