@@ -79,6 +79,7 @@ class Simulation(Rounds):
         # a placer that keeps Placer.place puts a job that fits in one node on one node:
         # the engine then asks its pick_node directly
         self._picks_one_node = type(self.placer).place is Placer.place
+        self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)

@@ -280,6 +280,8 @@ class Rounds:
             return False
         domain, need = self._domain[j], self._gpus[j]
         free = free[domain.nodes]
+        if self._picks_any_fitting_node and need <= domain.topology.largest:
+            return bool(free.max() >= need)  # it fits on one node iff some node has room
         if free.sum() < need:
             return False
         # only whether it fits: the placement itself is checked when the job really starts

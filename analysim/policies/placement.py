@@ -39,6 +39,9 @@ class Placer(Policy):
     name: ClassVar[str] = "placer"
     #: whether ``place`` draws from the generator (the engine then restores it after trials)
     random: ClassVar[bool] = False
+    #: whether ``pick_node`` finds a node whenever some node has room for the job (then the
+    #: engine tests trial placements for such jobs by that rule, without asking)
+    picks_any_fitting_node: ClassVar[bool] = False
 
     def place(
         self, num_gpus: int, free: np.ndarray, topo: Topology, rng: np.random.Generator
@@ -96,6 +99,8 @@ class Consolidate(Placer):
     rack whose whole free nodes fit it most tightly), and puts any remainder on the
     best-fitting other node, preferring the same rack."""
 
+    picks_any_fitting_node = True
+
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
 
@@ -133,6 +138,8 @@ class Consolidate(Placer):
 class FirstFit(Placer):
     """The lowest-numbered node that fits; larger jobs fill nodes in index order."""
 
+    picks_any_fitting_node = True
+
     def pick_node(self, num_gpus, free, topo, rng):
         fits = np.flatnonzero(free >= num_gpus)
         return int(fits[0]) if fits.size else None
@@ -144,6 +151,8 @@ class FirstFit(Placer):
 @PLACERS.register("spread")
 class Spread(Placer):
     """Worst fit: the node with the most free GPUs; larger jobs fill the emptiest nodes first."""
+
+    picks_any_fitting_node = True
 
     def pick_node(self, num_gpus, free, topo, rng):
         node = int(free.argmax())
@@ -157,6 +166,8 @@ class Spread(Placer):
 class RandomPlacer(Placer):
     """A node chosen uniformly among those that fit (seeded); larger jobs fill nodes in a
     random order."""
+
+    picks_any_fitting_node = True
 
     random = True
 
@@ -174,6 +185,8 @@ class TopologyAware(Placer):
     """Fewest racks, then fewest nodes. A job that fits in one node goes to the best-fitting
     node; a larger job goes to the single rack that holds it on the fewest nodes (ties: the
     rack left with the fewest free GPUs), else over the racks with the most free GPUs."""
+
+    picks_any_fitting_node = True
 
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
