@@ -229,7 +229,7 @@ class LAS(Scheduler):
         return starving & (waited >= self.starvation_factor * jobs.executed - 1e-9)
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
-        return (self.queue(jobs), jobs.submit_time)
+        return (self.queue(jobs),)  # within a queue, ties go to submit order
 
     def next_change(self, jobs: JobView) -> float:
         soonest = math.inf
