@@ -193,6 +193,7 @@ class Simulation(Rounds):
         # per group: arrivals or completions since its last round; any change since its last
         # preemptive round; the time until which its ranking is known not to change
         self.events_since_round = [True] * groups
+        self._arrived = [False] * groups  # jobs arrived since the group's last round
         self.changed_since_full = [True] * groups
         self.ranking_valid_until = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
@@ -398,6 +399,7 @@ class Simulation(Rounds):
             self._enqueue(j)
             self._record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
+            self._arrived[self._group[j]] = True
         self._skip_unschedulable()
         return touched
 

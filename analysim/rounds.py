@@ -89,11 +89,17 @@ class Rounds:
             self.changed_since_full[group] = True
         if not self.scheduler.dynamic:
             self.ranking_valid_until[group] = math.inf
-        elif changed or self._promoted or self.ranking_valid_until[group] <= self.now + EPS:
-            # otherwise the old bound still holds: arrivals (no service yet) cannot bring a
-            # change sooner, and a completion can only put it off (an early bound is safe)
+        elif (
+            changed
+            or self._promoted
+            or self.ranking_valid_until[group] <= self.now + EPS
+            or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
+        ):
+            # otherwise the old bound still holds: a completion can only put a change off
+            # (an early bound is safe), and so can an arrival if the scheduler says so
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        self._arrived[group] = False
         return changed
 
     def _decide(self, group: int, preemptive: bool) -> bool:

@@ -126,6 +126,9 @@ class Scheduler(Policy):
     name: ClassVar[str] = "scheduler"
     #: whether the ranking can change with time alone (then ``next_change`` says when)
     dynamic: ClassVar[bool] = False
+    #: whether a newly arrived job can never make the ranking change sooner than
+    #: ``next_change`` said without it (the engine then need not ask again after arrivals)
+    arrivals_keep_next_change: ClassVar[bool] = False
     #: whether the keys depend only on fixed job attributes (submit time, duration, ...):
     #: the engine then ranks every job once, up front
     static: ClassVar[bool] = False
@@ -204,6 +207,8 @@ class LAS(Scheduler):
     """
 
     dynamic = True
+    # a new job has no service: it sits in the top queue and is not due a promotion
+    arrivals_keep_next_change = True
 
     def __init__(
         self, thresholds: Sequence[float] = (18_000.0,), starvation_factor: float | None = 4.0
