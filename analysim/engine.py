@@ -224,7 +224,10 @@ class Simulation(Rounds):
         ]
         self.group_free = [int(self.free[nodes].sum()) for nodes in self.group_nodes]
         one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
-        self._rescan_after_change = [self.config.backfill or not one for one in one_queue]
+        stable = self._round_stable = self.scheduler.static or self.scheduler.round_stable
+        self._rescan_after_change = [
+            self.config.backfill or not one or not stable for one in one_queue
+        ]
         self._covers_group = [
             bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
         ]
@@ -328,7 +331,7 @@ class Simulation(Rounds):
 
     def _next_full_round(self) -> float | None:
         """The next quantum boundary at which a full round could change anything."""
-        if not self.config.preemption and not self.scheduler.dynamic:
+        if not (self.config.preemption or self.scheduler.dynamic or not self._round_stable):
             return None  # event rounds already ran at every change; the ranking is fixed
         waiting = [g for g, n in enumerate(self.group_waiting) if n]
         if not waiting:

@@ -82,11 +82,13 @@ class Rounds:
         if full and self.config.preemption:
             # With one queue and head-of-line blocking a round stops at the first job that
             # cannot start, after every change it made: the same round again would find that
-            # job in the same state and stop there too. Otherwise it may have left room for
-            # jobs it had already passed over, so look again at the next boundary.
+            # job in the same state (in the same place, if the ranking is round-stable) and
+            # stop there too. Otherwise it may have left room for jobs it had passed over.
             self.changed_since_full[group] = changed and self._rescan_after_change[group]
         elif changed:
             self.changed_since_full[group] = True
+        if changed and not self._round_stable:
+            self.events_since_round[group] = True  # the waiting jobs' order may have moved
         if not self.scheduler.dynamic:
             self.ranking_valid_until[group] = math.inf
         elif (

@@ -126,6 +126,9 @@ class Scheduler(Policy):
     name: ClassVar[str] = "scheduler"
     #: whether the ranking can change with time alone (then ``next_change`` says when)
     dynamic: ClassVar[bool] = False
+    #: whether a round's own starts and evictions never move a waiting job ahead of another
+    #: (then a round that stopped at a job need not be repeated before something happens)
+    round_stable: ClassVar[bool] = False
     #: whether a newly arrived job can never make the ranking change sooner than
     #: ``next_change`` said without it (the engine then need not ask again after arrivals)
     arrivals_keep_next_change: ClassVar[bool] = False
@@ -178,7 +181,10 @@ class SRTF(Scheduler):
 
     A running job's remaining time only falls while a waiting job's stays, so without an
     arrival or completion no waiting job can overtake a running one: ``next_change`` is never.
+    An evicted job's remaining time grows by its cost, so it cannot overtake a waiting job.
     """
+
+    round_stable = True
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.remaining,)
@@ -209,6 +215,7 @@ class LAS(Scheduler):
     dynamic = True
     # a new job has no service: it sits in the top queue and is not due a promotion
     arrivals_keep_next_change = True
+    round_stable = True  # an evicted job keeps its attained service, so its queue
 
     def __init__(
         self, thresholds: Sequence[float] = (18_000.0,), starvation_factor: float | None = 4.0
