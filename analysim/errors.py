@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 MAX_EXAMPLES = 5
@@ -11,6 +12,12 @@ MAX_EXAMPLES = 5
 
 class PolicyError(RuntimeError):
     """A policy made a decision the engine refuses (a double-booked GPU, a VC over its limit)."""
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the plain Python value it holds (so messages read ``5``, not
+    ``np.int64(5)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def describe_rows(
@@ -24,10 +31,10 @@ def describe_rows(
     positions = [i for i, bad in enumerate(mask) if bad]
     parts = []
     for pos in positions[:MAX_EXAMPLES]:
-        value = frame[column].iloc[pos] if column in frame.columns else None
+        value = _plain(frame[column].iloc[pos]) if column in frame.columns else None
         ident = ""
         if id_column is not None and id_column in frame.columns and id_column != column:
-            ident = f" ({id_column}={frame[id_column].iloc[pos]!r})"
+            ident = f" ({id_column}={_plain(frame[id_column].iloc[pos])!r})"
         parts.append(f"row {pos}{ident}: {value!r}")
     more = len(positions) - MAX_EXAMPLES
     tail = f", and {more} more" if more > 0 else ""
