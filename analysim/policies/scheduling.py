@@ -269,7 +269,7 @@ class FairShare(Scheduler):
     is the VC's GPUs up to and including that job (counting running jobs not in the view, as
     ``vc_used`` shows) divided by the VC's share, so the VC
     furthest below its share is served next. A VC's share is its capacity (owned GPUs or
-    quota), or 1 for every VC on an unpartitioned cluster, unless ``weights`` gives it.
+    quota; every VC alike on an unpartitioned cluster), unless ``weights`` gives it.
     """
 
     def __init__(self, weights: dict[str, float] | None = None) -> None:
