@@ -110,24 +110,26 @@ def test_a_bad_seed_is_named(seed):
         SimConfig(seed=seed)
 
 
-def test_an_unknown_scheduler_lists_the_known_ones():
+@pytest.mark.parametrize(
+    ("field", "unknown", "registry", "expected"),
+    [
+        ("scheduler", "lottery", SCHEDULERS, {"fifo", "sjf", "srtf", "las", "fair"}),
+        (
+            "placement",
+            "best",
+            PLACERS,
+            {"consolidate", "first_fit", "spread", "random", "topology"},
+        ),
+    ],
+)
+def test_an_unknown_policy_lists_the_known_ones(field, unknown, registry, expected):
     with pytest.raises(ValueError) as info:
-        SimConfig(scheduler="lottery")
+        SimConfig(**{field: unknown})
     message = str(info.value)
-    assert "'lottery'" in message
-    for name in SCHEDULERS.names:
+    assert repr(unknown) in message
+    for name in registry.names:
         assert repr(name) in message
-    assert {"fifo", "sjf", "srtf", "las", "fair"} <= set(SCHEDULERS.names)
-
-
-def test_an_unknown_placement_lists_the_known_ones():
-    with pytest.raises(ValueError) as info:
-        SimConfig(placement="best")
-    message = str(info.value)
-    assert "'best'" in message
-    for name in PLACERS.names:
-        assert repr(name) in message
-    assert {"consolidate", "first_fit", "spread", "random", "topology"} <= set(PLACERS.names)
+    assert expected <= set(registry.names)
 
 
 def test_an_unknown_cost_model_fails():
