@@ -9,10 +9,10 @@ something). Decisions are made in *rounds*:
 * a **full round** at every multiple of ``config.quantum`` while jobs wait: the same, and with
   preemption on a waiting job that does not fit may evict lower-ranked running jobs.
 
-A full round is skipped only when it cannot change anything: no arrival or completion since
-the last full round, that round changed nothing, and the scheduler says its ranking has not
-changed since. ``config.leap=False`` visits every step and runs every full round; the
-results are identical (a test checks it).
+A full round is skipped only when it provably cannot change anything (nothing happened in
+its group since a round that would stop where this one would, and the scheduler says its
+ranking has not changed; ``docs/semantics.md`` gives the rules). ``config.leap=False``
+visits every step and runs every full round; the results are identical (tests check it).
 """
 
 from __future__ import annotations
@@ -114,6 +114,9 @@ class Simulation(Rounds):
         self.first_start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.preemptions = np.zeros(n, dtype=np.int64)
+        # a job that (re)starts may not be evicted before it has run one quantum past its
+        # restore cost: every run then makes progress, so preemption cannot livelock
+        self.evictable_from = np.zeros(n)
         self._version = [0] * n  # bumped at each start and preemption; stale heap entries differ
         self.job_vc = self.partition.job_vc
         self.job_domain = self.partition.job_domain
@@ -176,7 +179,9 @@ class Simulation(Rounds):
         self._group = self.job_group.tolist()
         self.n_waiting = 0
         self._promoted = False  # whether the current round reset any job's attained service
-        self._static_rank = self._rank_all_jobs() if self.scheduler.static else None
+        self._static = self.scheduler.static
+        if self._static:
+            self._rank_all_jobs()
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
         self._releases = [0] * groups  # times GPUs of each group were released
         self._failed_at: dict[int, int] = {}  # job -> its group's release count when it did not fit
@@ -196,6 +201,10 @@ class Simulation(Rounds):
         self._arrived = [False] * groups  # jobs arrived since the group's last round
         self.changed_since_full = [True] * groups
         self.ranking_valid_until = [-math.inf] * groups
+        # with preemption: the earliest time a running job of the group stops being protected
+        self.protected_until = [math.inf] * groups
+        # the earliest of the two: when a round with nothing else new may still change things
+        self.wake_at = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
         # the event log, as parallel lists: time, kind, job, nodes (an array, or None)
         self.event_time: list[float] = []
@@ -232,7 +241,7 @@ class Simulation(Rounds):
             bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
         ]
 
-    def _rank_all_jobs(self) -> np.ndarray:
+    def _rank_all_jobs(self) -> None:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
         view = JobView(0.0, np.arange(self.n_jobs), self._columns, list(self.vc_used))
         keys = [np.asarray(k) for k in self.scheduler.priority(view)]
@@ -241,7 +250,6 @@ class Simulation(Rounds):
         rank[order] = np.arange(self.n_jobs)
         self._rank_of = rank.tolist()
         self._job_at_rank = order.tolist()
-        return rank
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -339,9 +347,9 @@ class Simulation(Rounds):
         quantum = self.config.quantum
         after = _ceil_to(self.now + self.config.step, quantum)
         pending = self._pending()
-        if any(pending[g] or self.ranking_valid_until[g] <= after + EPS for g in waiting):
+        if any(pending[g] or self.wake_at[g] <= after + EPS for g in waiting):
             return after
-        change = min(self.ranking_valid_until[g] for g in waiting)
+        change = min(self.wake_at[g] for g in waiting)
         return None if math.isinf(change) else max(after, _ceil_to(change, quantum))
 
     def _pending(self) -> list[bool]:
@@ -363,7 +371,7 @@ class Simulation(Rounds):
         quanta = t / self.config.quantum
         full: set[int] = set()
         if abs(quanta - round(quanta)) < EPS:
-            pending, valid_until, leap = self._pending(), self.ranking_valid_until, self.config.leap
+            pending, valid_until, leap = self._pending(), self.wake_at, self.config.leap
             full = {
                 g
                 for g, n in enumerate(self.group_waiting)
@@ -461,6 +469,8 @@ class Simulation(Rounds):
             self.first_start[j] = now
         self.status[j] = RUNNING
         self.since[j] = now
+        restore = float(self.cost[j]) if resumed else 0.0
+        self.evictable_from[j] = now + self.config.quantum + restore
         version = self._version[j] + 1
         self._version[j] = version
         end = now + float(self.remaining[j])
@@ -536,7 +546,7 @@ class Simulation(Rounds):
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
-        if self._static_rank is not None:
+        if self._static:
             bisect.insort(self._waiting_ranks[group], self._rank_of[j])
         self.n_waiting += 1
         self.group_waiting[group] += 1
@@ -546,7 +556,7 @@ class Simulation(Rounds):
     def _dequeue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
-        if self._static_rank is not None:
+        if self._static:
             ranks = self._waiting_ranks[group]
             del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
         self.n_waiting -= 1

@@ -36,7 +36,7 @@ class Rounds:
         return JobView(self.now, index, self._columns, list(self.vc_used))
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
-        if self._static_rank is not None:
+        if self._static:
             return self._ranked_static(group, preemptive)
         if not preemptive and self.group_waiting[group] == 1:
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
@@ -77,6 +77,8 @@ class Rounds:
             # the ranking may have changed; promotions (service resets) are due only now
             self._epoch[group] += 1
             self._apply_service_resets(self._view(group, include_running=False))
+        if self.now >= self.protected_until[group] - EPS:
+            self._epoch[group] += 1  # running jobs became evictable
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
@@ -101,6 +103,12 @@ class Rounds:
             # (an early bound is safe), and so can an arrival if the scheduler says so
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        if self.config.preemption and (changed or self.protected_until[group] <= self.now + EPS):
+            later = [
+                t for t in map(self.evictable_from.item, self.running[group]) if t > self.now + EPS
+            ]
+            self.protected_until[group] = min(later, default=math.inf)
+        self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         return changed
 
@@ -227,7 +235,8 @@ class Rounds:
     def _evict_for(self, j: int, below: np.ndarray) -> bool:
         domain, vc, need = self._domain[j], self._vc[j], self._gpus[j]
         below = below[::-1]  # lowest-ranked first
-        candidates = below[self.status[below] == RUNNING].tolist()
+        evictable = (self.status[below] == RUNNING) & (self.evictable_from[below] <= self.now + EPS)
+        candidates = below[evictable].tolist()
         if not self._covers_group[self.job_domain[j]]:
             candidates = [
                 r

@@ -256,3 +256,37 @@ def test_a_result_taken_mid_run_stays_as_it_was():
     late = sim.result()
     assert len(late.events) > len(early.events)
     assert late.events["event"].eq("finish").sum() == 8
+
+
+def test_a_resumed_job_runs_a_quantum_past_its_restore_cost_before_another_eviction():
+    # j1 is evicted at 10 (remaining 90 + 5 s cost) and resumes at 30, when j2 ends; it is
+    # protected until 30 + 10 (quantum) + 5 (restore). j3 (1 s) arrives at 31 but can only
+    # evict it at the round at 50: j1 has then 95 - 20 + 5 = 80 s left and ends at 51 + 80.
+    jobs = run(
+        [("j1", "a", 0, 100, 16), ("j2", "a", 5, 20, 16), ("j3", "a", 31, 1, 16)],
+        scheduler="srtf",
+        preemption=True,
+        quantum=10,
+        checkpoint_cost=5,
+    )
+    assert times(jobs) == {"j1": (0, 131), "j2": (10, 30), "j3": (50, 51)}
+    assert jobs["preemptions"].to_dict() == {"j1": 2, "j2": 0, "j3": 0}
+
+
+def test_preemption_cannot_livelock_when_the_cost_exceeds_the_quantum():
+    # two jobs that keep promoting each other (LAS with a tiny threshold and an eager
+    # starvation guard), a 1 s quantum and a 50 s cost: every run still makes progress
+    sim = asim.Simulation(
+        make_jobs([("j1", "a", 0, 100, 16), ("j2", "a", 1, 100, 16)]),
+        asim.presets.cluster("toy"),
+        asim.SimConfig(
+            scheduler={"name": "las", "thresholds": [10], "starvation_factor": 0.1},
+            preemption=True,
+            quantum=1,
+            checkpoint_cost=50,
+        ),
+    )
+    sim.run(until=100_000)
+    assert sim.done
+    jobs = sim.result().jobs
+    assert (jobs["run_time"] == jobs["duration"] + 50 * jobs["preemptions"]).all()
