@@ -41,6 +41,7 @@ POLICY_REGISTRIES: dict[str, Registry[Any]] = {
     "scheduler": SCHEDULERS,
     "placement": PLACERS,
     "checkpoint_cost": COSTS,
+    "migration_cost": COSTS,
 }
 EXTRA_HELP = {"seed": "It also seeds the synthetic workload."}
 
@@ -134,7 +135,7 @@ def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
         kind = hints.get(f.name)
         registry = POLICY_REGISTRIES.get(f.name)
         if registry is not None:
-            seconds = f.name == "checkpoint_cost"
+            seconds = registry is COSTS
             kwargs["type"] = policy_spec(registry, numbers_are_seconds=seconds)
             kwargs["metavar"] = "SECONDS|NAME" if seconds else "NAME"
             listed = all(name in text for name in registry.names)
@@ -143,9 +144,11 @@ def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
             text += ' a JSON object {"name": ..., <parameters>}.'
         elif kind is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
-        elif kind in (int, float):
-            kwargs["type"] = kind
-            kwargs["metavar"] = "N" if kind is int else "SECONDS"
+        elif kind in (int, float, float | None):
+            kwargs["type"] = int if kind is int else float
+            kwargs["metavar"] = {int: "N", float | None: "SECONDS"}.get(kind, "SECONDS")
+            if f.name == "borrow_limit":
+                kwargs["metavar"] = "FRACTION"
         text += f" (default: {_shown(_default(f))})"
         group.add_argument(flag, help=text.replace("%", "%%"), **kwargs)
         names.append(f.name)

@@ -15,6 +15,13 @@ from analysim.policies.registry import spec_of
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
 
+def _cost_model(spec: PolicySpec):
+    """A cost model from its spec; a bare number means a constant number of seconds."""
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        spec = {"name": "constant", "seconds": spec}
+    return COSTS.make(spec)
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """How a simulation decides and measures.
@@ -27,6 +34,14 @@ class SimConfig:
     checkpoint_cost: cost model of the seconds a job loses per preemption.
     backfill: let a job start when a higher-ranked job of its VC cannot (no reservation);
         off means strict head-of-line blocking per VC.
+    migration: when a waiting job cannot be placed although enough GPUs are free to it
+        (fragmentation), move running jobs to other nodes to make room (fewest GPUs moved).
+    migration_cost: cost model of the seconds a job loses per migration.
+    defrag_every: seconds between periodic defragmentation passes (``None``: none); needs
+        ``migration``.
+    borrowing: let a VC run jobs on idle GPUs of other VCs; the owner reclaims them (the
+        borrower is preempted and pays its checkpoint cost) when it needs them.
+    borrow_limit: the most GPUs a VC may borrow at once, as a fraction of its own capacity.
     step: the clock's step in seconds; every decision happens at a multiple of it.
     sample_every: seconds between rows of ``Result.timeline``.
     seed: seed of the run's random generator (random placement, ties).
@@ -39,6 +54,11 @@ class SimConfig:
     quantum: float = 60.0
     checkpoint_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
     backfill: bool = False
+    migration: bool = False
+    migration_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
+    defrag_every: float | None = None
+    borrowing: bool = False
+    borrow_limit: float = 1.0
     step: float = 1.0
     sample_every: float = 300.0
     seed: int = 0
@@ -57,17 +77,46 @@ class SimConfig:
                 f"SimConfig: quantum ({self.quantum}) must be a whole multiple of "
                 f"step ({self.step})"
             )
-        for name in ("preemption", "backfill", "leap"):
+        for name in ("preemption", "backfill", "leap", "migration", "borrowing"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(
                     f"SimConfig: {name} must be True or False, got {getattr(self, name)!r}"
                 )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
+        self._check_defrag_and_borrowing()
         # fail now, not mid-run, on an unknown policy or bad parameters
         self.make_scheduler()
         self.make_placer()
         self.make_cost_model()
+        self.make_migration_cost_model()
+
+    def _check_defrag_and_borrowing(self) -> None:
+        every = self.defrag_every
+        if every is not None:
+            if isinstance(every, bool) or not isinstance(every, (int, float)):
+                raise ValueError(f"SimConfig: defrag_every must be seconds or None, got {every!r}")
+            if not math.isfinite(every) or every <= 0:
+                raise ValueError(f"SimConfig: defrag_every must be > 0 seconds, got {every!r}")
+            ratio = every / self.step
+            if abs(ratio - round(ratio)) > 1e-9:
+                raise ValueError(
+                    f"SimConfig: defrag_every ({every}) must be a whole multiple of "
+                    f"step ({self.step})"
+                )
+            if not self.migration:
+                raise ValueError("SimConfig: defrag_every needs migration=True")
+        limit = self.borrow_limit
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, (int, float))
+            or not math.isfinite(limit)
+            or limit < 0
+        ):
+            raise ValueError(
+                f"SimConfig: borrow_limit must be a finite fraction >= 0 of a VC's capacity, "
+                f"got {limit!r}"
+            )
 
     def make_scheduler(self):
         return SCHEDULERS.make(self.scheduler)
@@ -76,10 +125,10 @@ class SimConfig:
         return PLACERS.make(self.placement)
 
     def make_cost_model(self):
-        spec = self.checkpoint_cost
-        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
-            spec = {"name": "constant", "seconds": spec}
-        return COSTS.make(spec)
+        return _cost_model(self.checkpoint_cost)
+
+    def make_migration_cost_model(self):
+        return _cost_model(self.migration_cost)
 
     # -- plain data ---------------------------------------------------------------------------
     @classmethod

@@ -21,6 +21,11 @@ def test_defaults():
     assert config.quantum == 60.0
     assert config.checkpoint_cost == {"name": "size_scaled"}
     assert config.backfill is False
+    assert config.migration is False
+    assert config.migration_cost == {"name": "size_scaled"}
+    assert config.defrag_every is None
+    assert config.borrowing is False
+    assert config.borrow_limit == 1.0
     assert config.step == 1.0
     assert config.sample_every == 300.0
     assert config.seed == 0
@@ -32,6 +37,11 @@ def test_defaults():
         "quantum",
         "checkpoint_cost",
         "backfill",
+        "migration",
+        "migration_cost",
+        "defrag_every",
+        "borrowing",
+        "borrow_limit",
         "step",
         "sample_every",
         "seed",
@@ -235,3 +245,26 @@ def test_simulate_keywords_alone_build_the_config():
     assert res.config == SimConfig(scheduler="sjf", sample_every=50).to_dict()
     with pytest.raises(ValueError, match="'schedular'"):
         simulate(wl, cluster, schedular="sjf")
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"defrag_every": 600}, "defrag_every needs migration=True"),
+        ({"migration": True, "defrag_every": 0}, "defrag_every must be > 0"),
+        ({"migration": True, "defrag_every": 1.5}, "whole multiple of step"),
+        ({"migration": True, "defrag_every": "hourly"}, "defrag_every must be seconds"),
+        ({"borrow_limit": -0.5}, "borrow_limit must be a finite fraction"),
+        ({"borrow_limit": float("inf")}, "borrow_limit must be a finite fraction"),
+        ({"borrowing": 1}, "borrowing must be True or False"),
+        ({"migration_cost": {"name": "nope"}}, "nope"),
+    ],
+)
+def test_migration_and_borrowing_options_are_checked(values, message):
+    with pytest.raises(ValueError, match=message):
+        SimConfig(**values)
+
+
+def test_a_number_is_a_constant_migration_cost():
+    model = SimConfig(migration_cost=25).make_migration_cost_model()
+    assert model.costs(pd.DataFrame({"num_gpus": [1, 16]})).tolist() == [25.0, 25.0]
