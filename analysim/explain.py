@@ -1,0 +1,478 @@
+"""Why is a job waiting? Answers in words, from a run's own records.
+
+:func:`why_waiting` reads a :class:`~analysim.result.Result`'s ``jobs`` and ``events`` (and
+``snapshot(time)`` where the engine provides it), rebuilds the state after the decisions at
+``time`` (who runs where, who waits, how much service each job has had) and, where the answer
+depends on the ranking, ranks the jobs again with the run's own scheduler. The reasons, in the
+order they are checked:
+
+* the job is not waiting at that time (not yet submitted, running, done, unschedulable);
+* its VC (or the shared pool, or the whole cluster) has fewer free GPUs than it asks for;
+* enough GPUs are free to it, but no placement fits them (fragmentation);
+* it would fit, but waiting jobs ranked ahead of it in its queue do not, and without
+  backfilling no job behind them starts (head-of-line blocking).
+
+If the job was last preempted, the answer says by whom (the ``cause`` recorded with the
+event when the engine keeps one; otherwise the jobs that started on its nodes at that moment).
+
+:func:`allocations` replays the events into per-GPU intervals (for Gantt charts) and
+:func:`gpu_snapshot` gives one row per GPU at a time, like ``Result.snapshot``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.config import SimConfig
+from analysim.domains import build_partition
+from analysim.policies.scheduling import JobView
+from analysim.status import RUNNING, WAITING
+
+if TYPE_CHECKING:
+    from analysim.cluster import Cluster
+    from analysim.result import Result
+
+RUN_EVENTS = ("start", "resume", "migrate")
+STOP_EVENTS = ("preempt", "reclaim", "finish")
+SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
+
+
+@dataclass(frozen=True)
+class WaitReason:
+    """Why ``job_id`` is (or is not) waiting at ``time``: a ``kind`` and the facts behind it.
+
+    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``unschedulable``, ``full``
+    (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
+    a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` or ``next_round``.
+    """
+
+    job_id: str
+    time: float
+    kind: str
+    need: int = 0
+    free: int = 0
+    capacity: int = 0
+    scope: str = ""
+    most_on_one_node: int = 0
+    ahead: tuple[str, ...] = ()
+    blocker: str | None = None
+    preempted_by: tuple[str, ...] = ()
+    preempted_at: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def waiting(self) -> bool:
+        return self.kind not in {"not_submitted", "running", "done", "unschedulable"}
+
+    @property
+    def text(self) -> str:
+        """The reason as sentences."""
+        return _describe(self)
+
+
+def why_waiting(result: Result, job_id: str, time: float, cluster: Cluster | None = None) -> str:
+    """Why job ``job_id`` is waiting at ``time`` (after that moment's decisions), in words.
+
+    ``cluster`` is the run's cluster; it may be left out when the result knows its own
+    topology (``Result.snapshot``). See :func:`explain` for the structured answer.
+    """
+    return explain(result, job_id, time, cluster).text
+
+
+def explain(result: Result, job_id: str, time: float, cluster: Cluster | None = None) -> WaitReason:
+    """The structured form of :func:`why_waiting`."""
+    return _Moment(result, float(time), _cluster_of(result, cluster)).reason(job_id)
+
+
+def waiting_jobs(result: Result, time: float) -> pd.DataFrame:
+    """The jobs waiting at ``time`` (after that moment's decisions), in submit order."""
+    status = _status_at(result, float(time))
+    jobs = result.jobs
+    return jobs.loc[status == "waiting", ["job_id", "vc", "num_gpus", "submit_time"]].reset_index(
+        drop=True
+    )
+
+
+# -- replaying the events ------------------------------------------------------------------------
+def _events_until(result: Result, time: float) -> pd.DataFrame:
+    events = result.events
+    return events[events["time"] <= time + 1e-9]
+
+
+def _status_at(result: Result, time: float) -> np.ndarray:
+    """Each job's status after the decisions at ``time`` (an array aligned with ``jobs``)."""
+    jobs = result.jobs
+    last = _events_until(result, time).drop_duplicates("job_id", keep="last")
+    kind = jobs["job_id"].map(dict(zip(last["job_id"], last["event"].astype(str), strict=True)))
+    names = {
+        "submit": "waiting",
+        "preempt": "waiting",
+        "reclaim": "waiting",
+        "finish": "done",
+        "unschedulable": "unschedulable",
+        **dict.fromkeys(RUN_EVENTS, "running"),
+    }
+    return kind.map(names).fillna("pending").to_numpy(dtype=object)
+
+
+def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
+    """Every spell of a job on a GPU: ``job_id, vc, node, gpu`` (index on the node), ``start,
+    end`` (``end`` is NaN while it still runs at the end of the records).
+
+    Rebuilt from the events: a job on one node takes that node's lowest free GPUs, as the
+    engine does. For a job over several nodes the events name the nodes but not the GPUs on
+    each; its whole free nodes are filled first and the remainder goes on the others.
+    """
+    nodes = _cluster_of(result, cluster).nodes
+    capacity = dict(zip(nodes["node"], nodes["gpus"].astype(int), strict=True))
+    free = {n: list(range(c)) for n, c in capacity.items()}
+    held: dict[str, list[tuple[str, int, float]]] = {}
+    rows: list[tuple[str, str, str, int, float, float]] = []
+    vc_of = dict(zip(result.jobs["job_id"], result.jobs["vc"], strict=True))
+    events = result.events
+    moving = events[events["event"].astype(str).isin(RUN_EVENTS + STOP_EVENTS)]
+    for time, kind, job, gpus, where in zip(
+        moving["time"].tolist(),
+        moving["event"].astype(str).tolist(),
+        moving["job_id"].tolist(),
+        moving["num_gpus"].tolist(),
+        moving["nodes"].astype(object).tolist(),
+        strict=True,
+    ):
+        if job in held:  # stops, or moves (migrate): release what it holds
+            for node, gpu, start in held.pop(job):
+                free[node].append(gpu)
+                free[node].sort()
+                rows.append((job, vc_of[job], node, gpu, start, time))
+        if kind in RUN_EVENTS and isinstance(where, str):
+            held[job] = [(n, g, time) for n, g in _take(free, capacity, where.split(","), gpus)]
+    for job, spells in held.items():
+        rows.extend((job, vc_of[job], n, g, s, np.nan) for n, g, s in spells)
+    frame = pd.DataFrame(rows, columns=["job_id", "vc", "node", "gpu", "start", "end"])
+    return frame.sort_values(["start", "node", "gpu"], kind="stable", ignore_index=True)
+
+
+def _take(
+    free: dict[str, list[int]], capacity: dict[str, int], names: list[str], gpus: int
+) -> list[tuple[str, int]]:
+    """GPUs for a job on ``names``: the lowest free ones, whole free nodes filled first."""
+    if len(names) == 1:
+        counts = {names[0]: gpus}
+    else:
+        order = sorted(names, key=lambda n: len(free[n]) != capacity[n])  # whole nodes first
+        counts, left = {}, gpus
+        for name in order:
+            counts[name] = min(left, len(free[name]))
+            left -= counts[name]
+    taken = []
+    for name, count in counts.items():
+        slots = free[name][:count]
+        del free[name][:count]
+        taken.extend((name, g) for g in slots)
+    return taken
+
+
+def gpu_snapshot(result: Result, time: float, cluster: Cluster | None = None) -> pd.DataFrame:
+    """One row per GPU after the decisions at ``time``: ``node, rack, gpu, node_vc, job_id,
+    job_vc, borrowed``. Uses ``result.snapshot`` when the result has it; otherwise rebuilt
+    with :func:`allocations`."""
+    if hasattr(result, "snapshot"):
+        return result.snapshot(time)
+    nodes = _cluster_of(result, cluster).nodes
+    gpus = nodes.loc[nodes.index.repeat(nodes["gpus"].astype(int))]
+    frame = pd.DataFrame(
+        {
+            "node": gpus["node"].to_numpy(dtype=object),
+            "rack": gpus["rack"].to_numpy(dtype=object),
+            "gpu": gpus.groupby("node", sort=False).cumcount().to_numpy(),
+            "node_vc": gpus["vc"].astype(object).where(gpus["vc"].notna(), None).to_numpy(),
+        }
+    )
+    spells = allocations(result, cluster)
+    now = spells[(spells["start"] <= time + 1e-9) & ~(spells["end"] <= time + 1e-9)]
+    on = now.set_index(["node", "gpu"])
+    key = pd.MultiIndex.from_arrays([frame["node"], frame["gpu"]])
+    for column, source in (("job_id", "job_id"), ("job_vc", "vc")):
+        values = on[source].reindex(key).to_numpy(dtype=object)
+        values[pd.isna(values)] = None
+        frame[column] = pd.Series(values, dtype=object)
+    owned = frame["node_vc"].notna() & frame["job_vc"].notna()
+    frame["borrowed"] = owned & (frame["node_vc"] != frame["job_vc"])
+    return frame[SNAPSHOT_COLUMNS]
+
+
+def _cluster_of(result: Result, cluster: Cluster | None) -> Cluster:
+    if cluster is not None:
+        return cluster
+    known = getattr(result, "cluster", None)
+    if known is not None and hasattr(known, "nodes"):
+        return known
+    if hasattr(result, "snapshot"):
+        return _cluster_from_snapshot(result)
+    raise ValueError(
+        "this Result does not record its cluster's nodes: pass cluster= (the cluster it ran on)"
+    )
+
+
+def _cluster_from_snapshot(result: Result) -> Cluster:
+    """The nodes (and quotas) of a run, as far as its snapshot and meta tell them."""
+    from analysim.cluster import Cluster
+
+    gpus = result.snapshot(0.0)
+    nodes = gpus.groupby("node", sort=False).agg(
+        rack=("rack", "first"), gpus=("gpu", "size"), vc=("node_vc", "first")
+    )
+    nodes = nodes.reset_index()
+    owners = set(nodes["vc"].dropna())
+    total = int(nodes["gpus"].sum())
+    capacity = dict(zip(result.meta["vcs"], result.meta["vc_capacity"], strict=True))
+    quotas = {vc: c for vc, c in capacity.items() if vc not in owners and c < total}
+    if owners and not quotas:
+        quotas = {}
+    return Cluster.from_frame(nodes, quotas=quotas or None, name=result.meta.get("cluster", ""))
+
+
+# -- the state at one moment ----------------------------------------------------------------------
+class _Moment:
+    """The state of a run after the decisions at ``time``, rebuilt from its records."""
+
+    def __init__(self, result: Result, time: float, cluster: Cluster) -> None:
+        self.result, self.time, self.cluster = result, time, cluster
+        self.jobs = result.jobs.reset_index(drop=True)
+        self.config = SimConfig.from_dict(
+            {k: v for k, v in result.config.items() if k in SimConfig.fields()}
+        )
+        self.partition = build_partition(self.jobs, cluster)
+        self.status = _status_at(result, time)
+        self.index = {j: i for i, j in enumerate(self.jobs["job_id"].tolist())}
+        self._events = _events_until(result, time)
+
+    # -- free GPUs --------------------------------------------------------------------------
+    def free_per_node(self) -> np.ndarray:
+        snap = gpu_snapshot(self.result, self.time, self.cluster)
+        free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
+        return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+
+    def vc_used(self) -> np.ndarray:
+        running = self.status == "running"
+        used = np.zeros(len(self.partition.vc_names), dtype=np.int64)
+        np.add.at(used, self.partition.job_vc[running], self.jobs["num_gpus"].to_numpy()[running])
+        return used
+
+    # -- the reason --------------------------------------------------------------------------
+    def reason(self, job_id: str) -> WaitReason:
+        if job_id not in self.index:
+            raise ValueError(f"why_waiting: no job {job_id!r} in this result")
+        j = self.index[job_id]
+        status = self.status[j]
+        need = int(self.jobs.at[j, "num_gpus"])
+        base = {"job_id": job_id, "time": self.time, "need": need}
+        if status != "waiting":
+            kind = "not_submitted" if status == "pending" else status
+            return WaitReason(kind=kind, **base, detail={"nodes": self._nodes_of(job_id)})
+        base.update(self._preemption(job_id))
+        domain = self.partition.domains[self.partition.job_domain[j]]
+        free_nodes = self.free_per_node()[domain.nodes]
+        used = self.vc_used()
+        vc = int(self.partition.job_vc[j])
+        free, capacity, scope = self._room(domain, vc, free_nodes, used)
+        if free < need:
+            return WaitReason(kind="full", free=free, capacity=capacity, scope=scope, **base)
+        placer = self.config.make_placer()
+        rng = np.random.default_rng(self.config.seed)
+        fits = domain.quota is None or used[vc] + need <= domain.quota
+        fits = fits and placer.place(need, free_nodes.copy(), domain.topology, rng) is not None
+        if not fits:
+            return WaitReason(
+                kind="fragmented",
+                free=free,
+                capacity=capacity,
+                scope=scope,
+                most_on_one_node=int(free_nodes.max(initial=0)),
+                detail={"placement": placer.name, "nodes_with_free": int((free_nodes > 0).sum())},
+                **base,
+            )
+        ahead = self._ahead_in_queue(j)
+        if ahead and not self.config.backfill:
+            return WaitReason(
+                kind="ranked_behind", free=free, ahead=ahead, blocker=ahead[0], **base
+            )
+        return WaitReason(kind="next_round", free=free, ahead=ahead, **base)
+
+    def _room(
+        self, domain: Any, vc: int, free_nodes: np.ndarray, used: np.ndarray
+    ) -> tuple[int, int, str]:
+        """GPUs free to a job of ``domain``, the capacity they come from, and whose it is."""
+        name = self.partition.vc_names[vc]
+        pool_free = int(free_nodes.sum())
+        pool_capacity = int(domain.topology.capacity.sum())
+        if domain.quota is not None:
+            quota_free = domain.quota - int(used[vc])
+            if quota_free < pool_free:
+                return quota_free, domain.quota, f"quota of VC {name}"
+            return pool_free, pool_capacity, "shared pool"
+        if self.cluster.partitioned:
+            return pool_free, pool_capacity, f"VC {name}"
+        return pool_free, pool_capacity, "cluster"
+
+    def _nodes_of(self, job_id: str) -> str | None:
+        mine = self._events[self._events["job_id"] == job_id]
+        placed = mine[mine["event"].astype(str).isin(RUN_EVENTS)]
+        return None if placed.empty else str(placed["nodes"].iloc[-1])
+
+    def _preemption(self, job_id: str) -> dict[str, Any]:
+        """Who preempted the job, if its last stop was a preemption or a reclaim."""
+        mine = self._events[self._events["job_id"] == job_id]
+        if mine.empty or str(mine["event"].iloc[-1]) not in ("preempt", "reclaim"):
+            return {}
+        last = mine.iloc[-1]
+        at = float(last["time"])
+        if "cause" in mine.columns and pd.notna(last["cause"]):
+            return {"preempted_by": (str(last["cause"]),), "preempted_at": at}
+        nodes = set(str(last["nodes"]).split(","))
+        same_time = self._events[
+            (self._events["time"] == at)
+            & self._events["event"].astype(str).isin(RUN_EVENTS)
+            & (self._events["job_id"] != job_id)
+        ]
+        by = [
+            str(row_job)
+            for row_job, where in zip(same_time["job_id"], same_time["nodes"], strict=True)
+            if nodes & set(str(where).split(","))
+        ]
+        return {"preempted_by": tuple(dict.fromkeys(by)), "preempted_at": at}
+
+    # -- the ranking -------------------------------------------------------------------------
+    def _ahead_in_queue(self, j: int) -> tuple[str, ...]:
+        """The waiting jobs of ``j``'s queue that the run's scheduler ranks above it now."""
+        order = self.ranking(j)
+        pos = order.index(j)
+        waiting = self.status == "waiting"
+        return tuple(str(self.jobs.at[k, "job_id"]) for k in order[:pos] if waiting[k])
+
+    def ranking(self, j: int) -> list[int]:
+        """Active jobs of ``j``'s queue (its VC, or everyone on an unpartitioned cluster),
+        ranked by the run's scheduler with their state at this moment."""
+        active = np.isin(self.status, ["waiting", "running"])
+        if self.cluster.partitioned:
+            active &= self.partition.job_vc == self.partition.job_vc[j]
+        else:
+            active &= self.partition.job_domain >= 0
+        index = np.flatnonzero(active)
+        scheduler = self.config.make_scheduler()
+        scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
+        view = JobView(self.time, index, self._columns(), list(self.vc_used()))
+        keys = [np.asarray(k) for k in scheduler.priority(view)]
+        return index[np.lexsort([index, *reversed(keys)])].tolist()
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        """Per-job arrays as the engine keeps them (service as of each job's last change;
+        a LAS starvation promotion, which the events do not record, is not replayed)."""
+        jobs = self.jobs
+        gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
+        executed, since, stops = self._service()
+        try:
+            cost = self.config.make_cost_model().costs(jobs).astype(float)
+        except (KeyError, ValueError):
+            cost = np.zeros(len(jobs))
+        duration = jobs["duration"].to_numpy(dtype=float)
+        status = np.where(
+            self.status == "running", RUNNING, np.where(self.status == "waiting", WAITING, 0)
+        )
+        return {
+            "num_gpus": gpus,
+            "submit_time": jobs["submit_time"].to_numpy(dtype=float),
+            "duration": duration,
+            "remaining": duration + stops * cost - executed,
+            "attained": executed * gpus,
+            "executed": executed,
+            "since": since,
+            "status": status.astype(np.int8),
+            "vc": self.partition.job_vc,
+            "priority": np.zeros(len(jobs)),
+        }
+
+    def _service(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Seconds each job has run up to its last change, that change's time, and how many
+        times it was preempted, from the events up to now."""
+        n = len(self.jobs)
+        executed, since = np.zeros(n), self.jobs["submit_time"].to_numpy(dtype=float).copy()
+        stops = np.zeros(n)
+        started: dict[int, float] = {}
+        events = self._events
+        for time, kind, job in zip(
+            events["time"].tolist(),
+            events["event"].astype(str).tolist(),
+            events["job_id"].tolist(),
+            strict=True,
+        ):
+            k = self.index[job]
+            if kind in RUN_EVENTS:
+                if k in started:  # a migration: the run goes on
+                    executed[k] += time - started[k]
+                started[k] = since[k] = time
+            elif kind in STOP_EVENTS and k in started:
+                executed[k] += time - started.pop(k)
+                since[k] = time
+                stops[k] += kind != "finish"
+        return executed, since, stops
+
+
+# -- words ---------------------------------------------------------------------------------------
+def _seconds(t: float) -> str:
+    return f"t={t:g} s"
+
+
+def _gpus(n: int) -> str:
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
+
+
+def _jobs(n: int) -> str:
+    return f"{n} waiting job" if n == 1 else f"{n} waiting jobs"
+
+
+def _describe(r: WaitReason) -> str:
+    head = f"{r.job_id} at {_seconds(r.time)}: "
+    if r.kind == "not_submitted":
+        return head + "not waiting: it has not been submitted yet."
+    if r.kind == "running":
+        return head + f"not waiting: it is running on {r.detail.get('nodes')}."
+    if r.kind == "done":
+        return head + "not waiting: it has finished."
+    if r.kind == "unschedulable":
+        return head + "it never runs: it asks for more GPUs than its VC could ever get."
+    text = head
+    if r.preempted_by or r.preempted_at is not None:
+        by = ", ".join(r.preempted_by) or "a higher-ranked job"
+        text += f"it was preempted by {by} at {_seconds(r.preempted_at)}. "
+    text += "it waits because " if not text.endswith(". ") else "It waits because "
+    if r.kind == "full":
+        whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
+        if whose is None and r.scope.startswith("quota"):
+            vc = r.scope.removeprefix("quota of VC ")
+            return text + (
+                f"its VC {vc} is at its quota: {r.capacity - r.free} of its "
+                f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
+            )
+        whose = whose or f"its {r.scope}"
+        return text + (
+            f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use, "
+            f"{r.free} free, and it needs {r.need}."
+        )
+    if r.kind == "fragmented":
+        return text + (
+            f"enough GPUs are free but fragmented: {_gpus(r.free)} are free to it over "
+            f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
+            f"and placement {r.detail['placement']} finds no place for {r.need}."
+        )
+    if r.kind == "ranked_behind":
+        return text + (
+            f"it is ranked behind {_jobs(len(r.ahead))} of its queue ({', '.join(r.ahead)}); "
+            f"{r.blocker}, first in line, does not fit, and without backfill no job ranked "
+            f"below it starts."
+        )
+    return text + "it fits now; it starts at the next scheduling round."

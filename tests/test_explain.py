@@ -1,0 +1,169 @@
+"""``analysim.explain``: why a job waits, worked by hand on the toy cluster.
+
+The toy workload under FIFO (docs/semantics.md): j1 (4 GPUs) on n0 from 0 to 600, j2 (8) on
+n2, n3 from 60 to 960, j3 (2) on n1 from 120 to 420; j4 (8) arrives at 180 and waits for two
+whole free nodes until 600; j5 (1) arrives at 300 and waits behind j4; from 600 the cluster is
+full until j2 ends at 960.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import analysim as asim
+from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs, why_waiting
+
+COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
+
+
+def _run(partition: str | None = None, **config) -> tuple[asim.Result, asim.Cluster]:
+    cluster = asim.presets.cluster("toy", partition=partition)
+    return asim.simulate(asim.presets.workload("toy"), cluster, **config), cluster
+
+
+def _custom(rows: list[tuple], **config) -> tuple[asim.Result, asim.Cluster]:
+    cluster = asim.presets.cluster("toy")
+    workload = asim.Workload.from_frame(pd.DataFrame(rows, columns=COLUMNS))
+    return asim.simulate(workload, cluster, **config), cluster
+
+
+def test_cluster_full_under_fifo():
+    result, cluster = _run()
+    assert why_waiting(result, "j4", 200, cluster) == (
+        "j4 at t=200 s: it waits because the cluster is full: 14 of its 16 GPUs are in use, "
+        "2 free, and it needs 8."
+    )
+    # j3 ended at 420: n1 is whole again, still only 4 free
+    assert why_waiting(result, "j4", 500, cluster) == (
+        "j4 at t=500 s: it waits because the cluster is full: 12 of its 16 GPUs are in use, "
+        "4 free, and it needs 8."
+    )
+    # j4 took n0, n1 at 600; j2 holds n2, n3
+    assert why_waiting(result, "j5", 700, cluster) == (
+        "j5 at t=700 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 1."
+    )
+
+
+def test_head_of_line_blocking_names_the_jobs_ahead():
+    result, cluster = _run()
+    # j5 (1 GPU) would fit on n1 (2 free) but j4 is first in the one queue
+    assert why_waiting(result, "j5", 300, cluster) == (
+        "j5 at t=300 s: it waits because it is ranked behind 1 waiting job of its queue (j4); "
+        "j4, first in line, does not fit, and without backfill no job ranked below it starts."
+    )
+    reason = explain(result, "j6", 500, cluster)
+    assert (reason.kind, reason.ahead, reason.blocker, reason.free) == (
+        "ranked_behind",
+        ("j4", "j5"),
+        "j4",
+        4,
+    )
+
+
+def test_ranking_follows_the_runs_scheduler():
+    # under SJF, j5 (600 s) ranks ahead of j4 (1200 s) and starts at once at 300 on n1
+    result, cluster = _run(scheduler="sjf")
+    assert explain(result, "j5", 300, cluster).kind == "running"
+    # at 720 j7 (360 s) starts on n1; j4 waits with 4 GPUs free (n0), not behind anyone
+    reason = explain(result, "j4", 720, cluster)
+    assert (reason.kind, reason.free, reason.ahead) == ("full", 4, ())
+
+
+def test_vc_full_when_vcs_own_nodes():
+    result, cluster = _run(partition="nodes")
+    assert why_waiting(result, "j4", 200, cluster) == (
+        "j4 at t=200 s: it waits because its VC a is full: 6 of its 8 GPUs are in use, "
+        "2 free, and it needs 8."
+    )
+    assert why_waiting(result, "j5", 300, cluster) == (
+        "j5 at t=300 s: it waits because its VC b is full: 8 of its 8 GPUs are in use, "
+        "0 free, and it needs 1."
+    )
+
+
+def test_quota_or_pool_full_under_quotas():
+    result, cluster = _run(partition="quota")
+    # VC b holds j2's 8 GPUs: its 8-GPU quota is used up although n1 has 2 free
+    assert why_waiting(result, "j5", 300, cluster) == (
+        "j5 at t=300 s: it waits because its VC b is at its quota: 8 of its 8 GPUs are in "
+        "use, 0 free, and it needs 1."
+    )
+    reason = explain(result, "j4", 200, cluster)
+    assert (reason.kind, reason.scope, reason.free) == ("full", "shared pool", 2)
+
+
+def test_fragmented_when_free_gpus_are_spread():
+    # spread puts the four 2-GPU jobs on four nodes: 8 GPUs free, at most 2 per node
+    rows = [(f"s{i}", "a", "u", 0.0, 1000.0, 2) for i in range(1, 5)]
+    result, cluster = _custom([*rows, ("big", "a", "u", 10.0, 100.0, 4)], placement="spread")
+    assert why_waiting(result, "big", 100, cluster) == (
+        "big at t=100 s: it waits because enough GPUs are free but fragmented: 8 GPUs are "
+        "free to it over 4 nodes, at most 2 on one node, and placement spread finds no place "
+        "for 4."
+    )
+
+
+def test_preempted_job_names_who_preempted_it():
+    # SJF with preemption: "short" arrives at 10 and evicts "long" at the quantum (t=60)
+    rows = [("long", "a", "u", 0.0, 1000.0, 16), ("short", "a", "u", 10.0, 100.0, 4)]
+    result, cluster = _custom(rows, scheduler="sjf", preemption=True, checkpoint_cost=30)
+    assert why_waiting(result, "long", 100, cluster) == (
+        "long at t=100 s: it was preempted by short at t=60 s. It waits because the cluster "
+        "is full: 4 of its 16 GPUs are in use, 12 free, and it needs 16."
+    )
+    reason = explain(result, "long", 100, cluster)
+    assert (reason.preempted_by, reason.preempted_at) == (("short",), 60.0)
+    assert explain(result, "long", 200, cluster).kind == "running"  # resumed at 160
+
+
+@pytest.mark.parametrize(
+    ("job", "time", "kind", "sentence"),
+    [
+        ("j1", 100, "running", "j1 at t=100 s: not waiting: it is running on n0."),
+        ("j8", 100, "not_submitted", "j8 at t=100 s: not waiting: it has not been submitted yet."),
+        ("j8", 2000, "done", "j8 at t=2000 s: not waiting: it has finished."),
+        ("j4", 600, "running", "j4 at t=600 s: not waiting: it is running on n0,n1."),
+    ],
+)
+def test_jobs_that_are_not_waiting(job, time, kind, sentence):
+    result, cluster = _run()
+    reason = explain(result, job, time, cluster)
+    assert (reason.kind, reason.waiting, reason.text) == (kind, False, sentence)
+
+
+def test_unknown_job_is_a_clear_error():
+    result, cluster = _run()
+    with pytest.raises(ValueError, match="no job 'j99'"):
+        why_waiting(result, "j99", 0, cluster)
+
+
+def test_waiting_jobs_at_a_time():
+    result, _ = _run()
+    assert waiting_jobs(result, 500)["job_id"].tolist() == ["j4", "j5", "j6"]
+    assert waiting_jobs(result, 600)["job_id"].tolist() == ["j5", "j6"]  # j4 started at 600
+    assert waiting_jobs(result, 960).empty
+
+
+def test_allocations_and_snapshot_rebuild_the_toy_run():
+    result, cluster = _run()
+    spells = allocations(result, cluster)
+    j4 = spells[spells["job_id"] == "j4"]
+    assert sorted(zip(j4["node"], j4["gpu"], strict=True)) == [
+        (n, g) for n in ("n0", "n1") for g in range(4)
+    ]
+    assert set(j4["start"]) == {600.0} and set(j4["end"]) == {1800.0}
+    # busy GPU-seconds of the spells = the run's
+    busy = (spells["end"] - spells["start"]).sum()
+    assert busy == pytest.approx(sum(result.meta["busy_gpu_seconds"]))
+    snap = gpu_snapshot(result, 300, cluster)
+    assert len(snap) == 16
+    assert snap.groupby("node")["job_id"].count().to_dict() == {
+        "n0": 4,
+        "n1": 2,
+        "n2": 4,
+        "n3": 4,
+    }
+    assert snap.loc[snap["node"] == "n1", "job_id"].tolist() == ["j3", "j3", None, None]
+    assert not snap["borrowed"].any()
