@@ -1,0 +1,175 @@
+"""Who holds which GPU: a node × GPU occupancy heatmap and a Gantt chart of jobs on GPUs.
+
+``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
+:func:`analysim.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by the
+VC of the job holding it, free GPUs pale, borrowed GPUs (a job on another VC's node) marked
+with a cross; a strip under the grid shows which VC owns each node. ``gantt`` draws every
+job's spells on GPUs over time, for small clusters (the ``toy`` teaching mode).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from matplotlib import colors as mcolors
+from matplotlib.patches import Patch
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from analysim.cluster import Cluster
+    from analysim.result import Result
+
+FREE = "#eeeeee"
+NO_OWNER = "#ffffff"
+# seaborn's "colorblind" and "pastel" palettes, spelled out (stable across library versions)
+VC_COLORS = (
+    "#0173b2",
+    "#de8f05",
+    "#029e73",
+    "#d55e00",
+    "#cc78bc",
+    "#ca9161",
+    "#fbafe4",
+    "#949494",
+    "#ece133",
+    "#56b4e9",
+    "#a1c9f4",
+    "#ffb482",
+    "#8de5a1",
+    "#ff9f9b",
+    "#d0bbff",
+    "#debb9b",
+)
+LABEL_CELLS = 64  # job ids are written in the cells of grids up to this size
+
+__all__ = ["gantt", "occupancy_heatmap", "vc_palette"]
+
+
+def vc_palette(vcs: Any) -> dict[str, str]:
+    """A fixed colour per VC, in sorted order of the names (the same VCs, the same colours)."""
+    names = sorted({str(v) for v in vcs if v is not None and not pd.isna(v)})
+    return {vc: VC_COLORS[i % len(VC_COLORS)] for i, vc in enumerate(names)}
+
+
+def _get_ax(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.figure(figsize=figsize).add_subplot()
+
+
+def occupancy_heatmap(
+    snapshot: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    palette: dict[str, str] | None = None,
+    title: str | None = None,
+    labels: bool | None = None,
+) -> Axes:
+    """Draw the GPUs of one moment: nodes across, GPUs up, coloured by the job's VC.
+
+    ``snapshot`` has one row per GPU with ``node, gpu, job_id, job_vc`` and optionally
+    ``node_vc`` and ``borrowed``. ``palette`` maps VC names to colours (default
+    :func:`vc_palette` of every VC in the frame); ``labels`` writes job ids in the cells
+    (default: when the grid has at most 64 cells). Returns the Axes.
+    """
+    missing = sorted({"node", "gpu", "job_id", "job_vc"} - set(snapshot.columns))
+    if missing:
+        raise ValueError(f"occupancy_heatmap: the snapshot frame lacks column(s) {missing}")
+    nodes = list(dict.fromkeys(snapshot["node"].tolist()))
+    column = {n: i for i, n in enumerate(nodes)}
+    depth = int(snapshot["gpu"].max()) + 1 if len(snapshot) else 0
+    owners = snapshot["node_vc"] if "node_vc" in snapshot.columns else pd.Series(dtype=object)
+    palette = palette or vc_palette([*snapshot["job_vc"].tolist(), *owners.tolist()])
+    ax = _get_ax(ax, (min(14.0, 2.0 + 0.35 * len(nodes)), 1.6 + 0.3 * depth))
+    has_owner = owners.notna().any()
+    rows = depth + (1 if has_owner else 0)
+    image = np.ones((rows, len(nodes), 3))
+    image[:depth] = mcolors.to_rgb(FREE)
+    x = snapshot["node"].map(column).to_numpy(dtype=int)
+    y = snapshot["gpu"].to_numpy(dtype=int)
+    vcs = snapshot["job_vc"].to_numpy(dtype=object)
+    for i in np.flatnonzero(pd.notna(vcs)):
+        image[y[i], x[i]] = mcolors.to_rgb(palette.get(str(vcs[i]), "#333333"))
+    if has_owner:
+        first = snapshot.drop_duplicates("node")
+        for node, owner in zip(first["node"], first["node_vc"], strict=True):
+            color = palette.get(str(owner), NO_OWNER) if pd.notna(owner) else NO_OWNER
+            image[depth, column[node]] = mcolors.to_rgb(color)
+    ax.imshow(image, aspect="auto", origin="lower", interpolation="nearest")
+    ax.grid(False)
+    if "borrowed" in snapshot.columns:
+        marked = snapshot["borrowed"].fillna(False).to_numpy(dtype=bool)
+        if marked.any():
+            ax.scatter(x[marked], y[marked], marker="x", color="black", s=30, linewidths=1.2)
+    if labels is None:
+        labels = len(snapshot) <= LABEL_CELLS
+    if labels:
+        for xi, yi, job in zip(x, y, snapshot["job_id"].tolist(), strict=True):
+            if job is not None and not pd.isna(job):
+                ax.text(xi, yi, str(job), ha="center", va="center", fontsize=8, color="white")
+    _axes_labels(ax, nodes, depth, has_owner)
+    handles = [Patch(color=c, label=vc) for vc, c in palette.items()]
+    handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
+    if "borrowed" in snapshot.columns:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], marker="x", color="black", linestyle="", label="borrowed"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def _axes_labels(ax: Axes, nodes: list[str], depth: int, has_owner: bool) -> None:
+    step = max(1, len(nodes) // 30)  # at most ~30 node names along the axis
+    ax.set_xticks(range(0, len(nodes), step), [nodes[i] for i in range(0, len(nodes), step)])
+    ax.tick_params(axis="x", labelrotation=90 if len(nodes) > 8 else 0)
+    ticks = list(range(depth)) + ([depth] if has_owner else [])
+    ax.set_yticks(ticks, [str(g) for g in range(depth)] + (["owner"] if has_owner else []))
+    ax.set_xlabel("node")
+    ax.set_ylabel("GPU")
+
+
+def gantt(
+    result: Result,
+    ax: Axes | None = None,
+    *,
+    cluster: Cluster | None = None,
+    now: float | None = None,
+    spells: pd.DataFrame | None = None,
+) -> Axes:
+    """Jobs on GPUs over time: one row per GPU (``node:gpu``), one bar per spell, coloured
+    by job and labelled with its id. A job still running at ``now`` (default: the result's
+    end) is drawn up to then, and a line marks ``now``. ``spells`` defaults to
+    :func:`analysim.explain.allocations` of ``result`` on ``cluster``. Returns the Axes."""
+    from analysim.explain import allocations, gpu_snapshot
+
+    if spells is None:
+        spells = allocations(result, cluster)
+    now = float(result.meta.get("now", 0.0)) if now is None else float(now)
+    gpus = gpu_snapshot(result, 0.0, cluster)[["node", "gpu"]]
+    rows = {(n, g): i for i, (n, g) in enumerate(zip(gpus["node"], gpus["gpu"], strict=True))}
+    ax = _get_ax(ax, (9.0, 1.0 + 0.22 * len(rows)))
+    jobs = list(dict.fromkeys(result.jobs["job_id"].tolist()))
+    color = {j: VC_COLORS[i % len(VC_COLORS)] for i, j in enumerate(jobs)}
+    for job, node, gpu, start, end in zip(
+        spells["job_id"], spells["node"], spells["gpu"], spells["start"], spells["end"], strict=True
+    ):
+        stop = now if pd.isna(end) else float(end)
+        row = rows[(node, int(gpu))]
+        ax.broken_barh([(start, stop - start)], (row - 0.4, 0.8), color=color[job])
+        if stop > start:
+            ax.text((start + stop) / 2, row, str(job), ha="center", va="center", fontsize=7)
+    ax.axvline(now, color="black", linewidth=1, linestyle="--")
+    ax.set_yticks(range(len(rows)), [f"{n}:{g}" for n, g in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlim(0, max(now, float(spells["end"].max()) if len(spells) else 0.0, 1.0) * 1.02)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("node:GPU")
+    ax.grid(axis="y", visible=False)
+    return ax
