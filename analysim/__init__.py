@@ -21,3 +21,15 @@ __all__ = [
     "simulate",
 ]
 __version__ = "0.1.0"
+
+# Submodules imported on first use, so that ``import analysim`` stays light (no Dask).
+# ``analysim.sweep`` is callable: ``asim.sweep(grid, workload=...)``.
+_LAZY = {"sweep": "analysim.sweep"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(_LAZY[name])
+    raise AttributeError(f"module 'analysim' has no attribute {name!r}")

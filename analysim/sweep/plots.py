@@ -1,0 +1,119 @@
+"""Plots of a sweep frame, seaborn style: axes-level functions taking the frame, column names
+and ``ax=None``, returning the Axes.
+
+Rows whose ``status`` is not ``ok`` are left out (and counted in a log line); repeated rows
+of one point (the seeds) are averaged, with a confidence band or error bars over them.
+
+>>> frame = asim.sweep({"scheduler": ["fifo", "las"], "workload.load_scale": [0.6, 0.8, 1.0]},
+...                    workload="venus", seeds=range(3))
+>>> asim.sweep.plots.metric_vs(frame, x="workload.load_scale", y="avg_jct", hue="scheduler")
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+log = logging.getLogger("analysim.sweep")
+
+LABELS = {
+    "avg_jct": "average JCT (s)",
+    "median_jct": "median JCT (s)",
+    "p95_jct": "95th percentile JCT (s)",
+    "p99_jct": "99th percentile JCT (s)",
+    "avg_queue_delay": "average queueing delay (s)",
+    "median_queue_delay": "median queueing delay (s)",
+    "p95_queue_delay": "95th percentile queueing delay (s)",
+    "avg_slowdown": "average slowdown",
+    "makespan": "makespan (s)",
+    "gpu_utilization": "GPU utilisation",
+    "preemptions": "preemptions",
+    "preempted_jobs": "preempted jobs",
+    "workload.load_scale": "load scale (x the preset's arrival rate)",
+}
+
+
+def finished_rows(data: pd.DataFrame, columns: list[str | None]) -> pd.DataFrame:
+    """The ``ok`` rows of a sweep frame, after checking that ``columns`` exist."""
+    if not isinstance(data, pd.DataFrame):
+        raise ValueError(
+            f"expected the DataFrame analysim.sweep returned, got {type(data).__name__}"
+        )
+    missing = [c for c in columns if c is not None and c not in data.columns]
+    if missing:
+        raise ValueError(f"the sweep frame has no column(s) {missing}; it has {list(data.columns)}")
+    ok = data[data["status"] == "ok"] if "status" in data.columns else data
+    if len(ok) < len(data):
+        log.info("plot: leaving out %d failed run(s) of %d", len(data) - len(ok), len(data))
+    if ok.empty:
+        raise ValueError("the sweep frame has no finished (status 'ok') runs to plot")
+    return ok
+
+
+def _label(ax: Axes, x: str, y: str) -> None:
+    ax.set_xlabel(LABELS.get(x, x))
+    ax.set_ylabel(LABELS.get(y, y))
+
+
+def metric_vs(
+    data: pd.DataFrame,
+    *,
+    x: str = "workload.load_scale",
+    y: str = "avg_jct",
+    hue: str | None = "scheduler",
+    style: str | None = None,
+    errorbar: Any = ("ci", 95),
+    ax: Axes | None = None,
+    **kwargs: Any,
+) -> Axes:
+    """A metric against a numeric parameter: one line per ``hue`` (and ``style``) value, the
+    mean over seeds with a band (``errorbar``, as in ``seaborn.lineplot``: ``("ci", 95)``,
+    ``"sd"``, ``None``). Extra keywords go to ``seaborn.lineplot``."""
+    import seaborn as sns
+
+    rows = finished_rows(data, [x, y, hue, style])
+    ax = sns.lineplot(
+        data=rows,
+        x=x,
+        y=y,
+        hue=hue,
+        style=style,
+        errorbar=errorbar,
+        marker="o",
+        ax=ax,
+        **kwargs,
+    )
+    _label(ax, x, y)
+    return ax
+
+
+def jct_vs_load(data: pd.DataFrame, *, ax: Axes | None = None, **kwargs: Any) -> Axes:
+    """Average JCT against ``workload.load_scale``, a line per scheduler, a 95% confidence
+    band over seeds (:func:`metric_vs` with those defaults)."""
+    return metric_vs(data, x="workload.load_scale", y="avg_jct", hue="scheduler", ax=ax, **kwargs)
+
+
+def metric_bars(
+    data: pd.DataFrame,
+    *,
+    x: str = "scheduler",
+    y: str = "avg_jct",
+    hue: str | None = None,
+    errorbar: Any = ("ci", 95),
+    ax: Axes | None = None,
+    **kwargs: Any,
+) -> Axes:
+    """A metric per value of a categorical parameter (bars: the mean over seeds, with error
+    bars), optionally split by ``hue`` (e.g. ``"preemption"``). Extra keywords go to
+    ``seaborn.barplot``."""
+    import seaborn as sns
+
+    rows = finished_rows(data, [x, y, hue])
+    ax = sns.barplot(data=rows, x=x, y=y, hue=hue, errorbar=errorbar, ax=ax, **kwargs)
+    _label(ax, x, y)
+    return ax

@@ -1,0 +1,349 @@
+"""Running a sweep: in this process, on a local Dask cluster, or on the user's Dask cluster.
+
+Where runs go:
+
+* ``client=`` or ``scheduler_address=``: on that cluster.
+* ``workers=0`` (or Dask not installed): one after another in this process.
+* ``workers=N``: a ``dask.distributed.LocalCluster`` of ``N`` worker processes of one thread
+  each, bound to 127.0.0.1, started for the call and closed after it.
+* ``workers=None`` (default): runs start in this process; as soon as the runs left look
+  longer than :data:`IN_PROCESS_BUDGET` seconds (from the mean time of those done), the rest
+  go to a LocalCluster with one worker per core. So a tiny sweep never pays for a cluster.
+
+Workloads and clusters named by preset are built where a run executes, from the preset's
+parameters and the run's seed; objects given by the user are scattered to the cluster once.
+Dask imports happen only when a cluster is used (``import analysim`` never imports Dask).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from analysim import presets
+from analysim.config import SimConfig
+from analysim.simulate import simulate
+from analysim.sweep.grid import Run, expand
+from analysim.sweep.store import OUTCOME, RunStore, row
+
+log = logging.getLogger("analysim.sweep")
+
+IN_PROCESS_BUDGET = 10.0
+"""Seconds of estimated remaining work up to which an automatic sweep stays in-process."""
+RETRIES = 2
+"""Dask ``retries=`` of each run: re-runs after an exception escaping the run itself. A run
+whose worker dies is re-run by the scheduler (up to ``distributed.scheduler.allowed-failures``
+times, default 3) before its row says ``KilledWorker``."""
+
+Outcome = dict[str, Any]
+Finish = Callable[[Run, Outcome, bool], None]
+
+
+# -- one run (executes on a worker) ------------------------------------------------------------
+def _error(message: str, seconds: float = 0.0) -> Outcome:
+    return {"metrics": {}, "status": "error", "error": message, "seconds": seconds}
+
+
+def execute(
+    run: Run, workload: Any = None, cluster: Any = None, modules: Sequence[str] = ()
+) -> Outcome:
+    """Build the run's workload and cluster (unless given), simulate, and summarise.
+
+    An exception becomes an error outcome carrying its message; the sweep goes on.
+    """
+    start = time.perf_counter()
+    try:
+        for module in modules:
+            importlib.import_module(module)
+        if workload is None:
+            workload = presets.workload(run.workload.preset, seed=run.seed, **run.workload_params)
+        if cluster is None:
+            cluster = presets.cluster(run.cluster.preset, **run.cluster_params)
+        config = SimConfig.from_dict({**run.options, "seed": run.seed})
+        summary = simulate(workload, cluster, config).summary()
+    except Exception as exc:
+        return _error(f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+    return {
+        "metrics": {str(name): float(value) for name, value in summary.items()},
+        "status": "ok",
+        "error": None,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def _portable(run: Run) -> Run:
+    """The run without the user's objects (they travel once, scattered)."""
+    return dataclasses.replace(
+        run,
+        workload=dataclasses.replace(run.workload, obj=None),
+        cluster=dataclasses.replace(run.cluster, obj=None),
+    )
+
+
+# -- backends ----------------------------------------------------------------------------------
+def _in_process(
+    runs: Sequence[Run], finish: Finish, modules: Sequence[str], budget: float | None
+) -> list[Run]:
+    """Run in this process; with a ``budget``, stop when the runs left look longer than it and
+    return them."""
+    spent = 0.0
+    for done, run in enumerate(runs):
+        left = len(runs) - done
+        if budget is not None and done and spent / done * left > budget:
+            return list(runs[done:])
+        start = time.perf_counter()
+        finish(run, execute(run, run.workload.obj, run.cluster.obj, modules), True)
+        spent += time.perf_counter() - start
+    return []
+
+
+def _on_dask(client: Any, runs: Sequence[Run], finish: Finish, modules: Sequence[str]) -> None:
+    from dask.distributed import as_completed
+
+    first = runs[0]
+    shipped = [
+        client.scatter(source.obj, hash=False) if source.obj is not None else None
+        for source in (first.workload, first.cluster)
+    ]
+    token = uuid.uuid4().hex[:8]
+    futures = {
+        client.submit(
+            execute,
+            _portable(run),
+            *shipped,
+            tuple(modules),
+            key=f"analysim-run-{run.key}-{token}",
+            retries=RETRIES,
+        ): run
+        for run in runs
+    }
+    try:
+        for future in as_completed(futures):
+            run = futures[future]
+            try:
+                finish(run, future.result(), True)
+            except Exception as exc:  # the run never returned: its workers died, ...
+                finish(run, _error(f"{type(exc).__name__}: {exc}"), False)
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def _local_cluster(workers: int) -> Iterator[Any]:
+    from dask.distributed import Client, LocalCluster
+
+    log.info("sweep: starting a local Dask cluster of %d worker processes", workers)
+    cluster = LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",  # loopback, any free port (a dashboard needs bokeh)
+        silence_logs=logging.WARNING,
+    )
+    try:
+        with Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()
+
+
+@contextlib.contextmanager
+def _remote(address: str) -> Iterator[Any]:
+    from dask.distributed import Client
+
+    try:
+        client = Client(address, timeout="20s")
+    except OSError as exc:
+        raise OSError(f"sweep: cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        yield client
+
+
+def _have_dask() -> bool:
+    return importlib.util.find_spec("distributed") is not None
+
+
+def _dispatch(
+    runs: list[Run],
+    finish: Finish,
+    *,
+    client: Any,
+    scheduler_address: str | None,
+    workers: int | None,
+    modules: Sequence[str],
+) -> str:
+    """Run ``runs`` where the arguments say; return a description of where."""
+    if client is not None:
+        _on_dask(client, runs, finish, modules)
+        return f"Dask client {client.scheduler.address}"
+    if scheduler_address is not None:
+        with _remote(scheduler_address) as remote:
+            _on_dask(remote, runs, finish, modules)
+        return f"Dask scheduler {scheduler_address}"
+    auto = workers is None
+    count = _cores() if auto else workers
+    if count == 0 or len(runs) <= 1 or (auto and count == 1):
+        _in_process(runs, finish, modules, None)
+        return "in-process"
+    if not _have_dask():
+        if not auto:
+            raise ImportError(
+                "sweep: workers= needs dask.distributed; pip install 'analysim[sweeps]'"
+            )
+        log.warning("sweep: dask.distributed is not installed; running in this process")
+        _in_process(runs, finish, modules, None)
+        return "in-process"
+    left = _in_process(runs, finish, modules, IN_PROCESS_BUDGET) if auto else runs
+    if not left:
+        return "in-process"
+    with _local_cluster(min(count, len(left))) as local:
+        _on_dask(local, left, finish, modules)
+    return f"local Dask cluster ({min(count, len(left))} workers)"
+
+
+# -- the sweep ---------------------------------------------------------------------------------
+def sweep(
+    grid: Any,
+    *,
+    workload: Any,
+    cluster: Any = None,
+    seeds: Sequence[int] = (0,),
+    client: Any = None,
+    scheduler_address: str | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    modules: Sequence[str] = (),
+    retry_errors: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Run every configuration of ``grid`` with every seed; one tidy row per run.
+
+    ``grid``: a dict of value lists, its cartesian product swept (``{"scheduler": ["fifo",
+    "las"], "workload.load_scale": [0.6, 1.0]}``), or a list of configurations (dicts or
+    SimConfigs). Keys are SimConfig fields and preset parameters prefixed ``workload.`` /
+    ``cluster.``. ``workload`` / ``cluster``: preset names (``cluster`` defaults to the
+    workload's preset) or Workload / Cluster objects. Each seed seeds both the preset workload
+    and the run.
+
+    ``client`` / ``scheduler_address`` run on that Dask cluster; otherwise ``workers`` (None:
+    automatic, 0: this process, N: a local cluster of N processes; see the module docstring).
+    ``out``: a folder where each finished run is saved at once; calling the same sweep again
+    returns the runs saved there instead of running them (``retry_errors=True`` re-runs the
+    failed ones). ``modules``: modules to import where runs execute, e.g. ones registering
+    custom policies by name.
+
+    Returns the frame: ``workload``, ``cluster``, the grid's parameters, ``seed``, the
+    summary metrics (:meth:`Result.summary`), ``status`` (``ok`` / ``error``), ``error`` (the
+    message), ``seconds`` (the run's time) and ``run_id`` (its key). ``frame.attrs`` holds
+    the counts (``runs``, ``failed``, ``computed``, ``reused``). In a script, call it under
+    ``if __name__ == "__main__":`` (worker processes re-import the main module).
+    """
+    if client is not None and scheduler_address is not None:
+        raise ValueError("sweep: give client= or scheduler_address=, not both")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 0
+    ):
+        raise ValueError(f"sweep: workers must be a whole number >= 0 or None, got {workers!r}")
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ValueError(
+                f"sweep: cannot import module {module!r} from modules=: {exc}"
+            ) from None
+    runs = expand(grid, workload=workload, cluster=cluster, seeds=seeds)
+    store = RunStore(out) if out is not None else None
+    started = time.perf_counter()
+    outcomes: dict[str, Outcome] = {}
+    if store is not None:
+        for run in runs:
+            stored = store.load(run)
+            if stored is not None and (stored["status"] == "ok" or not retry_errors):
+                outcomes[run.key] = stored
+    reused = len(outcomes)
+    with tqdm(
+        total=len(runs), initial=reused, unit="run", desc="sweep", disable=not progress
+    ) as bar:
+
+        def finish(run: Run, outcome: Outcome, durable: bool) -> None:
+            outcomes[run.key] = outcome
+            if store is not None and durable:
+                store.save(run, outcome)
+            bar.update(1)
+
+        pending = [run for run in runs if run.key not in outcomes]
+        for run in pending:
+            if run.invalid is not None:
+                finish(run, _error(run.invalid), True)
+        pending = [run for run in pending if run.invalid is None]
+        where = "none run: all finished before" if reused else "none run: all invalid"
+        if pending:
+            where = _dispatch(
+                pending,
+                finish,
+                client=client,
+                scheduler_address=scheduler_address,
+                workers=workers,
+                modules=modules,
+            )
+    frame = assemble(runs, outcomes)
+    frame.attrs.update(
+        runs=len(runs),
+        failed=int((frame["status"] != "ok").sum()),
+        computed=len(runs) - reused,
+        reused=reused,
+        where=where,
+        out=None if store is None else str(store.folder),
+        elapsed=time.perf_counter() - started,
+    )
+    if store is not None:
+        store.save_frame(frame)
+    _log_summary(frame)
+    return frame
+
+
+def assemble(runs: Sequence[Run], outcomes: dict[str, Outcome]) -> pd.DataFrame:
+    """The tidy frame of ``runs`` in their order: parameters, seed, metrics, outcome."""
+    rows = [row(run, outcomes[run.key]) for run in runs]
+    metric_names = list(dict.fromkeys(m for run in runs for m in outcomes[run.key]["metrics"]))
+    params = list(runs[0].params) if runs else []
+    columns = ["workload", "cluster", *params, "seed", *metric_names, *OUTCOME]
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def _log_summary(frame: pd.DataFrame) -> None:
+    attrs = frame.attrs
+    log.info(
+        "sweep: %d runs, %d failed; %d computed (%s), %d reused from %s; %.1f s",
+        attrs["runs"],
+        attrs["failed"],
+        attrs["computed"],
+        attrs["where"],
+        attrs["reused"],
+        attrs["out"],
+        attrs["elapsed"],
+    )
+    if attrs["failed"]:
+        errors = frame.loc[frame["status"] != "ok", "error"].value_counts()
+        shown = "; ".join(f"{n} x {message}" for message, n in errors.head(3).items())
+        log.warning("sweep: %d of %d runs failed: %s", attrs["failed"], attrs["runs"], shown)
