@@ -18,6 +18,7 @@ def simulate(
     cluster: Cluster,
     config: SimConfig | dict[str, Any] | None = None,
     *,
+    compat: str | None = None,
     until: float | None = None,
     progress: bool = False,
     **options: Any,
@@ -26,7 +27,17 @@ def simulate(
 
     ``config`` is a :class:`SimConfig` or a dict of its fields; any field may also be given
     as a keyword (``scheduler="las", preemption=True``), overriding ``config``.
+
+    ``compat="helios"`` replays the trace with the public Helios simulator's semantics
+    instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
+    it reads only ``scheduler`` and ``sample_every`` and refuses any other option.
     """
+    if compat is not None:
+        from analysim.compat import simulate_compat
+
+        return simulate_compat(
+            compat, workload, cluster, config, options, until=until, progress=progress
+        )
     if config is None:
         config = SimConfig.from_dict(options)
     else:

@@ -1,0 +1,174 @@
+"""The ``Result`` frames of a compat replay, with the columns the engine's results have."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from analysim.engine import EVENT_NAMES, FINISH, PREEMPT, RESUME, START, SUBMIT
+from analysim.result import ALL
+
+if TYPE_CHECKING:
+    from analysim.cluster import Cluster
+    from analysim.compat.helios_engine import Record
+
+
+def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> pd.Categorical:
+    """Comma-joined node names of each allocation (``None``: no nodes), as a categorical."""
+    names = cluster.nodes["node"].tolist()
+    codes_of: dict[tuple[int, ...], int] = {}
+    codes = []
+    for nodes in allocations:
+        if nodes is None:
+            codes.append(-1)
+            continue
+        code = codes_of.get(nodes)
+        if code is None:
+            code = codes_of[nodes] = len(codes_of)
+        codes.append(code)
+    categories = [",".join(names[i] for i in nodes) for nodes in codes_of]
+    return pd.Categorical.from_codes(np.array(codes, dtype=np.int64), categories=categories)
+
+
+def jobs_frame(
+    jobs_in: pd.DataFrame, cluster: Cluster, record: Record, rejected: np.ndarray
+) -> pd.DataFrame:
+    """One row per job, with the columns of :func:`analysim.result.build_result`."""
+    submit = jobs_in["submit_time"].to_numpy(dtype=float)
+    end = np.asarray(record.end, dtype=float)
+    jct = end - submit
+    held = np.asarray(record.held, dtype=float)
+    status = np.where(rejected, "unschedulable", np.where(np.isnan(end), "waiting", "done"))
+    jobs = pd.DataFrame(
+        {
+            "job_id": jobs_in["job_id"].to_numpy(),
+            "vc": jobs_in["vc"].to_numpy(),
+            "user": jobs_in["user"].to_numpy(),
+            "num_gpus": jobs_in["num_gpus"].to_numpy(dtype=np.int64),
+            "submit_time": submit,
+            "duration": jobs_in["duration"].to_numpy(dtype=float),
+            "start_time": np.asarray(record.start, dtype=float),
+            "end_time": end,
+            "jct": jct,
+            "queue_delay": jct - held,
+            "run_time": held,
+            "preemptions": np.asarray(record.preemptions, dtype=np.int64),
+            "migrations": np.zeros(len(jobs_in), dtype=np.int64),
+            "status": status.astype(object),
+            "nodes": _node_names(cluster, record.nodes),
+        }
+    )
+    if "gpu_type" in jobs_in.columns:
+        jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
+    return jobs
+
+
+def events_frame(jobs_in: pd.DataFrame, cluster: Cluster, record: Record) -> pd.DataFrame:
+    """One row per state change, in time order (at one time, in the order they happened)."""
+    events = record.events
+    time = np.array([e[0] for e in events], dtype=float)
+    order = np.argsort(time, kind="stable")
+    kind = np.array([e[1] for e in events], dtype=np.int64)[order]
+    job = np.array([e[2] for e in events], dtype=np.int64)[order]
+    vcs = cluster.vcs
+    vc_code = pd.Categorical(jobs_in["vc"].to_numpy(), categories=vcs).codes
+    return pd.DataFrame(
+        {
+            "time": time[order],
+            "event": pd.Categorical.from_codes(kind, categories=list(EVENT_NAMES)),
+            "job_id": jobs_in["job_id"].to_numpy()[job],
+            "vc": pd.Categorical.from_codes(vc_code[job], categories=vcs),
+            "num_gpus": jobs_in["num_gpus"].to_numpy(dtype=np.int64)[job],
+            "nodes": _node_names(cluster, [events[i][3] for i in order.tolist()]),
+        }
+    )
+
+
+def _segments(record: Record) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """(job, from, to) of every run on GPUs and of every wait, from the events."""
+    opened: dict[int, int] = {}
+    runs, waits = [], []
+    for t, kind, j, _ in record.events:
+        if kind == SUBMIT:
+            opened[j] = t
+        elif kind in (START, RESUME):
+            waits.append((j, opened[j], t))
+            opened[j] = t
+        elif kind == PREEMPT:
+            runs.append((j, opened[j], t))
+            opened[j] = t
+        elif kind == FINISH:
+            runs.append((j, opened.pop(j), t))
+    return runs, waits
+
+
+def _counts(
+    segments: list[tuple[int, int, int]],
+    weights: np.ndarray,
+    vc_code: np.ndarray,
+    n_vc: int,
+    times: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample time and VC: how many segments hold ``from <= t < to``, and their weight."""
+    count = np.zeros((len(times), n_vc), dtype=np.int64)
+    weight = np.zeros((len(times), n_vc), dtype=np.int64)
+    if not segments:
+        return count, weight
+    job, start, stop = (np.array(c, dtype=np.int64) for c in zip(*segments, strict=True))
+    for k in range(n_vc):
+        mine = vc_code[job] == k
+        starts, stops, w = start[mine], stop[mine], weights[job[mine]]
+        by_start, by_stop = np.argsort(starts), np.argsort(stops)
+        began = np.searchsorted(starts[by_start], times, side="right")
+        ended = np.searchsorted(stops[by_stop], times, side="right")
+        count[:, k] = began - ended
+        w_start = np.concatenate([[0], np.cumsum(w[by_start])])
+        w_stop = np.concatenate([[0], np.cumsum(w[by_stop])])
+        weight[:, k] = w_start[began] - w_stop[ended]
+    return count, weight
+
+
+def timeline_frame(
+    jobs_in: pd.DataFrame, cluster: Cluster, record: Record, every: float, last: float
+) -> pd.DataFrame:
+    """Every ``every`` seconds from 0 to ``last``: the state after that moment's decisions,
+    cluster-wide (``vc == "(all)"``) and per VC, as in the engine's timeline."""
+    vcs = cluster.vcs
+    n_vc = len(vcs)
+    times = np.arange(0.0, last + every * 1e-9, every) if last >= 0 else np.zeros(0)
+    vc_code = pd.Categorical(jobs_in["vc"].to_numpy(), categories=vcs).codes
+    gpus = jobs_in["num_gpus"].to_numpy(dtype=np.int64)
+    runs, waits = _segments(record)
+    running, used = _counts(runs, gpus, vc_code, n_vc, times)
+    waiting, pending = _counts(waits, gpus, vc_code, n_vc, times)
+    capacity = cluster.vc_capacity()
+    cap = np.array([capacity[vc] for vc in vcs], dtype=float)
+    total = float(cluster.total_gpus)
+    whole = pd.DataFrame(
+        {
+            "time": times,
+            "vc": ALL,
+            "used_gpus": used.sum(axis=1),
+            "free_gpus": (total - used.sum(axis=1)).astype(np.int64),
+            "pending_gpus": pending.sum(axis=1),
+            "running_jobs": running.sum(axis=1),
+            "waiting_jobs": waiting.sum(axis=1),
+            "utilization": used.sum(axis=1) / total,
+        }
+    )
+    per_vc = pd.DataFrame(
+        {
+            "time": np.repeat(times, n_vc),
+            "vc": np.tile(np.array(vcs, dtype=object), len(times)),
+            "used_gpus": used.ravel(),
+            "free_gpus": (cap[None, :] - used).astype(np.int64).ravel(),
+            "pending_gpus": pending.ravel(),
+            "running_jobs": running.ravel(),
+            "waiting_jobs": waiting.ravel(),
+            "utilization": (used / cap[None, :]).ravel(),
+        }
+    )
+    frame = pd.concat([whole, per_vc], ignore_index=True)
+    return frame.sort_values(["time"], kind="stable", ignore_index=True)
