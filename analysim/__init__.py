@@ -1,6 +1,6 @@
 """AnalySIM: simulate multi-tenant GPU clusters and compare how they are scheduled."""
 
-from analysim import policies, presets
+from analysim import policies, presets, traces
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
 from analysim.engine import Simulation
@@ -19,6 +19,7 @@ __all__ = [
     "policies",
     "presets",
     "simulate",
+    "traces",
 ]
 __version__ = "0.1.0"
 

@@ -136,13 +136,19 @@ class Workload:
         """Seconds from time 0 to the last submission (at least one second)."""
         return max(float(self.jobs["submit_time"].max()) if len(self) else 0.0, 1.0)
 
-    def describe(self, cluster: Cluster | None = None) -> pd.DataFrame:
+    def describe(self, cluster: Cluster | None = None, by: str = "vc") -> pd.DataFrame:
         """Per-VC jobs, GPU-hours and offered load, with a final ``all`` row.
 
         ``offered_gpus`` is the GPU-seconds asked for divided by the submission span: the
         number of GPUs the VC would keep busy on average. Given a ``cluster``,
         ``offered_load`` divides it by the GPUs the VC may use (its capacity).
+        ``by="gpu_type"`` gives the same per GPU-model constraint instead (``"any"``: jobs
+        without one); the capacity is then the cluster's GPUs of the accepted models.
         """
+        if by == "gpu_type":
+            return self._describe_gpu_types(cluster)
+        if by != "vc":
+            raise ValueError(f"describe: by must be 'vc' or 'gpu_type', got {by!r}")
         jobs = self.jobs.assign(gpu_seconds=self.jobs["num_gpus"] * self.jobs["duration"])
         groups = {"all": jobs, **dict(tuple(jobs.groupby("vc", sort=True)))}
         rows = []
@@ -164,5 +170,23 @@ class Workload:
             capacity = cluster.vc_capacity()
             capacity["all"] = cluster.total_gpus
             table["capacity_gpus"] = [capacity.get(vc, np.nan) for vc in table.index]
+            table["offered_load"] = table["offered_gpus"] / table["capacity_gpus"]
+        return table
+
+    def _describe_gpu_types(self, cluster: Cluster | None) -> pd.DataFrame:
+        """``describe`` per GPU-model constraint (the ``gpu_type`` column; ``any`` if none)."""
+        types = self.jobs["gpu_type"] if "gpu_type" in self.jobs.columns else None
+        key = "any" if types is None else types.where(types.notna(), "any").astype(str)
+        jobs = self.jobs.assign(gpu_type=key)
+        renamed = Workload(jobs.assign(vc=jobs["gpu_type"]), name=self.name)
+        table = renamed.describe().rename_axis("gpu_type")
+        if cluster is not None:
+            nodes = cluster.nodes
+            total = int(nodes["gpus"].sum())
+            capacity = {"all": total, "any": total}
+            for spec in table.index.difference(["all", "any"]):
+                accepted = {part.strip() for part in str(spec).split("|")}
+                capacity[spec] = int(nodes.loc[nodes["gpu_type"].isin(accepted), "gpus"].sum())
+            table["capacity_gpus"] = [capacity[t] for t in table.index]
             table["offered_load"] = table["offered_gpus"] / table["capacity_gpus"]
         return table

@@ -1,0 +1,32 @@
+"""Readers for public GPU-cluster traces: each returns a :class:`Trace` (workload, cluster,
+load report).
+
+>>> import analysim as asim
+>>> t = asim.traces.read_helios("data/Venus", start="2020-09-01", end="2020-09-26 23:59:00")
+>>> print(t.report)                       # rows read, kept, dropped by reason, with examples
+>>> res = asim.simulate(t.workload, t.cluster, scheduler="fifo")
+
+What each reader keeps, drops and changes, and the fixed vocabulary of reasons, are in
+``docs/traces.md``.
+"""
+
+from analysim.traces.generic import read_csv_trace
+from analysim.traces.helios import read_helios, read_helios_cluster, read_vc_sizes
+from analysim.traces.openb import read_openb
+from analysim.traces.pai import read_pai
+from analysim.traces.philly import read_philly
+from analysim.traces.report import REASONS, LoadReport, Trace, TraceError
+
+__all__ = [
+    "REASONS",
+    "LoadReport",
+    "Trace",
+    "TraceError",
+    "read_csv_trace",
+    "read_helios",
+    "read_helios_cluster",
+    "read_openb",
+    "read_pai",
+    "read_philly",
+    "read_vc_sizes",
+]

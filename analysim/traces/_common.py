@@ -1,0 +1,131 @@
+"""Steps every reader shares: a time window, the VC checks, oversized jobs, the Workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.cluster import Cluster
+from analysim.domains import allowed_types
+from analysim.traces._io import labels, parse_numbers
+from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.workload import Workload
+
+
+def moment(value: Any, name: str) -> pd.Timestamp | None:
+    """``value`` (a string, datetime or Timestamp) as a naive Timestamp; None stays None."""
+    if value is None:
+        return None
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{name}={value!r} is not a date/time ({error})") from None
+    if pd.isna(stamp):
+        raise ValueError(f"{name}={value!r} is not a date/time")
+    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
+def epoch_seconds(stamp: pd.Timestamp) -> float:
+    """A naive Timestamp as seconds since 1970-01-01 (the scale ``parse_times`` gives)."""
+    return float((stamp - pd.Timestamp("1970-01-01")).total_seconds())
+
+
+def keep_labels(filt: RowFilter, values: pd.Series, column: str) -> pd.Series:
+    """Stripped labels; rows with an empty one are dropped as ``missing_value``."""
+    text, missing = labels(values)
+    filt.drop(missing, "missing_value", column, values)
+    return text
+
+
+def keep_counts(filt: RowFilter, values: pd.Series, column: str, whole: bool = True) -> np.ndarray:
+    """Numbers >= 0 (whole if ``whole``); missing ones dropped as ``missing_value``, others
+    that are not such numbers as ``bad_value``."""
+    numbers, missing, bad = parse_numbers(values)
+    filt.drop(missing, "missing_value", column, values)
+    with np.errstate(invalid="ignore"):
+        invalid = bad | ~np.isfinite(numbers) | (numbers < 0)
+        if whole:
+            invalid |= numbers != np.round(numbers)
+    filt.drop(invalid & ~missing, "bad_value", column, values)
+    return numbers
+
+
+def drop_duplicates(filt: RowFilter, ids: pd.Series, column: str) -> None:
+    """Drop later rows repeating the id of an earlier kept row."""
+    kept_ids = ids.where(filt.alive)
+    repeated = kept_ids.duplicated(keep="first").to_numpy() & filt.alive
+    filt.drop(repeated, "duplicate_id", column, ids)
+
+
+def most_gpus(cluster: Cluster, vc: pd.Series, gpu_type: pd.Series | None) -> np.ndarray:
+    """The most GPUs each job could ever get: the GPUs of the nodes its VC may use (its own
+    nodes, or the pool within its quota) that are of an accepted type. The engine's rule
+    (``analysis.domains``)."""
+    nodes = cluster.nodes
+    owner = nodes["vc"].to_numpy(dtype=object)
+    node_type = nodes["gpu_type"].to_numpy(dtype=object)
+    gpus = nodes["gpus"].to_numpy(dtype=np.int64)
+    types = gpu_type if gpu_type is not None else pd.Series([None] * len(vc), index=vc.index)
+    keys = pd.DataFrame(
+        {"vc": vc.astype(object).to_numpy(), "type": types.fillna("").astype(str).to_numpy()}
+    )
+    codes, uniques = pd.MultiIndex.from_frame(keys).factorize()
+    most = np.zeros(len(uniques), dtype=np.int64)
+    for k, (name, spec) in enumerate(uniques):
+        if not cluster.partitioned:
+            mask = np.ones(len(nodes), dtype=bool)
+        elif name in cluster.quotas:
+            mask = pd.isna(owner)
+        else:
+            mask = owner == name
+        accepted = allowed_types(spec or None)
+        if accepted is not None:
+            mask = mask & np.isin(node_type, list(accepted))
+        total = int(gpus[mask].sum())
+        most[k] = min(total, cluster.quotas[name]) if name in cluster.quotas else total
+    return most[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+
+
+def finish(
+    filt: RowFilter,
+    jobs: pd.DataFrame,
+    cluster: Cluster | None,
+    *,
+    path: Path,
+    name: str,
+    drop_oversized: bool,
+    vc_known: bool = False,
+) -> Trace:
+    """Check the kept jobs against ``cluster`` (unknown VC, oversized) and build the Trace.
+
+    ``jobs`` holds every input row (aligned with ``filt``); the kept ones become the
+    Workload. Unless ``vc_known`` (the reader checked VCs itself), jobs of a VC the
+    partitioned cluster lacks are dropped as ``unknown_vc``.
+    """
+    gpus = np.nan_to_num(jobs["num_gpus"].to_numpy(dtype="float64"))
+    jobs = jobs.assign(num_gpus=gpus.astype(np.int64))
+    if cluster is not None:
+        if cluster.partitioned and not vc_known:
+            unknown = ~jobs["vc"].isin(cluster.vcs).to_numpy()
+            filt.drop(unknown, "unknown_vc", "vc", jobs["vc"])
+        alive = filt.alive
+        kept = jobs.loc[alive]
+        most = np.zeros(len(jobs), dtype=np.int64)
+        most[alive] = most_gpus(cluster, kept["vc"], kept.get("gpu_type"))
+        too_big = alive & (jobs["num_gpus"].to_numpy() > most)
+        if drop_oversized:
+            filt.drop(too_big, "oversized", "num_gpus", jobs["num_gpus"])
+        else:
+            filt.flag(too_big, "oversized", "num_gpus", jobs["num_gpus"])
+    kept = jobs.loc[filt.alive].reset_index(drop=True)
+    if kept.empty:
+        raise TraceError(path, "no job is left to simulate:\n" + filt.report.summary())
+    workload = Workload.from_frame(kept, name=name)
+    return Trace(workload, cluster, filt.report)
+
+
+def new_report() -> LoadReport:
+    return LoadReport()

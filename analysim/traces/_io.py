@@ -1,0 +1,313 @@
+"""Reading trace files fast (pyarrow) and turning every malformed input into a ``TraceError``.
+
+Structural problems (a missing file, an empty file, bytes that are not UTF-8, a wrong
+delimiter, a missing or misnamed column, a line with the wrong number of fields, a time
+column in another format, JSON that does not parse) raise :class:`TraceError` naming the
+file, the line, the column and what was expected. Problems of single values (an empty cell,
+one unparseable time) are left to the reader, which drops and counts those rows.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import difflib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from analysim.traces.report import TraceError
+
+CHUNK = 1 << 24
+DELIMITERS = {";": "';'", "\t": "a tab", "|": "'|'"}
+
+
+def existing_file(path: str | Path, what: str) -> Path:
+    """``path`` as a Path, or a TraceError if it is not a readable, non-empty file."""
+    path = Path(path)
+    if not path.exists():
+        raise TraceError(path, f"no such file ({what})")
+    if path.is_dir():
+        raise TraceError(path, f"is a folder, not a file ({what})")
+    if path.stat().st_size == 0:
+        raise TraceError(path, "the file is empty", expected=what)
+    return path
+
+
+def find_file(folder: str | Path, names: Sequence[str], what: str) -> Path:
+    """The first of ``names`` that exists in ``folder``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TraceError(folder, "no such folder", expected=f"a folder holding {what}")
+    for name in names:
+        if (folder / name).exists():
+            return existing_file(folder / name, what)
+    raise TraceError(
+        folder / names[0],
+        f"missing in {folder} ({what})",
+        expected="one of " + ", ".join(names),
+    )
+
+
+def check_utf8(path: Path, names: Sequence[str] | None = None) -> None:
+    """Raise a TraceError at the first byte that is not UTF-8, naming its line and field."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        _utf8_error(path, names)
+
+
+def _utf8_error(path: Path, names: Sequence[str] | None) -> None:
+    """Raise a TraceError about the first byte of ``path`` that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        return
+    except UnicodeDecodeError as error:
+        position = error.start
+    line_start = data.rfind(b"\n", 0, position) + 1
+    line = data.count(b"\n", 0, position) + 1
+    line_end = data.find(b"\n", position)
+    text = data[line_start : line_end if line_end >= 0 else len(data)]
+    field_index = data[line_start:position].count(b",")
+    column = None
+    if names is None and line > 1:
+        header_end = data.find(b"\n")
+        header = data[:header_end].decode("utf-8", "replace").strip("\r")
+        names = next(csv.reader([header]))
+    if names is not None and field_index < len(names):
+        column = names[field_index]
+    raise TraceError(
+        path,
+        f"byte 0x{data[position]:02x} is not UTF-8",
+        line=line,
+        column=column,
+        expected="UTF-8 text",
+        found=text.decode("utf-8", "backslashreplace"),
+    )
+
+
+def _first_line(path: Path) -> str:
+    with path.open("rb") as handle:
+        raw = handle.readline()
+    return raw.decode("utf-8").rstrip("\r\n")
+
+
+def _fields(line: str, delimiter: str = ",") -> list[str]:
+    return next(csv.reader([line], delimiter=delimiter), [])
+
+
+def _wrong_delimiter(path: Path, line: str, wanted: int) -> None:
+    """Raise if ``line`` looks split by another delimiter than a comma."""
+    for delimiter, name in DELIMITERS.items():
+        if delimiter in line and len(_fields(line, delimiter)) >= max(wanted, 2):
+            raise TraceError(
+                path,
+                f"the fields are separated by {name}",
+                line=1,
+                expected="comma-separated values",
+                found=line[:80],
+            )
+
+
+def check_header(path: Path, required: Sequence[str]) -> list[str]:
+    """The header's column names; a TraceError naming any required column it lacks."""
+    line = _first_line(path)
+    names = [n.strip() for n in _fields(line)]
+    missing = [c for c in required if c not in names]
+    if not missing:
+        return names
+    _wrong_delimiter(path, line, len(required))
+    hints = []
+    for column in missing:
+        close = difflib.get_close_matches(column, [n for n in names if n not in required], 1, 0.6)
+        hints.append(f"{column!r}" + (f" (is {close[0]!r} meant?)" if close else ""))
+    raise TraceError(
+        path,
+        "missing column(s) " + ", ".join(hints),
+        line=1,
+        expected="a header with " + ", ".join(required),
+        found=", ".join(names),
+    )
+
+
+def read_csv(
+    path: Path,
+    *,
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    strings: Sequence[str] = (),
+    header: bool = True,
+) -> tuple[pd.DataFrame, int]:
+    """Read the ``required`` and present ``optional`` columns of a CSV with pyarrow.
+
+    ``strings`` are read as text (ids, labels, times); other columns are typed by pyarrow.
+    With ``header=False`` the file has no header line and ``required`` names its columns in
+    order (a header line equal to those names is skipped). Returns the frame and the line
+    number of its first row.
+    """
+    check_utf8(path, None if header else list(required))
+    first = _first_line(path)
+    if header:
+        names = check_header(path, required)
+        columns = list(required) + [c for c in optional if c in names]
+        first_line = 2
+        read_options = pacsv.ReadOptions(block_size=1 << 24)
+        width = len(names)
+    else:
+        names = list(required)
+        fields = [f.strip() for f in _fields(first)]
+        skip = 1 if fields == names else 0
+        if not skip and len(fields) != len(names):
+            _wrong_delimiter(path, first, len(names))
+            raise TraceError(
+                path,
+                f"{len(fields)} field(s) on the first line",
+                line=1,
+                expected=f"{len(names)} header-less fields: " + ", ".join(names),
+                found=first[:120],
+            )
+        columns = names
+        first_line = 1 + skip
+        read_options = pacsv.ReadOptions(column_names=names, skip_rows=skip, block_size=1 << 24)
+        width = len(names)
+    convert = pacsv.ConvertOptions(
+        include_columns=columns,
+        column_types={c: pa.string() for c in strings if c in columns},
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+    )
+    try:
+        table = pacsv.read_csv(path, read_options=read_options, convert_options=convert)
+    except pa.ArrowInvalid as error:
+        _diagnose(path, width, names, first_line, error)
+    frame = table.to_pandas()
+    if frame.empty:
+        raise TraceError(
+            path,
+            "no data rows after the header" if header else "no data rows",
+            expected="at least one row",
+        )
+    return frame, first_line
+
+
+def _diagnose(
+    path: Path, width: int, names: Sequence[str], first_line: int, error: Exception
+) -> None:
+    """Find the line pyarrow choked on and raise a TraceError about it."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    lines = text.split("\n")
+    ends_with_newline = text.endswith("\n")
+    if ends_with_newline:
+        lines = lines[:-1]
+    for number in range(first_line, len(lines) + 1):
+        raw = lines[number - 1].rstrip("\r")
+        if raw == "":
+            continue
+        count = len(_fields(raw))
+        if count != width:
+            last = number == len(lines)
+            problem = f"{count} field(s) instead of {width}"
+            if last and not ends_with_newline and count < width:
+                problem += " (the file seems truncated)"
+            raise TraceError(
+                path,
+                problem,
+                line=number,
+                expected=f"{width} comma-separated fields: " + ", ".join(names),
+                found=raw[:120],
+            )
+    message = str(error).split("\n")[0]
+    raise TraceError(path, f"could not be parsed as CSV ({message})")
+
+
+# -- values ------------------------------------------------------------------------------------
+def parse_times(
+    values: pd.Series,
+    fmt: str,
+    *,
+    path: Path,
+    column: str,
+    first_line: int = 1,
+    missing: Sequence[str] = (),
+    locate: Callable[[int], str] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seconds since the epoch (float, NaN where not parsed), the missing mask and the
+    unparseable mask. A TraceError if no present value parses (times in another format),
+    at ``locate(row)`` if given, else at line ``first_line + row``."""
+    array = pa.array(values.astype(object).where(values.notna(), None), type=pa.string())
+    stripped = pc.utf8_trim_whitespace(array)
+    absent = pc.is_null(stripped)
+    for word in ("", *missing):
+        absent = pc.or_(absent, pc.fill_null(pc.equal(stripped, word), False))
+    parsed = pc.strptime(stripped, format=fmt, unit="s", error_is_null=True)
+    seconds = pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
+    seconds = np.asarray(seconds, dtype="float64")
+    absent_np = np.asarray(absent.to_numpy(zero_copy_only=False), dtype=bool)
+    bad = np.isnan(seconds) & ~absent_np
+    if bad.any() and not (~np.isnan(seconds)).any():
+        position = int(np.flatnonzero(bad)[0])
+        raise TraceError(
+            path,
+            "no value of this time column parses",
+            line=None if locate else first_line + position,
+            where=locate(position) if locate else None,
+            column=column,
+            expected=f"times like {_example(fmt)} (format {fmt!r})",
+            found=values.iloc[position],
+        )
+    return seconds, absent_np, bad
+
+
+def _example(fmt: str) -> str:
+    return pd.Timestamp("2020-09-01 08:30:00").strftime(fmt)
+
+
+def parse_numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Float values (NaN where missing or not a number), the missing mask and the
+    not-a-number mask."""
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        numbers = values.to_numpy(dtype="float64", na_value=np.nan)
+        missing = np.isnan(numbers)
+        return numbers, missing, np.zeros(len(values), dtype=bool)
+    present = values.notna().to_numpy() & (values.astype(str).str.strip() != "").to_numpy()
+    numbers = pd.to_numeric(values.where(present, None), errors="coerce").to_numpy(
+        dtype="float64", na_value=np.nan
+    )
+    missing = ~present
+    bad = present & np.isnan(numbers)
+    return numbers, missing, bad
+
+
+def labels(values: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """Labels as stripped strings and the missing/blank mask."""
+    text = values.astype("string").str.strip()
+    missing = (text.isna() | (text == "")).to_numpy(dtype=bool, na_value=True)
+    return text.astype("str"), missing
+
+
+def load_json(path: Path) -> Any:
+    """Parse a JSON file; a TraceError naming the line and column of a syntax error."""
+    check_utf8(path, names=())
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return json.load(handle)
+    except json.JSONDecodeError as error:
+        raise TraceError(
+            path,
+            f"not valid JSON ({error.msg}, column {error.colno})",
+            line=error.lineno,
+            expected="a JSON list of jobs",
+        ) from None

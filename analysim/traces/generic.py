@@ -1,0 +1,181 @@
+"""Any CSV or parquet jobs table, given which of its columns hold what."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from analysim.cluster import Cluster
+from analysim.traces._common import (
+    drop_duplicates,
+    epoch_seconds,
+    finish,
+    keep_counts,
+    keep_labels,
+    moment,
+)
+from analysim.traces._io import check_header, existing_file, parse_numbers, parse_times, read_csv
+from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+
+REQUIRED = ("job_id", "submit_time", "num_gpus")
+OPTIONAL = ("duration", "start_time", "end_time", "vc", "user", "gpu_type", "priority", "state")
+TIME_COLUMNS = ("submit_time", "start_time", "end_time")
+DEFAULTS = {"vc": "default", "user": "unknown"}
+
+
+def read_csv_trace(
+    path: str | Path,
+    columns: Mapping[str, str] | None = None,
+    *,
+    time_format: str | None = None,
+    start: str | pd.Timestamp | None = None,
+    cluster: Cluster | None = None,
+    drop_oversized: bool = False,
+    name: str | None = None,
+) -> Trace:
+    """Read a jobs table from a CSV or parquet file, mapping its columns to AnalySIM's.
+
+    ``columns={"job_id": "id", "submit_time": "submitted", ...}`` names, for each of
+    AnalySIM's columns, the file's column holding it (unmapped ones are looked for under
+    their own name). Needed: ``job_id``, ``submit_time``, ``num_gpus`` and ``duration`` (or
+    ``start_time`` and ``end_time``); optional: ``vc``, ``user`` (default ``"default"`` /
+    ``"unknown"``), ``gpu_type``, ``priority``, ``state``. Times are numbers of seconds, or
+    date-times in ``time_format`` (e.g. ``"%Y-%m-%d %H:%M:%S"``); date-times become seconds
+    from ``start`` (default: the first submission). A fractional GPU count is rounded up.
+    Given a ``cluster``, jobs of VCs it lacks are dropped and oversized jobs counted.
+    """
+    path = existing_file(path, "a jobs table (CSV or parquet)")
+    mapping = {ours: ours for ours in (*REQUIRED, *OPTIONAL)}
+    unknown = sorted(set(columns or {}) - set(mapping))
+    if unknown:
+        raise ValueError(
+            f"columns: unknown AnalySIM column(s) {unknown}; map any of {sorted(mapping)}"
+        )
+    mapping.update(columns or {})
+    raw = _read(path, mapping, time_format)
+    first = 2
+    report = LoadReport(main="jobs")
+    theirs = {ours: mapping[ours] for ours in mapping if mapping[ours] in raw.columns}
+    filt = RowFilter(
+        report,
+        "jobs",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}" if path.suffix != ".parquet" else f"row {i}",
+        ids=raw[mapping["job_id"]],
+        id_name=mapping["job_id"],
+    )
+
+    def column(ours: str) -> pd.Series:
+        return raw[theirs[ours]]
+
+    job_id = keep_labels(filt, column("job_id"), theirs["job_id"])
+    labels_ = {
+        key: keep_labels(filt, column(key), theirs[key])
+        if key in theirs
+        else pd.Series(DEFAULTS[key], index=raw.index)
+        for key in ("vc", "user")
+    }
+    gpus = keep_counts(filt, column("num_gpus"), theirs["num_gpus"], whole=False)
+    times = {
+        key: _times(filt, path, column(key), theirs[key], time_format)
+        for key in TIME_COLUMNS
+        if key in theirs
+    }
+    origin = 0.0
+    if time_format is not None:
+        known = times["submit_time"][filt.alive & ~np.isnan(times["submit_time"])]
+        start_at = moment(start, "start")
+        if start_at is not None:
+            origin = epoch_seconds(start_at)
+        elif len(known):
+            origin = float(known.min())
+    if "duration" in theirs:
+        duration = keep_counts(filt, column("duration"), theirs["duration"], whole=False)
+    else:
+        duration = times["end_time"] - times["start_time"]
+    drop_duplicates(filt, job_id, theirs["job_id"])
+    filt.drop(gpus == 0, "cpu_only", theirs["num_gpus"], column("num_gpus"))
+    submit = times["submit_time"] - origin
+    filt.drop(submit < 0, "outside_window", theirs["submit_time"], column("submit_time"))
+    filt.drop(duration <= 0, "nonpositive_duration", "duration", duration)
+    whole = np.ceil(gpus)
+    filt.flag(whole != gpus, "rounded_up_gpu", theirs["num_gpus"], column("num_gpus"))
+
+    jobs = pd.DataFrame(
+        {
+            "job_id": job_id,
+            "vc": labels_["vc"],
+            "user": labels_["user"],
+            "submit_time": submit,
+            "duration": duration,
+            "num_gpus": whole,
+        }
+    )
+    for key in ("gpu_type", "state"):
+        if key in theirs:
+            jobs[key] = column(key).astype(object).where(column(key).notna(), None)
+    if "priority" in theirs:
+        priority, _, bad = parse_numbers(column("priority"))
+        filt.drop(bad, "bad_value", theirs["priority"], column("priority"))
+        jobs["priority"] = priority
+    return finish(
+        filt,
+        jobs,
+        cluster,
+        path=path,
+        name=name or path.stem,
+        drop_oversized=drop_oversized,
+    )
+
+
+def _read(path: Path, mapping: Mapping[str, str], time_format: str | None) -> pd.DataFrame:
+    """The file's columns that the mapping names, checking the needed ones are there."""
+    needed = [mapping[c] for c in REQUIRED]
+    if path.suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except (pa.ArrowException, OSError, ValueError) as error:
+            raise TraceError(path, f"not a readable parquet file ({error})") from None
+        present = list(frame.columns)
+    else:
+        present = check_header(path, needed)
+        wanted = [mapping[c] for c in OPTIONAL if mapping[c] in present]
+        strings = [mapping[c] for c in ("job_id", "vc", "user", "gpu_type", "state")]
+        if time_format is not None:
+            strings += [mapping[c] for c in TIME_COLUMNS]
+        frame, _ = read_csv(path, required=needed, optional=wanted, strings=strings)
+    missing = [mapping[c] for c in REQUIRED if mapping[c] not in present]
+    has_duration = mapping["duration"] in present or (
+        mapping["start_time"] in present and mapping["end_time"] in present
+    )
+    if not has_duration:
+        missing.append(
+            f"{mapping['duration']} (or {mapping['start_time']} and {mapping['end_time']})"
+        )
+    if missing:
+        raise TraceError(
+            path,
+            "missing column(s) " + ", ".join(repr(m) for m in missing),
+            expected="the columns named by `columns=`",
+            found=", ".join(map(str, present)),
+        )
+    if frame.empty:
+        raise TraceError(path, "no data rows", expected="at least one row")
+    return frame
+
+
+def _times(
+    filt: RowFilter, path: Path, values: pd.Series, column: str, time_format: str | None
+) -> np.ndarray:
+    """Seconds: the numbers themselves, or date-times parsed with ``time_format``."""
+    if time_format is None:
+        return keep_counts(filt, values, column, whole=False)
+    seconds, missing, bad = parse_times(values, time_format, path=path, column=column)
+    filt.drop(missing, "missing_value", column, values)
+    filt.drop(bad, "unparseable_time", column, values)
+    return seconds
