@@ -28,6 +28,7 @@ import pandas as pd
 
 import analysim as asim
 from analysim.config import SimConfig
+from analysim.figures import add_figures_command
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
 
@@ -172,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", help="log debugging detail")
     common.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
-    commands = parser.add_subparsers(dest="command", metavar="{run,presets}", required=True)
+    commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
         "run",
@@ -239,6 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
         "presets", parents=[common], help="list the workload and cluster presets"
     )
     presets.set_defaults(handler=cmd_presets)
+    add_figures_command(commands, common)
+    add_sweep_command(commands, common)
     return parser
 
 
@@ -312,6 +315,56 @@ def cmd_presets(args: argparse.Namespace) -> int:
     for name in asim.presets.names():
         print(f"{name:<8} {asim.presets.PRESETS[name].description}")
     return 0
+
+
+def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        parents=[common],
+        help="run a grid of configurations and seeds (on Dask), resumable",
+        description="Run every configuration of a sweep file with every seed, in parallel on "
+        "Dask; each finished run is saved under --out at once, so running the same command "
+        "again skips what is done. See docs/sweeps.md for the file format.",
+    )
+    sweep.add_argument("file", type=Path, help="sweep file (YAML or JSON): workload, grid, ...")
+    sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="results folder")
+    sweep.add_argument(
+        "--scheduler-address",
+        default=None,
+        metavar="ADDR",
+        help="run on this Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster)",
+    )
+    sweep.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes of the local cluster; 0 runs in this process "
+        "(default: one per core, or in-process for a tiny sweep)",
+    )
+    sweep.add_argument("--retry-errors", action="store_true", help="re-run the failed runs")
+    sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sweep.set_defaults(handler=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from analysim.sweep import sweep
+    from analysim.sweep.files import load_sweep_file
+    from analysim.sweep.report import overview
+
+    if args.workers is not None and args.workers < 0:
+        raise UsageError(f"--workers must be >= 0, got {args.workers}")
+    frame = sweep(
+        **load_sweep_file(args.file),
+        out=args.out,
+        scheduler_address=args.scheduler_address,
+        workers=args.workers,
+        retry_errors=args.retry_errors,
+        progress=not args.no_progress,
+    )
+    print(format_table(overview(frame)))
+    log.info("wrote %s (one row per run) and runs/ to %s", "sweep.parquet", args.out)
+    return 1 if frame.attrs["failed"] else 0
 
 
 # -- output -----------------------------------------------------------------------------------
