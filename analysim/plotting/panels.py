@@ -1,0 +1,166 @@
+"""Figure-level plots (they own the figure and return it) and metric curves over a parameter.
+
+``policy_comparison`` puts the JCT CDF, queueing delay and per-VC bars of several runs side
+by side; ``timeline_panels`` stacks timeline columns over one time axis. ``metric_curve`` is
+axes-level: a summary metric against a varied parameter, from a tidy table with one row per
+run (as :func:`analysim.figures.sensitivity` or a sweep returns), averaged over seeds with a
+95% confidence band when there are several.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.plotting.base import get_ax, new_figure, remember
+from analysim.plotting.jobs import jct_cdf, per_vc_bars, queue_delay
+from analysim.plotting.style import (
+    ALL_VCS,
+    FRACTION_METRICS,
+    TIME_METRICS,
+    colors_for,
+    label_for,
+    resolve_unit,
+)
+from analysim.plotting.timeline import timeline
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# two-sided 95% Student t quantiles for 1..10 degrees of freedom (beyond: 1.96 is close)
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
+
+
+def _t95(dof: int) -> float:
+    if dof < 1:
+        return float("nan")
+    return _T95[dof - 1] if dof <= len(_T95) else 1.96
+
+
+def policy_comparison(results: Any, metric: str = "avg_jct", *, unit: str | None = None) -> Figure:
+    """JCT CDF, queueing-delay boxes and per-VC bars of ``metric``, side by side."""
+    fig, axes = new_figure((15.0, 4.2), 1, 3, width_ratios=[1.0, 1.0, 1.6])
+    cdf, box, bars = axes[0]
+    jct_cdf(results, ax=cdf, unit=unit)
+    queue_delay(results, ax=box, unit=unit)
+    per_vc_bars(results, metric, ax=bars, unit=unit)
+    return fig
+
+
+def timeline_panels(
+    results: Any,
+    columns: Sequence[str] = ("utilization", "waiting_jobs"),
+    vc: str = ALL_VCS,
+    *,
+    unit: str | None = None,
+) -> Figure:
+    """One timeline panel per column, stacked over a shared time axis."""
+    fig, axes = new_figure((9.0, 2.4 * len(columns) + 0.6), len(columns), 1, sharex=True)
+    for k, (ax, column) in enumerate(zip(np.ravel(axes), columns, strict=True)):
+        timeline(results, column, vc, ax=ax, unit=unit)
+        if k < len(columns) - 1:
+            ax.set_xlabel("")
+        if k > 0 and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    return fig
+
+
+def curve_data(data: pd.DataFrame, x: str, y: str, hue: str | None = None) -> pd.DataFrame:
+    """Mean, count and 95% confidence interval (Student t over the rows, e.g. seeds) of ``y``
+    per value of ``x`` (and ``hue``)."""
+    missing = [c for c in (x, y, hue) if c is not None and c not in data.columns]
+    if missing:
+        raise ValueError(f"no column(s) {missing} in the table; it has {list(data.columns)}")
+    keys = [x] if hue is None else [hue, x]
+    grouped = data.groupby(keys, sort=False, observed=True)[y]
+    out = grouped.agg(["mean", "std", "count"]).reset_index()
+    half = out["std"].fillna(0.0) / np.sqrt(out["count"]) * out["count"].map(lambda n: _t95(n - 1))
+    out["low"] = out["mean"] - half.fillna(0.0)
+    out["high"] = out["mean"] + half.fillna(0.0)
+    return out.drop(columns="std").rename(columns={"mean": y}).sort_values(keys, kind="stable")
+
+
+def metric_curve(
+    data: pd.DataFrame,
+    x: str,
+    y: str = "avg_jct",
+    hue: str | None = None,
+    ax: Axes | None = None,
+    *,
+    unit: str | None = None,
+    x_label: str | None = None,
+) -> Axes:
+    """``y`` (a summary metric) against the parameter ``x``, one line per ``hue`` value, with
+    a shaded 95% confidence band where several rows (seeds) share a point."""
+    table = curve_data(data, x, y, hue)
+    scale = 1.0
+    shown_unit = None
+    if y in TIME_METRICS:
+        shown_unit, scale = resolve_unit(unit, table[y])
+    ax = get_ax(ax)
+    groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=False))
+    palette = colors_for([str(name) for name, _ in groups if name is not None])
+    for name, part in groups:
+        color = palette.get(str(name), "#0173b2")
+        ax.plot(part[x], part[y] / scale, marker="o", color=color, label=name)
+        if (part["count"] > 1).any():
+            ax.fill_between(
+                part[x],
+                part["low"] / scale,
+                part["high"] / scale,
+                color=color,
+                alpha=0.2,
+                linewidth=0,
+            )
+    ax.set_xlabel(x_label or label_for(x))
+    ax.set_ylabel(label_for(y, shown_unit))
+    if y in FRACTION_METRICS:
+        ax.set_ylim(0, 1)
+    if hue is not None:
+        ax.legend(title=hue)
+    remember(ax, table)
+    return ax
+
+
+def summary_bars(
+    data: pd.DataFrame,
+    x: str = "scheduler",
+    y: str = "avg_jct",
+    ax: Axes | None = None,
+    *,
+    unit: str | None = None,
+) -> Axes:
+    """A summary metric per value of ``x`` (one row per run, e.g. a sweep frame): bars of
+    the mean over the rows (seeds) in each value's policy colour, with 95% confidence error
+    bars when there are several."""
+    if "status" in data.columns:
+        data = data[data["status"] == "ok"]
+    table = curve_data(data, x, y)
+    shown_unit, scale = (None, 1.0)
+    if y in TIME_METRICS:
+        shown_unit, scale = resolve_unit(unit, table[y])
+    labels = [str(v) for v in table[x]]
+    palette = colors_for(labels)
+    ax = get_ax(ax)
+    positions = np.arange(len(table))
+    errors = None
+    if (table["count"] > 1).any():
+        errors = np.vstack([table[y] - table["low"], table["high"] - table[y]]) / scale
+    ax.bar(
+        positions,
+        table[y] / scale,
+        yerr=errors,
+        color=[palette[label] for label in labels],
+        capsize=4,
+    )
+    ax.set_xticks(positions, labels)
+    ax.set_xlabel(label_for(x))
+    ax.set_ylabel(label_for(y, shown_unit))
+    if y in FRACTION_METRICS:
+        ax.set_ylim(0, 1)
+    remember(ax, table)
+    return ax

@@ -1,0 +1,169 @@
+"""Plots over time: a timeline column per run, and GPUs in use per node over time.
+
+Timeline samples (every ``sample_every`` seconds, 5 minutes by default) are averaged over
+windows so that a line has at most ``max_points`` points: a month-long run is drawn from
+about 500 window means rather than ~9,000 samples, which keeps figures and their CSV small.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.plotting.base import as_results, get_ax, remember
+from analysim.plotting.style import (
+    ALL_VCS,
+    FRACTION_METRICS,
+    colors_for,
+    label_for,
+    resolve_unit,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from analysim.result import Result
+
+MAX_POINTS = 500
+HEATMAP_COLUMNS = 150
+
+
+def window_for(times: np.ndarray, max_points: int) -> float | None:
+    """Seconds of a window that leaves at most ``max_points`` windows over ``times`` (None
+    when the samples are few enough already)."""
+    if len(times) <= max_points:
+        return None
+    times = np.unique(times)
+    spacing = float(np.min(np.diff(times))) if len(times) > 1 else 1.0
+    return spacing * math.ceil(len(times) / max_points)
+
+
+def resample(frame: pd.DataFrame, column: str, every: float | None) -> pd.DataFrame:
+    """Mean of ``column`` over windows of ``every`` seconds, stamped with each window's start
+    (``frame`` unchanged when ``every`` is None)."""
+    if every is None:
+        return frame[["time", column]].reset_index(drop=True)
+    start = np.floor(frame["time"].to_numpy() / every) * every
+    means = frame.groupby(start, sort=True)[column].mean()
+    return pd.DataFrame({"time": means.index.to_numpy(dtype=float), column: means.to_numpy()})
+
+
+def timeline_data(
+    results: Any,
+    column: str = "utilization",
+    vc: str = ALL_VCS,
+    max_points: int = MAX_POINTS,
+) -> pd.DataFrame:
+    """``column`` of ``result.timeline`` for one VC (``"(all)"``: the whole cluster) of each
+    run, averaged over windows: columns ``label, time`` (seconds, window start) ``, <column>``
+    and ``window`` (seconds; 0 when not averaged)."""
+    frames = []
+    for label, result in as_results(results).items():
+        timeline = result.timeline
+        if column not in timeline.columns:
+            raise ValueError(
+                f"result.timeline has no column {column!r}; it has "
+                f"{[c for c in timeline.columns if c not in ('time', 'vc')]}"
+            )
+        rows = timeline[timeline["vc"] == vc]
+        if rows.empty:
+            known = list(dict.fromkeys(timeline["vc"].astype(str)))
+            raise ValueError(f"no timeline rows for vc={vc!r}; known: {known}")
+        every = window_for(rows["time"].to_numpy(), max_points)
+        part = resample(rows, column, every)
+        part.insert(0, "label", label)
+        part["window"] = every or 0.0
+        frames.append(part)
+    return pd.concat(frames, ignore_index=True)
+
+
+def timeline(
+    results: Any,
+    column: str = "utilization",
+    vc: str = ALL_VCS,
+    ax: Axes | None = None,
+    *,
+    unit: str | None = None,
+    max_points: int = MAX_POINTS,
+) -> Axes:
+    """``column`` of the timeline (utilisation, queue, fragmentation, ...) over time, one line
+    per run, for the cluster (``vc="(all)"``) or one VC. Time is in ``unit`` (chosen from the
+    run's length by default)."""
+    data = timeline_data(results, column, vc, max_points)
+    unit, scale = resolve_unit(unit, [data["time"].max()] if len(data) else [0.0])
+    ax = get_ax(ax, figsize=(8.0, 3.5))
+    labels = list(dict.fromkeys(data["label"]))
+    palette = colors_for(labels)
+    for label in labels:
+        part = data[data["label"] == label]
+        ax.plot(
+            part["time"] / scale,
+            part[column],
+            label=label,
+            color=palette[label],
+            linewidth=1.0,
+            drawstyle="steps-post",
+        )
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel(label_for(column))
+    if column in FRACTION_METRICS:
+        ax.set_ylim(0, 1.02)
+    if vc != ALL_VCS:
+        ax.set_title(f"VC {vc}")
+    if len(labels) > 1:
+        ax.legend(title=None)
+    remember(ax, data.assign(vc=vc))
+    return ax
+
+
+def node_usage_data(result: Result, columns: int = HEATMAP_COLUMNS) -> pd.DataFrame:
+    """GPUs in use per node over time (``result.node_usage()``), averaged over at most
+    ``columns`` time windows: a wide frame, index window start (seconds), columns nodes."""
+    if not hasattr(result, "node_usage"):
+        raise NotImplementedError(
+            "node_time_heatmap needs Result.node_usage(), which this version of analysim "
+            "does not have yet"
+        )
+    usage = result.node_usage()
+    times = usage.index.to_numpy(dtype=float)
+    every = window_for(times, columns)
+    if every is None:
+        return usage
+    start = np.floor(times / every) * every
+    return usage.groupby(start, sort=True).mean().rename_axis("time")
+
+
+def node_time_heatmap(
+    result: Result,
+    ax: Axes | None = None,
+    *,
+    unit: str | None = None,
+    columns: int = HEATMAP_COLUMNS,
+    cmap: str = "viridis",
+) -> Axes:
+    """Heatmap of GPUs in use on each node (rows, in the cluster's order) over time
+    (columns, window means), from ``result.node_usage()``."""
+    usage = node_usage_data(result, columns)
+    times = usage.index.to_numpy(dtype=float)
+    unit, scale = resolve_unit(unit, [times.max()] if len(times) else [0.0])
+    step = float(np.diff(times).min()) if len(times) > 1 else 1.0
+    ax = get_ax(ax, figsize=(8.0, max(3.0, min(8.0, 0.04 * usage.shape[1] + 2))))
+    image = ax.imshow(
+        usage.to_numpy(dtype=float).T,
+        aspect="auto",
+        interpolation="nearest",
+        cmap=cmap,
+        origin="upper",
+        extent=(times[0] / scale, (times[-1] + step) / scale, usage.shape[1], 0),
+        vmin=0,
+    )
+    ax.figure.colorbar(image, ax=ax, label="GPUs in use")
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel(f"node ({usage.shape[1]})")
+    ax.grid(False)
+    tidy = usage.rename_axis(index="time", columns="node").stack().rename("used_gpus")
+    remember(ax, tidy.reset_index())
+    return ax
