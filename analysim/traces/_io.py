@@ -79,7 +79,10 @@ def _utf8_error(path: Path, names: Sequence[str] | None) -> None:
     line_start = data.rfind(b"\n", 0, position) + 1
     line = data.count(b"\n", 0, position) + 1
     line_end = data.find(b"\n", position)
-    text = data[line_start : line_end if line_end >= 0 else len(data)]
+    line_end = line_end if line_end >= 0 else len(data)
+    low, high = max(line_start, position - 40), min(line_end, position + 40)
+    text = data[low:high].decode("utf-8", "backslashreplace")
+    text = ("..." if low > line_start else "") + text + ("..." if high < line_end else "")
     field_index = data[line_start:position].count(b",")
     column = None
     if names is None and line > 1:
@@ -94,7 +97,7 @@ def _utf8_error(path: Path, names: Sequence[str] | None) -> None:
         line=line,
         column=column,
         expected="UTF-8 text",
-        found=text.decode("utf-8", "backslashreplace"),
+        found=text,
     )
 
 
