@@ -40,13 +40,21 @@ def keep_labels(filt: RowFilter, values: pd.Series, column: str) -> pd.Series:
     return text
 
 
-def keep_counts(filt: RowFilter, values: pd.Series, column: str, whole: bool = True) -> np.ndarray:
-    """Numbers >= 0 (whole if ``whole``); missing ones dropped as ``missing_value``, others
-    that are not such numbers as ``bad_value``."""
+def keep_counts(
+    filt: RowFilter,
+    values: pd.Series,
+    column: str,
+    whole: bool = True,
+    signed: bool = False,
+) -> np.ndarray:
+    """Numbers >= 0 (any sign if ``signed``; whole if ``whole``); missing ones dropped as
+    ``missing_value``, others that are not such numbers as ``bad_value``."""
     numbers, missing, bad = parse_numbers(values)
     filt.drop(missing, "missing_value", column, values)
     with np.errstate(invalid="ignore"):
-        invalid = bad | ~np.isfinite(numbers) | (numbers < 0)
+        invalid = bad | ~np.isfinite(numbers)
+        if not signed:
+            invalid |= numbers < 0
         if whole:
             invalid |= numbers != np.round(numbers)
     filt.drop(invalid & ~missing, "bad_value", column, values)

@@ -256,6 +256,10 @@ def parse_times(
     for word in ("", *missing):
         absent = pc.or_(absent, pc.fill_null(pc.equal(stripped, word), False))
     parsed = pc.strptime(stripped, format=fmt, unit="s", error_is_null=True)
+    # strptime rolls impossible dates over (2020-02-30 -> 2020-03-01): refuse what does not
+    # print back the same
+    same = pc.fill_null(pc.equal(pc.strftime(parsed, format=fmt), stripped), False)
+    parsed = pc.if_else(same, parsed, pa.scalar(None, parsed.type))
     seconds = pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
     seconds = np.asarray(seconds, dtype="float64")
     absent_np = np.asarray(absent.to_numpy(zero_copy_only=False), dtype=bool)

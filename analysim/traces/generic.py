@@ -95,7 +95,9 @@ def read_csv_trace(
         elif len(known):
             origin = float(known.min())
     if "duration" in theirs:
-        duration = keep_counts(filt, column("duration"), theirs["duration"], whole=False)
+        duration = keep_counts(
+            filt, column("duration"), theirs["duration"], whole=False, signed=True
+        )
     else:
         duration = times["end_time"] - times["start_time"]
     drop_duplicates(filt, job_id, theirs["job_id"])

@@ -80,7 +80,7 @@ def read_helios(
     )
     filt.drop(missing, "missing_value", "submit_time", raw["submit_time"])
     filt.drop(bad, "unparseable_time", "submit_time", raw["submit_time"])
-    duration = keep_counts(filt, raw["duration"], "duration", whole=False)
+    duration = keep_counts(filt, raw["duration"], "duration", whole=False, signed=True)
     drop_duplicates(filt, job_id, "job_id")
     filt.drop(gpus == 0, "cpu_only", "gpu_num", raw["gpu_num"])
 

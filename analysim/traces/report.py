@@ -87,6 +87,9 @@ class TraceError(ValueError):
 
 
 def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; a missing value as None."""
+    if value is None or (not isinstance(value, (str, bytes)) and pd.isna(value)):
+        return None
     if isinstance(value, np.generic):
         return value.item()
     return value
