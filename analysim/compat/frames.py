@@ -35,7 +35,8 @@ def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> 
 def jobs_frame(
     jobs_in: pd.DataFrame, cluster: Cluster, record: Record, rejected: np.ndarray
 ) -> pd.DataFrame:
-    """One row per job, with the columns of :func:`analysim.result.build_result`."""
+    """One row per job, with the columns of :func:`analysim.result.build_result` (no job of
+    the Helios simulator migrates, borrows or is reclaimed: those columns are 0)."""
     submit = jobs_in["submit_time"].to_numpy(dtype=float)
     end = np.asarray(record.end, dtype=float)
     jct = end - submit
@@ -56,6 +57,8 @@ def jobs_frame(
             "run_time": held,
             "preemptions": np.asarray(record.preemptions, dtype=np.int64),
             "migrations": np.zeros(len(jobs_in), dtype=np.int64),
+            "reclaims": np.zeros(len(jobs_in), dtype=np.int64),
+            "borrowed_gpu_seconds": np.zeros(len(jobs_in)),
             "status": status.astype(object),
             "nodes": _node_names(cluster, record.nodes),
         }

@@ -13,7 +13,6 @@ Times are whole seconds (Python ints). ``Record`` collects what every VC did.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
@@ -178,7 +177,6 @@ class PreemptiveRun(VCRun):
         self.run_list: list[int] = []  # running jobs, in the order they (re)started
         self.remain = {j: self.duration[j] for j in self.jobs}  # at ``since`` when running
         self.attained = dict.fromkeys(self.jobs, 0)  # GPU-seconds, at ``since`` when running
-        self.unplaced: list[int] = []  # kept in by the ranking but not placed, last step
         self.finished = 0
 
     def run(self) -> None:
@@ -224,12 +222,7 @@ class PreemptiveRun(VCRun):
         if evict:
             gone = set(evict)
             self.run_list = [j for j in self.run_list if j not in gone]
-        started, self.unplaced = [], []
-        for j in keep:
-            if self.try_start(j, t, resume=self.record.preemptions[j] > 0):
-                started.append(j)
-            else:
-                self.unplaced.append(j)
+        started = [j for j in keep if self.try_start(j, t, self.record.preemptions[j] > 0)]
         if started:
             begun = set(started)
             self.que = [j for j in self.que if j not in begun]
@@ -278,27 +271,20 @@ class PreemptiveRun(VCRun):
     def ranking_changes(self, t: int) -> list[int]:
         """Seconds after ``t`` at which a change of ranking alone could change the decision.
 
-        Tiresias: a running job passing 18,000 GPU-seconds (its queue changes). SRTF: only
-        while a job kept in by the ranking could not be placed; then each running job's next
-        overtaking of a pending job (a running job goes first once its remaining time is
-        below the pending job's). Otherwise the pending jobs left out stay out, since running
-        jobs only move up. Proof in ``docs/compat.md``.
+        Tiresias: a running job passing 18,000 GPU-seconds (its queue changes). SRTF: none.
+        After a second in which nothing started or was preempted, the jobs kept in (every
+        running job, and pending jobs that could not be placed) fit the VC's GPU count
+        together, and as time passes only running jobs move up the ranking; so every job kept
+        in stays in, every job left out stays out, and placement fails as before
+        (``docs/compat.md`` spells this out).
         """
         out = []
-        if self.tiresias:
-            for j in self.run_list:
-                attained = self.attained_at(j, t)
-                if attained <= TIRESIAS_THRESHOLD:
-                    cross = t + (TIRESIAS_THRESHOLD - attained) // self.gpus[j] + 1
-                    if cross <= self.since[j] + self.remain[j]:
-                        out.append(cross)
+        if not self.tiresias:
             return out
-        if not self.unplaced:
-            return out
-        keys = sorted(self.remain[j] for j in self.que)
         for j in self.run_list:
-            r = self.remain_at(j, t)
-            below = bisect.bisect_right(keys, r) - 1
-            if below >= 0:
-                out.append(t + r - keys[below] + 1)
+            attained = self.attained_at(j, t)
+            if attained <= TIRESIAS_THRESHOLD:
+                cross = t + (TIRESIAS_THRESHOLD - attained) // self.gpus[j] + 1
+                if cross <= self.since[j] + self.remain[j]:  # still counting then
+                    out.append(cross)
         return out
