@@ -16,12 +16,22 @@ __all__ = [
     "SimConfig",
     "Simulation",
     "Workload",
+    "explore",
     "policies",
     "presets",
     "simulate",
     "traces",
 ]
 __version__ = "0.1.0"
+
+
+def explore(*args, **kwargs):
+    """The interactive explorer (:func:`analysim.widgets.explore`; needs ipywidgets, so it is
+    imported only when called)."""
+    from analysim.widgets import explore as _explore
+
+    return _explore(*args, **kwargs)
+
 
 # Submodules imported on first use, so that ``import analysim`` stays light (no Dask).
 # ``analysim.sweep`` is callable: ``asim.sweep(grid, workload=...)``.

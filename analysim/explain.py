@@ -83,9 +83,16 @@ def why_waiting(result: Result, job_id: str, time: float, cluster: Cluster | Non
     return explain(result, job_id, time, cluster).text
 
 
-def explain(result: Result, job_id: str, time: float, cluster: Cluster | None = None) -> WaitReason:
-    """The structured form of :func:`why_waiting`."""
-    return _Moment(result, float(time), _cluster_of(result, cluster)).reason(job_id)
+def explain(
+    result: Result,
+    job_id: str,
+    time: float,
+    cluster: Cluster | None = None,
+    spells: pd.DataFrame | None = None,
+) -> WaitReason:
+    """The structured form of :func:`why_waiting` (``spells``: :func:`allocations` of the
+    result, if already computed)."""
+    return _Moment(result, float(time), _cluster_of(result, cluster), spells).reason(job_id)
 
 
 def waiting_jobs(result: Result, time: float) -> pd.DataFrame:
@@ -176,10 +183,15 @@ def _take(
     return taken
 
 
-def gpu_snapshot(result: Result, time: float, cluster: Cluster | None = None) -> pd.DataFrame:
+def gpu_snapshot(
+    result: Result,
+    time: float,
+    cluster: Cluster | None = None,
+    spells: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per GPU after the decisions at ``time``: ``node, rack, gpu, node_vc, job_id,
     job_vc, borrowed``. Uses ``result.snapshot`` when the result has it; otherwise rebuilt
-    with :func:`allocations`."""
+    with :func:`allocations` (pass ``spells``, its answer, to reuse it)."""
     if hasattr(result, "snapshot"):
         return result.snapshot(time)
     nodes = _cluster_of(result, cluster).nodes
@@ -192,12 +204,13 @@ def gpu_snapshot(result: Result, time: float, cluster: Cluster | None = None) ->
             "node_vc": gpus["vc"].astype(object).where(gpus["vc"].notna(), None).to_numpy(),
         }
     )
-    spells = allocations(result, cluster)
+    if spells is None:
+        spells = allocations(result, cluster)
     now = spells[(spells["start"] <= time + 1e-9) & ~(spells["end"] <= time + 1e-9)]
     on = now.set_index(["node", "gpu"])
     key = pd.MultiIndex.from_arrays([frame["node"], frame["gpu"]])
     for column, source in (("job_id", "job_id"), ("job_vc", "vc")):
-        values = on[source].reindex(key).to_numpy(dtype=object)
+        values = np.array(on[source].reindex(key).to_numpy(), dtype=object)
         values[pd.isna(values)] = None
         frame[column] = pd.Series(values, dtype=object)
     owned = frame["node_vc"].notna() & frame["job_vc"].notna()
@@ -240,8 +253,10 @@ def _cluster_from_snapshot(result: Result) -> Cluster:
 class _Moment:
     """The state of a run after the decisions at ``time``, rebuilt from its records."""
 
-    def __init__(self, result: Result, time: float, cluster: Cluster) -> None:
-        self.result, self.time, self.cluster = result, time, cluster
+    def __init__(
+        self, result: Result, time: float, cluster: Cluster, spells: pd.DataFrame | None
+    ) -> None:
+        self.result, self.time, self.cluster, self.spells = result, time, cluster, spells
         self.jobs = result.jobs.reset_index(drop=True)
         self.config = SimConfig.from_dict(
             {k: v for k, v in result.config.items() if k in SimConfig.fields()}
@@ -253,7 +268,7 @@ class _Moment:
 
     # -- free GPUs --------------------------------------------------------------------------
     def free_per_node(self) -> np.ndarray:
-        snap = gpu_snapshot(self.result, self.time, self.cluster)
+        snap = gpu_snapshot(self.result, self.time, self.cluster, self.spells)
         free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
         return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
 

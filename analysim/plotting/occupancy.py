@@ -119,7 +119,13 @@ def occupancy_heatmap(
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], marker="x", color="black", linestyle="", label="borrowed"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        ncols=1 + (len(handles) - 1) // 10,
+    )
     if title:
         ax.set_title(title)
     return ax

@@ -1,0 +1,220 @@
+"""The explorer app driven from code, without a browser: every check reads widget state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets (the notebooks extra)")
+
+import analysim as asim  # noqa: E402
+from analysim.widgets import explore, parse_cost, scale_cluster  # noqa: E402
+
+
+@pytest.fixture
+def app():
+    """The explorer on the toy preset, running each change at once."""
+    return explore("toy", sync=True)
+
+
+def test_importing_analysim_does_not_import_ipywidgets():
+    code = "import sys, analysim; print('ipywidgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_first_run_fills_summary_slider_and_why(app):
+    assert app.runs == 1 and app.message == ""
+    assert app.result.summary()["avg_jct"] == 862.5  # the worked FIFO example
+    summary = app.outputs["summary"].value
+    assert "<td>avg_jct</td><td style='text-align:right'>862.5</td>" in summary
+    assert "previous run" not in summary
+    slider = app.outputs["time"]
+    assert (slider.min, slider.max) == (0, 1800.0)  # the run ends at 1800 s
+    # the slider starts where the queue peaks: at 900 s j5, j6, j7, j8 wait
+    assert slider.value == 900.0
+    assert [job for _, job in app.outputs["waiting"].options] == ["j5", "j6", "j7", "j8"]
+    assert app.outputs["why"].value == (
+        "j5 at t=900 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 1."
+    )
+    assert bytes(app.outputs["heatmap"].value).startswith(b"\x89PNG")
+    assert bytes(app.outputs["plots"].value).startswith(b"\x89PNG")
+
+
+def test_changing_the_scheduler_reruns_and_keeps_the_previous_numbers(app):
+    first = app.result
+    app.controls["scheduler"].value = "sjf"
+    assert app.runs == 2 and app.result is not first and app.previous is first
+    assert app.result.config["scheduler"] == "sjf"
+    assert app.result.summary()["avg_jct"] == 727.5
+    row = app.summary.loc["avg_jct"]
+    assert (row["this run"], row["previous run"]) == (727.5, 862.5)
+    html = app.outputs["summary"].value
+    assert "<th>previous run</th>" in html and "-15.7%" in html  # (727.5 - 862.5) / 862.5
+    assert app.outputs["time"].max == 2160.0  # SJF ends at 2160 s (j4 runs last)
+
+
+def test_slider_and_pick_explain_the_waiting_jobs(app):
+    app.outputs["time"].value = 300
+    assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
+    assert app.outputs["waiting"].value == "j5"  # the picked job stays picked while it waits
+    assert app.outputs["why"].value == (
+        "j5 at t=300 s: it waits because it is ranked behind 1 waiting job of its queue (j4); "
+        "j4, first in line, does not fit, and without backfill no job ranked below it starts."
+    )
+    app.outputs["waiting"].value = "j4"
+    assert app.outputs["why"].value == (
+        "j4 at t=300 s: it waits because the cluster is full: 14 of its 16 GPUs are in use, "
+        "2 free, and it needs 8."
+    )
+    app.outputs["time"].value = 1000  # nobody waits after 960
+    assert app.outputs["waiting"].options == ()
+    assert app.outputs["why"].value == "No job is waiting at t=1000 s."
+
+
+def test_every_control_reaches_the_config(app):
+    changes = {
+        "placement": "spread",
+        "preemption": True,
+        "quantum": 120.0,
+        "checkpoint_cost": "30",
+        "seed": 3,
+    }
+    for name, value in changes.items():
+        app.controls[name].value = value
+    config = app.result.config
+    assert (config["placement"], config["preemption"], config["quantum"], config["seed"]) == (
+        "spread",
+        True,
+        120.0,
+        3,
+    )
+    assert config["checkpoint_cost"] == {"name": "constant", "seconds": 30.0}
+    assert app.runs == 1 + len(changes)
+    if "migration" in asim.SimConfig.fields():
+        app.controls["migration"].value = True
+        app.controls["migration_cost"].value = "15"
+        app.controls["borrowing"].value = True
+        assert app.result.config["migration"] is True
+        assert app.result.config["migration_cost"] == {"name": "constant", "seconds": 15.0}
+        assert app.result.config["borrowing"] is True
+
+
+def test_cluster_too_small_shows_a_message_and_keeps_the_results(app):
+    before, summary = app.result, app.outputs["summary"].value
+    app.controls["cluster_size"].value = 0.25  # one 4-GPU node; j2 and j4 ask for 8
+    assert app.result is before and app.runs == 1
+    assert app.outputs["summary"].value == summary
+    assert app.message == (
+        "Not run: the cluster is too small for this workload: job j2 asks for 8 GPUs but VC b "
+        "can get at most 4 on 4 GPUs; 2 job(s) could never run. Choose a larger cluster size."
+    )
+    assert "the results below are from the previous run" in app.outputs["message"].value
+    app.controls["cluster_size"].value = 2.0  # valid again: runs, and the message goes
+    assert app.runs == 2 and app.message == "" and app.outputs["message"].value == ""
+    assert app.cluster.total_gpus == 32
+
+
+@pytest.mark.parametrize(
+    ("control", "value", "message"),
+    [
+        ("checkpoint_cost", "-5", "checkpoint cost must be a number of seconds >= 0, got -5"),
+        ("checkpoint_cost", "abc", "unknown cost model 'abc'"),
+        ("checkpoint_cost", "{oops", "checkpoint cost: not valid JSON"),
+        ("quantum", 0.5, "quantum (0.5) must be a whole multiple of step (1.0)"),
+        ("migration_cost", "-1", "migration cost must be a number of seconds >= 0, got -1"),
+    ],
+)
+def test_bad_values_show_a_message(app, control, value, message):
+    before = app.result
+    app.controls[control].value = value
+    assert message in app.message and app.message.startswith("Not run: ")
+    assert app.result is before
+
+
+def test_a_failing_run_never_raises_out_of_the_callback(app, monkeypatch):
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(app, "_simulate", broken)
+    app.controls["scheduler"].value = "sjf"
+    assert app.message == "Not run (internal error): RuntimeError: boom"
+    assert app.result.config["scheduler"] == "fifo"
+
+
+def test_debounced_changes_make_one_run():
+    app = explore("toy", debounce=0.05)
+    assert app.runs == 1  # the first run is synchronous
+    app.controls["scheduler"].value = "sjf"
+    app.controls["placement"].value = "first_fit"
+    app.wait()
+    assert app.runs == 2
+    assert (app.result.config["scheduler"], app.result.config["placement"]) == (
+        "sjf",
+        "first_fit",
+    )
+    assert app.outputs["progress"].value == 0.0 and "run 2: sjf" in app.outputs["status"].value
+
+
+def test_a_loaded_trace_with_its_cluster():
+    workload = asim.presets.workload("toy")
+    big = asim.Cluster.uniform(2, 5, 8, name="big")  # 80 GPUs: too many to step through
+    app = explore(workload, big, sync=True)
+    assert app.controls["workload"].value == "trace"
+    assert app.result.meta["total_gpus"] == 80
+    assert app.stepper.sim is None and app.stepper.controls["step"].disabled
+    app.controls["load_scale"].value = 2.0  # arrivals twice as fast
+    assert app.result.jobs["submit_time"].max() == 450.0
+    with pytest.raises(ValueError, match="needs the cluster"):
+        explore(workload)
+
+
+def test_stepper_steps_through_the_toy_run(app):
+    stepper = app.stepper
+    assert stepper.sim is not None and stepper.sim.now == 0.0
+    assert stepper.step() == 0.0  # the first step: j1 arrives and starts at 0
+    assert stepper.step() == 60.0  # j2 arrives at 60
+    assert "j2" in stepper.outputs["jobs"].value and "t = 60 s" in stepper.outputs["time"].value
+    assert bytes(stepper.outputs["gantt"].value).startswith(b"\x89PNG")
+    stepper.controls["run"].click()
+    assert stepper.sim.done and stepper.sim.now == 1800.0
+    stepper.controls["reset"].click()
+    assert stepper.sim.now == 0.0 and not stepper.sim.started
+
+
+def test_app_why_uses_the_latest_result(app):
+    assert app.why("j4", 200) == (
+        "j4 at t=200 s: it waits because the cluster is full: 14 of its 16 GPUs are in use, "
+        "2 free, and it needs 8."
+    )
+
+
+def test_scale_cluster():
+    toy = asim.presets.cluster("toy", partition="nodes")
+    half = scale_cluster(toy, 0.5)
+    assert half.nodes["node"].tolist() == ["n0", "n2"]  # one node of each VC
+    double = scale_cluster(toy, 2.0)
+    assert double.total_gpus == 32
+    assert sorted(double.nodes["node"]) == ["n0", "n0+1", "n1", "n1+1", "n2", "n2+1", "n3", "n3+1"]
+    assert double.vc_capacity() == {"a": 16, "b": 16}
+    quota = scale_cluster(asim.presets.cluster("toy", partition="quota"), 0.5)
+    assert quota.quotas == {"a": 4, "b": 4}
+    with pytest.raises(ValueError, match="cluster size must be a number > 0"):
+        scale_cluster(toy, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("", {"name": "size_scaled"}),
+        ("size_scaled", {"name": "size_scaled"}),
+        ("40", {"name": "constant", "seconds": 40.0}),
+        ('{"name": "per_job"}', {"name": "per_job"}),
+        ("per_job", {"name": "per_job"}),
+    ],
+)
+def test_parse_cost(text, spec):
+    assert parse_cost(text, "cost") == spec
