@@ -1,0 +1,130 @@
+"""read_openb on a small pod/node list worked by hand and on the real openb trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from trace_samples import openb_files
+
+import analysim as asim
+from analysim.traces import read_openb
+
+PLACERS = ["consolidate", "first_fit", "spread", "random", "topology"]
+
+
+def test_the_sample_pods_become_jobs_with_whole_gpus_and_model_constraints(tmp_path):
+    t = read_openb(*openb_files(tmp_path))
+    jobs = t.workload.jobs.set_index("job_id")
+    assert jobs.index.tolist() == [
+        "openb-pod-0000",
+        "openb-pod-0001",
+        "openb-pod-0003",
+        "openb-pod-0005",
+        "openb-pod-0006",
+    ]
+    assert jobs["submit_time"].tolist() == [0.0, 100.0, 200.0, 400.0, 500.0]
+    assert jobs["duration"].tolist() == [490.0, 250.0, 60.0, 550.0, 280.0]
+    assert jobs["num_gpus"].tolist() == [1, 1, 2, 8, 4]
+    assert jobs["gpu_type"].tolist() == [None, None, "V100M16|V100M32", None, "A100"]
+    assert jobs["censored"].tolist() == [False, False, False, True, False]
+    assert jobs["qos"].tolist() == ["LS", "BE", "LS", "Burstable", "LS"]
+    assert t.cluster.nodes[["node", "gpus", "gpu_type", "rack"]].values.tolist() == [
+        ["openb-node-0000", 2, "P100", "P100"],
+        ["openb-node-0001", 8, "V100M32", "V100M32"],
+        ["openb-node-0002", 8, "G2", "G2"],
+    ]
+    report = t.report
+    assert report.tables == ["pods", "nodes"]
+    assert (report.read["pods"], report.kept["pods"], report.dropped()) == (7, 5, 2)
+    assert report.examples("cpu_only") == ["line 4 (name='openb-pod-0002'): num_gpu=0"]
+    assert report.examples("never_started") == [
+        "line 6 (name='openb-pod-0004'): pod_phase='Pending'"
+    ]
+    assert report.examples("rounded_up_gpu") == ["line 3 (name='openb-pod-0001'): gpu_milli=460"]
+    assert report.examples("censored") == ["line 7 (name='openb-pod-0005'): deletion_time=1000"]
+    assert report.examples("oversized") == ["line 8 (name='openb-pod-0006'): num_gpus=4"]
+    assert report.count("cpu_only", table="nodes") == 1
+
+
+def test_an_earlier_trace_end_cuts_the_pods_still_running_then(tmp_path):
+    t = read_openb(*openb_files(tmp_path), trace_end=800)
+    jobs = t.workload.jobs.set_index("job_id")
+    # 0005 (Running, deleted at 1,000) is cut at 800; 0000 (Running) was deleted at 500 and
+    # 0006 (deleted at 800) had Succeeded: neither is censored
+    assert jobs.loc["openb-pod-0005", "duration"] == 350.0
+    assert jobs["censored"].tolist() == [False, False, False, True, False]
+
+
+def test_the_gpu_spec_constraint_is_honoured_and_unmet_ones_are_unschedulable(tmp_path):
+    t = read_openb(*openb_files(tmp_path))
+    res = asim.simulate(t.workload, t.cluster, scheduler="fifo", placement="spread")
+    jobs = res.jobs.set_index("job_id")
+    assert jobs.loc["openb-pod-0003", "nodes"] == "openb-node-0001"  # the V100M32 node
+    assert jobs.loc["openb-pod-0006", "status"] == "unschedulable"
+    assert (jobs.drop(index="openb-pod-0006")["status"] == "done").all()
+
+
+def test_describe_by_gpu_type_gives_the_demand_per_model_constraint(tmp_path):
+    t = read_openb(*openb_files(tmp_path))
+    table = t.workload.describe(t.cluster, by="gpu_type")
+    assert table.index.tolist() == ["all", "A100", "V100M16|V100M32", "any"]
+    assert table["jobs"].tolist() == [5, 1, 1, 3]
+    assert table["capacity_gpus"].tolist() == [18, 0, 8, 18]
+    assert table.loc["V100M16|V100M32", "gpu_hours"] == pytest.approx(2 * 60 / 3600)
+
+
+# -- the real openb trace ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real(shared_data):
+    return read_openb(
+        shared_data / "openb" / "openb_pod_list_default.csv",
+        shared_data / "openb" / "openb_node_list_gpu_node.csv",
+    )
+
+
+def test_the_real_openb_lists_load_with_every_row_accounted_for(real):
+    report = real.report
+    assert (report.read["pods"], report.kept["pods"]) == (8152, 6203)
+    assert report.count("cpu_only") == 1088  # num_gpu 0
+    assert report.count("never_started") == 861  # Pending pods that ask for a GPU
+    assert report.read["pods"] == report.kept["pods"] + report.dropped()
+    assert report.count("rounded_up_gpu") == 2573
+    assert report.count("censored") == 32
+    assert real.cluster.total_gpus == 6212 and len(real.cluster.nodes) == 1213
+    assert real.workload.jobs["num_gpus"].isin([1, 2, 4, 8]).all()
+
+
+@pytest.mark.parametrize("placement", PLACERS)
+def test_the_real_openb_trace_simulates_with_each_placement_policy(real, placement):
+    res = asim.simulate(real.workload, real.cluster, scheduler="fifo", placement=placement)
+    jobs = res.jobs
+    assert len(jobs) == 6203
+    assert (jobs["status"] == "done").all()
+    assert np.allclose(jobs["run_time"], jobs["duration"])
+    assert (jobs["end_time"] >= jobs["submit_time"] + jobs["duration"] - 1e-6).all()
+
+
+def test_describe_on_the_real_openb_trace_reports_demand_per_gpu_model(real, shared_data, tmp_path):
+    table = real.workload.describe(real.cluster, by="gpu_type")
+    # the default pod list has no gpu_spec: all demand is for any model
+    assert table.index.tolist() == ["all", "any"]
+    assert table.loc["any", "jobs"] == 6203
+    # constrain every third pod to V100s (as the trace's gpuspec variants do) and read again
+    pods = pd.read_csv(shared_data / "openb" / "openb_pod_list_default.csv")
+    pods["gpu_spec"] = np.where(np.arange(len(pods)) % 3 == 0, "V100M16|V100M32", None)
+    path = tmp_path / "pods.csv"
+    pods.to_csv(path, index=False)
+    nodes_path = shared_data / "openb" / "openb_node_list_gpu_node.csv"
+    t = read_openb(path, nodes_path)
+    table = t.workload.describe(t.cluster, by="gpu_type")
+    assert table.index.tolist() == ["all", "V100M16|V100M32", "any"]
+    nodes = pd.read_csv(nodes_path)
+    v100 = int(nodes.loc[nodes["model"].isin(["V100M16", "V100M32"]), "gpu"].sum())
+    assert table.loc["V100M16|V100M32", "capacity_gpus"] == v100
+    kept = t.workload.jobs
+    constrained = kept["gpu_type"].notna()
+    assert table.loc["V100M16|V100M32", "jobs"] == constrained.sum()
+    assert table.loc["any", "jobs"] == (~constrained).sum()
+    gpu_hours = (kept["num_gpus"] * kept["duration"])[constrained].sum() / 3600
+    assert table.loc["V100M16|V100M32", "gpu_hours"] == pytest.approx(gpu_hours)
