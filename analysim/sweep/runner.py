@@ -148,7 +148,7 @@ def _cores() -> int:
 
 
 @contextlib.contextmanager
-def _local_cluster(workers: int) -> Iterator[Any]:
+def local_cluster(workers: int) -> Iterator[Any]:
     from dask.distributed import Client, LocalCluster
 
     log.info("sweep: starting a local Dask cluster of %d worker processes", workers)
@@ -216,7 +216,7 @@ def _dispatch(
     left = _in_process(runs, finish, modules, IN_PROCESS_BUDGET) if auto else runs
     if not left:
         return "in-process"
-    with _local_cluster(min(count, len(left))) as local:
+    with local_cluster(min(count, len(left))) as local:
         _on_dask(local, left, finish, modules)
     return f"local Dask cluster ({min(count, len(left))} workers)"
 
