@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"  {name}: {timing['wall']:.1f} s wall", flush=True)
 
-    sequential, parallel = (r["wall s"] for r in rows)
-    ratio = parallel / sequential
+    one_by_one, on_cluster = (r["wall s"] for r in rows)
+    ratio = on_cluster / one_by_one
     same = frames[0].equals(frames[1])
     print()
     print(
