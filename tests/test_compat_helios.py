@@ -409,3 +409,44 @@ def test_jobs_of_unknown_vcs_are_named():
     rows = [("j1", "a", 0, 10, 1), ("j2", "zz", 0, 10, 1)]
     with pytest.raises(ValueError, match=r"job_id='j2'.*'zz'"):
         asim.simulate(workload(rows), cluster(a=1), compat="helios")
+
+
+# -- with the Helios trace reader -----------------------------------------------------------
+
+HELIOS_HEADER = "job_id,user,vc,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time"
+HELIOS_LOG = f"""{HELIOS_HEADER},duration,queue
+1,u1,vcA,8,4,1,COMPLETED,2020-09-01 00:00:00,2020-09-01 00:00:00,2020-09-01 00:01:40,100,0
+2,u1,vcA,4,4,1,COMPLETED,2020-09-01 00:00:00,2020-09-01 00:00:00,2020-09-01 00:00:50,50,0
+3,u2,vcA,16,4,2,COMPLETED,2020-09-01 00:00:10,2020-09-01 00:00:10,2020-09-01 00:00:40,30,0
+4,u2,vcA,2,4,1,FAILED,2020-09-01 00:00:20,2020-09-01 00:00:20,2020-09-01 00:00:30,10,0
+5,u3,vcB,1,4,1,COMPLETED,2020-09-01 00:00:30,2020-09-01 00:00:30,2020-09-01 00:00:40,10,0
+"""
+
+
+def test_a_helios_folder_read_and_replayed(tmp_path):
+    # The FIFO case above as a Helios log (vcA owns 16 GPUs = 2 nodes, vcB 8 = 1 node).
+    (tmp_path / "cluster_log.csv").write_text(HELIOS_LOG)
+    (tmp_path / "cluster_gpu_number.csv").write_text("date,vcA,vcB,total\n2020-09-01,16,8,24\n")
+    trace = asim.traces.read_helios(tmp_path, start="2020-09-01")
+    res = asim.simulate(trace.workload, trace.cluster, compat="helios", scheduler="fifo")
+    jobs = res.jobs.set_index("job_id")
+    assert spans(jobs) == {
+        "1": (0, 100),
+        "2": (0, 50),
+        "3": (100, 130),
+        "4": (130, 140),
+        "5": (30, 40),
+    }
+
+
+def test_the_venus_vc_file_gives_a_cluster_the_mode_accepts(shared_data):
+    # Venus on 2020-09-01, from the real VC file: every VC owns GPUs / 8 nodes of 8 GPUs.
+    path = shared_data / "helios" / "venus_cluster_gpu_number.csv"
+    cl = asim.traces.read_helios_cluster(path, "2020-09-01")
+    sizes = pd.read_csv(path).set_index("date").loc["2020-09-01"]
+    owned = {vc: int(gpus) for vc, gpus in sizes.drop("total").items() if gpus > 0}
+    rows = [(f"j-{vc}", vc, 0, 60, min(gpus, 16)) for vc, gpus in owned.items()]
+    res = asim.simulate(workload(rows), cl, compat="helios", scheduler="sjf")
+    assert dict(zip(res.meta["vcs"], res.meta["vc_capacity"], strict=True)) == owned
+    assert res.summary()["finished"] == len(owned)
+    assert (res.jobs["end_time"] == 60).all()
