@@ -139,11 +139,17 @@ def repo_root() -> Path:
 
 
 def find_notebooks(folder: str | Path) -> dict[str, Path]:
-    """The figure notebooks in ``folder`` (``NN_name.ipynb``), by name (file stem), sorted."""
+    """The figure notebooks in ``folder``, by name (file stem), sorted: the ``NN_name.ipynb``
+    files whose metadata has an ``analysim`` entry (where they keep their quick
+    parameters); other notebooks, such as the interactive explorer, are left out."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no notebooks folder at {folder}")
-    return {path.stem: path for path in sorted(folder.glob(NOTEBOOK_PATTERN))}
+    return {
+        path.stem: path
+        for path in sorted(folder.glob(NOTEBOOK_PATTERN))
+        if "analysim" in _read(path).metadata
+    }
 
 
 def select(notebooks: Mapping[str, Path], only: Iterable[str] | None) -> dict[str, Path]:
@@ -363,6 +369,7 @@ def _run_on_dask(jobs: list[tuple], workers: int, timeout: float | None) -> Iter
             host="127.0.0.1",
             dashboard_address=None,
             memory_limit=0,
+            silence_logs=logging.ERROR,
         ) as cluster,
         Client(cluster) as client,
     ):

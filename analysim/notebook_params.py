@@ -146,6 +146,7 @@ RULES: dict[str, Rule] = {
     "checkpoint_cost": non_negative,
     "checkpoint_costs": list_of(non_negative),
     "migration_cost": non_negative,
+    "migration_costs": list_of(non_negative),
     "borrow_limit": non_negative,
     "borrow_limits": list_of(non_negative),
     "sample_every": positive,

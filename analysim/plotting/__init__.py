@@ -23,7 +23,7 @@ import logging
 from types import ModuleType
 from typing import Any
 
-from analysim.plotting.base import as_results, plotted_data, run_label
+from analysim.plotting.base import as_results, new_figure, plotted_data, run_label
 from analysim.plotting.jobs import (
     cdf_data,
     comparison_table,
@@ -64,6 +64,7 @@ __all__ = [
     "distribution_stats",
     "jct_cdf",
     "metric_curve",
+    "new_figure",
     "node_time_heatmap",
     "node_usage_data",
     "per_vc_bars",

@@ -64,8 +64,9 @@ def as_results(results: Any) -> dict[str, Result]:
 def new_figure(
     figsize: tuple[float, float], nrows: int = 1, ncols: int = 1, **subplots: Any
 ) -> tuple[Figure, Any]:
-    """A new figure (through pyplot, so notebooks show it) and its Axes, drawn in the
-    AnalySIM style (:data:`~analysim.plotting.style.RC`)."""
+    """A new figure (through pyplot, so notebooks show it) and its Axes (one Axes, or an
+    array as ``Figure.subplots`` returns), drawn in the AnalySIM style
+    (:data:`~analysim.plotting.style.RC`)."""
     import matplotlib as mpl
     import matplotlib.pyplot as plt
 
@@ -73,8 +74,8 @@ def new_figure(
 
     with mpl.rc_context(RC):
         fig = plt.figure(figsize=figsize, layout="constrained")
-        axes = fig.subplots(nrows, ncols, squeeze=False, **subplots)
-    return fig, axes[0, 0] if axes.size == 1 else axes
+        axes = fig.subplots(nrows, ncols, **subplots)
+    return fig, axes
 
 
 def get_ax(ax: Axes | None, figsize: tuple[float, float] = (6.0, 4.0)) -> Axes:

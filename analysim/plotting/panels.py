@@ -44,7 +44,7 @@ def _t95(dof: int) -> float:
 def policy_comparison(results: Any, metric: str = "avg_jct", *, unit: str | None = None) -> Figure:
     """JCT CDF, queueing-delay boxes and per-VC bars of ``metric``, side by side."""
     fig, axes = new_figure((15.0, 4.2), 1, 3, width_ratios=[1.0, 1.0, 1.6])
-    cdf, box, bars = axes[0]
+    cdf, box, bars = axes
     jct_cdf(results, ax=cdf, unit=unit)
     queue_delay(results, ax=box, unit=unit)
     per_vc_bars(results, metric, ax=bars, unit=unit)
@@ -136,10 +136,13 @@ def summary_bars(
 ) -> Axes:
     """A summary metric per value of ``x`` (one row per run, e.g. a sweep frame): bars of
     the mean over the rows (seeds) in each value's policy colour, with 95% confidence error
-    bars when there are several."""
+    bars when there are several. A boolean ``x`` (a switch such as ``migration``) is shown
+    as ``"no migration"`` / ``"migration"``."""
     if "status" in data.columns:
         data = data[data["status"] == "ok"]
     table = curve_data(data, x, y)
+    if table[x].dtype == bool:  # a switch: "no migration" / "migration", as the palette says
+        table[x] = table[x].map({False: f"no {x}", True: x})
     shown_unit, scale = (None, 1.0)
     if y in TIME_METRICS:
         shown_unit, scale = resolve_unit(unit, table[y])

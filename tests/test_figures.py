@@ -1,0 +1,173 @@
+"""``analysim figures``: choosing notebooks, parameters, failure reports, parallel runs; and the
+one-line parameter checks the notebooks call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysim import figures
+from analysim.cli import main
+from analysim.notebook_params import ParameterError, check_parameters
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("papermill")
+
+NOTEBOOKS = {
+    "01_alpha": Path("01_alpha.ipynb"),
+    "02_beta_gamma": Path("02_beta_gamma.ipynb"),
+    "03_delta": Path("03_delta.ipynb"),
+}
+
+
+@pytest.mark.parametrize(
+    "wanted, chosen",
+    [
+        (["02"], ["02_beta_gamma"]),
+        (["beta_gamma"], ["02_beta_gamma"]),
+        (["03_delta", "01"], ["01_alpha", "03_delta"]),  # notebook order, not argument order
+        (None, ["01_alpha", "02_beta_gamma", "03_delta"]),
+    ],
+)
+def test_select_by_name_number_or_topic(wanted, chosen):
+    assert list(figures.select(NOTEBOOKS, wanted)) == chosen
+
+
+def test_select_unknown_name_lists_the_notebooks():
+    with pytest.raises(ValueError, match="unknown notebook 'nope'; the notebooks are 01_alpha"):
+        figures.select(NOTEBOOKS, ["nope"])
+
+
+def test_cli_only_unknown_errors_in_one_line(capsys):
+    assert main(["figures", "--only", "nope", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("analysim: error: --only: unknown notebook 'nope'")
+    assert "02_scheduling_policies" in err and "\n" not in err
+
+
+def test_cli_rejects_parameters_no_notebook_declares(capsys):
+    assert main(["figures", "--only", "01", "-p", "nope", "1", "--no-progress"]) == 2
+    assert "no chosen notebook has parameter(s) ['nope']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("3", 3),
+        ("-1.5", -1.5),
+        ("true", True),
+        ("[fifo, sjf]", ["fifo", "sjf"]),
+        ("a: b: c", "a: b: c"),
+    ],
+)
+def test_parse_value_reads_yaml(text, value):
+    assert figures.parse_value(text) == value
+
+
+# -- checks of notebook parameters -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"scheduler": "nope"}, "parameter scheduler = 'nope': unknown scheduler; choose one of"),
+        ({"schedulers": ["fifo", 3]}, "parameter schedulers = ['fifo', 3]: item 1 (3): unknown"),
+        ({"schedulers": []}, "parameter schedulers = []: must not be empty"),
+        ({"load_scale": -1}, "parameter load_scale = -1: must be a number > 0"),
+        ({"load_scale": True}, "parameter load_scale = True: must be a number > 0"),
+        ({"seeds": [0, -1]}, "parameter seeds = [0, -1]: item 1 (-1): must be a whole number"),
+        ({"checkpoint_costs": [0, float("nan")]}, "item 1 (nan): must be a number >= 0"),
+        ({"trace_path": "/no/such/dir"}, "parameter trace_path = '/no/such/dir': no such file"),
+        ({"trace_format": "csv"}, "unknown trace format; choose one of openb, helios, philly"),
+        ({"partition": "racks"}, "parameter partition = 'racks': must be one of"),
+    ],
+)
+def test_bad_parameters_fail_in_one_line_naming_them(values, message):
+    with pytest.raises(ParameterError) as info:
+        check_parameters(**values)
+    text = str(info.value)
+    assert message in text and "\n" not in text
+    assert info.value._render_traceback_() == [f"ParameterError: {text}"]
+
+
+def test_good_parameters_pass(tmp_path):
+    check_parameters(
+        schedulers=["fifo", "las"],
+        load_scale=0.5,
+        seeds=[0, 1],
+        trace_path=str(tmp_path),
+        partition=None,
+        preemption=True,
+        days=1,
+    )
+
+
+def test_a_parameter_without_a_rule_is_a_programming_error():
+    with pytest.raises(TypeError, match="no rule for parameter"):
+        check_parameters(colour="red")
+
+
+# -- running notebooks ------------------------------------------------------------------------
+def _notebook(path: Path, *sources: str) -> Path:
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "analysim": {"quick": {"n": 1}},
+        }
+    )
+    cells = [new_code_cell(source, id=f"c{k}") for k, source in enumerate(sources)]
+    cells[0].metadata["tags"] = ["parameters"]
+    nb.cells = cells
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def two_notebooks(tmp_path):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    _notebook(folder / "01_ok.ipynb", "n = 2  # type: int  how many", "assert n >= 1")
+    _notebook(
+        folder / "02_bad.ipynb",
+        "n = 2  # type: int  how many",
+        "x = n",
+        "raise ValueError(f'bad n {n}')",
+    )
+    _notebook(folder / "00_other.ipynb", "n = 2")  # no analysim metadata: not a figure notebook
+    nb = nbformat.read(folder / "00_other.ipynb", 4)
+    del nb.metadata["analysim"]
+    nbformat.write(nb, folder / "00_other.ipynb")
+    return folder
+
+
+def test_find_notebooks_takes_the_figure_notebooks(two_notebooks):
+    assert list(figures.find_notebooks(two_notebooks)) == ["01_ok", "02_bad"]
+
+
+def test_plan_merges_quick_figures_dir_and_overrides(two_notebooks, tmp_path):
+    found = figures.find_notebooks(two_notebooks)
+    plans = figures.plan(found, quick=True, overrides={"n": 5}, figures_dir=tmp_path)
+    assert plans == {"01_ok": {"n": 5}, "02_bad": {"n": 5}}  # no figures_dir parameter there
+    assert figures.plan(found, quick=True)["01_ok"] == {"n": 1}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_failing_notebook_is_reported_with_its_cell_while_others_finish(
+    two_notebooks, tmp_path, workers
+):
+    found = figures.find_notebooks(two_notebooks)
+    outcomes = figures.run_notebooks(
+        found,
+        {"01_ok": {"n": 3}, "02_bad": {"n": 4}},
+        tmp_path / "out",
+        workers=workers,
+        progress=False,
+    )
+    ok, bad = outcomes
+    assert ok.name == "01_ok" and ok.ok and ok.error is None
+    assert (tmp_path / "out" / "01_ok.ipynb").exists()
+    assert bad.name == "02_bad" and not bad.ok
+    # papermill inserts the injected-parameters cell after the parameters cell: cell 3
+    assert bad.cell == 3 and bad.error == "ValueError: bad n 4"
+    assert bad.describe().startswith("FAILED  02_bad in cell 3: ValueError: bad n 4")
