@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import analysim as asim
 from analysim.cli import main
-from analysim.policies import SCHEDULERS
+from analysim.policies import SCHEDULERS, Scheduler
 from analysim.sweep import runner
 from analysim.sweep.files import load_sweep_file
 from analysim.sweep.grid import expand
@@ -42,7 +42,7 @@ POLICIES_SOURCE = '''
 """Custom schedulers for the sweep tests, registered by name when imported."""
 import os
 
-from analysim.policies import SCHEDULERS
+from analysim.policies import SCHEDULERS, Scheduler
 from analysim.policies.scheduling import FIFO
 
 
@@ -204,7 +204,31 @@ def test_an_explicit_list_of_configurations_fills_unnamed_parameters_with_defaul
     assert frame["workload.load_scale"].tolist() == [1.0, 2]
     spec = {"name": "las", "thresholds": [600]}
     frame = quiet_sweep([asim.SimConfig(scheduler=spec)], workload="toy")
-    assert frame.loc[0, "scheduler"] == '{"name": "las", "thresholds": [600.0]}'
+    assert frame.loc[0, "scheduler"] == '{"name": "las", "thresholds": [600]}'
+
+
+class Newest(Scheduler):
+    """Last come, first served: an unregistered scheduler, passed as an instance."""
+
+    def priority(self, jobs):
+        return (-jobs.submit_time,)
+
+
+class Oldest(Scheduler):
+    def priority(self, jobs):
+        return (jobs.submit_time,)
+
+
+def test_policy_instances_run_and_are_told_apart_by_class():
+    runs = expand(
+        {"scheduler": [Newest(), Oldest(), "fifo"]}, workload="toy", cluster=None, seeds=[0]
+    )
+    assert len({run.key for run in runs}) == 3  # same (empty) parameters, different classes
+    frame = quiet_sweep({"scheduler": [Newest(), Oldest()]}, workload="toy")
+    assert frame["scheduler"].tolist() == ["Newest()", "Oldest()"]
+    assert (frame["status"] == "ok").all()
+    assert frame.loc[1, "avg_jct"] == 862.5  # Oldest is FIFO
+    assert frame.loc[0, "avg_jct"] != 862.5
 
 
 def test_seeds_give_different_workloads_and_the_same_seed_the_same_result():

@@ -25,7 +25,7 @@ import pandas as pd
 from analysim import presets
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
-from analysim.policies.registry import spec_of
+from analysim.policies.registry import Policy
 from analysim.workload import Workload
 
 WORKLOAD = "workload."
@@ -79,8 +79,11 @@ class Run:
 # -- values ------------------------------------------------------------------------------------
 def _plain(value: Any) -> Any:
     """JSON-plain, canonical form: numbers as floats (``60`` and ``60.0`` are one value),
-    numpy scalars unwrapped, policy instances as their specs, mappings with sorted keys."""
-    value = spec_of(value)
+    numpy scalars unwrapped, policy instances as their class and spec, mappings with sorted
+    keys."""
+    if isinstance(value, Policy):  # its class too: unregistered classes share a name
+        kind = type(value)
+        return {"class": f"{kind.__module__}.{kind.__qualname__}", **_plain(value.spec())}
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, Mapping):
@@ -95,14 +98,19 @@ def _plain(value: Any) -> Any:
 
 
 def column_value(value: Any) -> Any:
-    """A parameter value as shown in the frame: names and numbers as they are, policy specs
-    and other structures as compact JSON text."""
-    value = spec_of(value)
+    """A parameter value as shown in the frame: names and numbers as they are, policy
+    instances as their repr, specs and other structures as compact JSON text."""
+    if isinstance(value, Policy):
+        return repr(value)
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, (Mapping, list, tuple)):
-        return json.dumps(_plain(value), sort_keys=True)
+        return json.dumps(value, sort_keys=True, default=_shown)
     return value
+
+
+def _shown(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else repr(value)
 
 
 def _digest(obj: Workload | Cluster) -> str:
@@ -242,7 +250,8 @@ def _explicit(configs: Sequence[Any], accepted: Sequence[str]) -> list[dict[str,
                     f"sweep: configuration {i} sets seed={config.seed}; give the seeds as "
                     "sweep(seeds=[...]) instead"
                 )
-            config = {k: v for k, v in config.to_dict().items() if _plain(v) != _DEFAULTS[k]}
+            values = {name: getattr(config, name) for name in SimConfig.fields()}
+            config = {k: v for k, v in values.items() if _plain(v) != _DEFAULTS[k]}
         if not isinstance(config, Mapping):
             raise ValueError(
                 f"sweep: configuration {i} must be a dict or a SimConfig, got {config!r}"
