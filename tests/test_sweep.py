@@ -296,6 +296,15 @@ def test_out_holds_a_file_per_run_and_a_rerun_computes_nothing(tmp_path, monkeyp
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "sweep.parquet"), first)
 
 
+def test_a_run_saved_by_another_grid_is_reused_with_this_grids_columns(tmp_path):
+    # quantum 60 is the default: the same run as the one that does not name it
+    quiet_sweep({"quantum": [60], "scheduler": ["fifo"]}, workload="toy", out=tmp_path)
+    reused = quiet_sweep({"scheduler": ["fifo"]}, workload="toy", out=tmp_path)
+    fresh = quiet_sweep({"scheduler": ["fifo"]}, workload="toy")
+    assert reused.attrs["reused"] == 1
+    pd.testing.assert_frame_equal(reused.drop(columns="seconds"), fresh.drop(columns="seconds"))
+
+
 def test_retry_errors_reruns_only_the_failed_runs(tmp_path, monkeypatch):
     grid = {"quantum": [60, -5]}
     quiet_sweep(grid, workload="toy", out=tmp_path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ import pandas as pd
 import pytest
 
 import analysim as asim
+from analysim.sweep import runner
 
 distributed = pytest.importorskip("distributed")
 
@@ -60,6 +62,21 @@ def test_a_local_cluster_gives_the_in_process_frame():
     assert there.attrs["where"] == "local Dask cluster (2 workers)"
     assert (here["status"] == "ok").all() and len(here) == 8
     pd.testing.assert_frame_equal(without_timing(there), without_timing(here))
+
+
+def test_the_automatic_mode_runs_here_while_a_cluster_starts_then_there(monkeypatch):
+    monkeypatch.setattr(runner, "IN_PROCESS_BUDGET", 0.0)  # any sweep looks long
+    monkeypatch.setattr(runner, "_cores", lambda: 2)
+    kwargs = {"workload": "venus", "seeds": [0, 1], "progress": False}
+    auto = asim.sweep(GRID, **kwargs)
+    here = asim.sweep(GRID, workers=0, **kwargs)
+    where = re.fullmatch(
+        r"local Dask cluster \(2 workers; (\d+) runs in-process while it started\)",
+        auto.attrs["where"],
+    )
+    assert where, auto.attrs["where"]
+    assert 0 <= int(where.group(1)) <= 7  # the first run probes, in-process, before
+    pd.testing.assert_frame_equal(without_timing(auto), without_timing(here))
 
 
 def test_objects_are_shipped_to_the_cluster(client):

@@ -4,7 +4,8 @@
 >>> frame = asim.sweep({"scheduler": ["fifo", "las"]}, workload="toy", seeds=[0, 1])
 
 ``analysim.sweep`` is this package and can be called as the function :func:`sweep` (so
-``asim.sweep(...)`` and ``asim.sweep.plots`` both work). See ``docs/sweeps.md``.
+``asim.sweep(...)`` and ``asim.sweep.plots`` both work). ``overview(frame)`` condenses a
+frame to one row per configuration. See ``docs/sweeps.md``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ import sys
 import types
 from typing import Any
 
+from analysim.sweep import plots
+from analysim.sweep.files import load_sweep_file
 from analysim.sweep.grid import Run, expand
+from analysim.sweep.report import overview
 from analysim.sweep.runner import sweep
 
-__all__ = ["Run", "expand", "sweep"]
+__all__ = ["Run", "expand", "load_sweep_file", "overview", "plots", "sweep"]
 
 
 class _CallableModule(types.ModuleType):

@@ -7,8 +7,10 @@ Where runs go:
 * ``workers=N``: a ``dask.distributed.LocalCluster`` of ``N`` worker processes of one thread
   each, bound to 127.0.0.1, started for the call and closed after it.
 * ``workers=None`` (default): runs start in this process; as soon as the runs left look
-  longer than :data:`IN_PROCESS_BUDGET` seconds (from the mean time of those done), the rest
-  go to a LocalCluster with one worker per core. So a tiny sweep never pays for a cluster.
+  longer than :data:`IN_PROCESS_BUDGET` seconds (from the mean time of those done), a
+  LocalCluster with one worker per core starts in a thread, runs go on here until it is up,
+  and the rest go to it. So a tiny sweep never pays for a cluster, and a large one does not
+  wait for it.
 
 Workloads and clusters named by preset are built where a run executes, from the preset's
 parameters and the run's seed; objects given by the user are scattered to the cluster once.
@@ -26,6 +28,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -213,12 +216,34 @@ def _dispatch(
         log.warning("sweep: dask.distributed is not installed; running in this process")
         _in_process(runs, finish, modules, None)
         return "in-process"
-    left = _in_process(runs, finish, modules, IN_PROCESS_BUDGET) if auto else runs
+    size = min(count, len(runs))
+    if not auto:
+        with local_cluster(size) as local:
+            _on_dask(local, runs, finish, modules)
+        return f"local Dask cluster ({size} workers)"
+    left = _in_process(runs, finish, modules, IN_PROCESS_BUDGET)
     if not left:
         return "in-process"
-    with local_cluster(min(count, len(left))) as local:
-        _on_dask(local, left, finish, modules)
-    return f"local Dask cluster ({min(count, len(left))} workers)"
+    size = min(count, len(left))
+    here = _overlapped(left, finish, modules, size)
+    return f"local Dask cluster ({size} workers; {here} runs in-process while it started)"
+
+
+def _overlapped(runs: Sequence[Run], finish: Finish, modules: Sequence[str], size: int) -> int:
+    """Start a LocalCluster in a thread, run runs here until it is up and the rest on it;
+    return how many ran here. The cluster is closed however this ends."""
+    left = list(runs)
+    with contextlib.ExitStack() as stack, ThreadPoolExecutor(1) as pool:
+        starting = pool.submit(stack.enter_context, local_cluster(size))
+        try:
+            while left and not starting.done():
+                run = left.pop(0)
+                finish(run, execute(run, run.workload.obj, run.cluster.obj, modules), True)
+        finally:
+            client = starting.result()  # the stack closes the cluster even after an error
+        if left:
+            _on_dask(client, left, finish, modules)
+    return len(runs) - len(left)
 
 
 # -- the sweep ---------------------------------------------------------------------------------

@@ -75,7 +75,11 @@ class RunStore:
 
     def save(self, run: Run, outcome: dict[str, Any]) -> None:
         """Write one finished run (with its full spec, for provenance)."""
-        record = {**row(run, outcome), "spec": json.dumps(run.spec(), sort_keys=True)}
+        record = {
+            **row(run, outcome),
+            "spec": json.dumps(run.spec(), sort_keys=True),
+            "metric_names": json.dumps(list(outcome["metrics"])),
+        }
         write_atomic(pd.DataFrame([record]), self.path(run.key))
 
     def load(self, run: Run) -> dict[str, Any] | None:
@@ -85,20 +89,25 @@ class RunStore:
         if not path.exists():
             return None
         try:
-            stored = pd.read_parquet(path).iloc[0].to_dict()
+            return _outcome(pd.read_parquet(path).iloc[0].to_dict())
         except Exception as exc:  # a foreign or damaged file: run it again
             log.warning("sweep: cannot read %s (%s); running it again", path, exc)
             return None
-        known = {"workload", "cluster", "seed", "spec", *run.params, *OUTCOME}
-        error = stored.get("error")
-        return {
-            "metrics": {k: float(v) for k, v in stored.items() if k not in known},
-            "status": str(stored["status"]),
-            "error": error if isinstance(error, str) else None,
-            "seconds": float(stored["seconds"]),
-        }
 
     def save_frame(self, frame: pd.DataFrame) -> Path:
         path = self.folder / FRAME
         write_atomic(frame.reset_index(drop=True), path)
         return path
+
+
+def _outcome(stored: dict[str, Any]) -> dict[str, Any]:
+    """A run's outcome from its stored row. The row's parameter columns may differ from the
+    current grid's (a parameter written at its default is the same run), so the metrics are
+    the ones the row names."""
+    error = stored.get("error")
+    return {
+        "metrics": {name: float(stored[name]) for name in json.loads(stored["metric_names"])},
+        "status": str(stored["status"]),
+        "error": error if isinstance(error, str) else None,
+        "seconds": float(stored["seconds"]),
+    }
