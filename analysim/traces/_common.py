@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from analysim.cluster import Cluster
 from analysim.domains import allowed_types
@@ -61,10 +63,35 @@ def keep_counts(
     return numbers
 
 
+def factorize(values: pd.Series) -> tuple[np.ndarray, Sequence[Any]]:
+    """Integer codes and the distinct values (an Arrow array, or a list: index them with
+    :func:`value_at`); Arrow's hash table is faster than pandas' for millions of strings.
+    Missing values get code -1."""
+    try:
+        array = pa.array(values.array)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        encoded = array.dictionary_encode()
+    except (pa.ArrowException, TypeError, ValueError):
+        codes, uniques = pd.factorize(values)
+        return np.asarray(codes, dtype=np.int64), list(uniques)
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary
+
+
+def value_at(uniques: Sequence[Any], i: int) -> Any:
+    value = uniques[i]
+    return value.as_py() if isinstance(value, pa.Scalar) else value
+
+
 def drop_duplicates(filt: RowFilter, ids: pd.Series, column: str) -> None:
     """Drop later rows repeating the id of an earlier kept row."""
-    kept_ids = ids.where(filt.alive)
-    repeated = kept_ids.duplicated(keep="first").to_numpy() & filt.alive
+    codes, _ = factorize(ids)
+    alive = np.flatnonzero(filt.alive & (codes >= 0))
+    _, first = np.unique(codes[alive], return_index=True)
+    repeated = filt.alive.copy()
+    repeated[alive[first]] = False
+    repeated &= codes >= 0
     filt.drop(repeated, "duplicate_id", column, ids)
 
 
@@ -76,11 +103,17 @@ def most_gpus(cluster: Cluster, vc: pd.Series, gpu_type: pd.Series | None) -> np
     owner = nodes["vc"].to_numpy(dtype=object)
     node_type = nodes["gpu_type"].to_numpy(dtype=object)
     gpus = nodes["gpus"].to_numpy(dtype=np.int64)
-    types = gpu_type if gpu_type is not None else pd.Series([None] * len(vc), index=vc.index)
-    keys = pd.DataFrame(
-        {"vc": vc.astype(object).to_numpy(), "type": types.fillna("").astype(str).to_numpy()}
-    )
-    codes, uniques = pd.MultiIndex.from_frame(keys).factorize()
+    vc_codes, vc_names = factorize(vc)
+    if gpu_type is None:
+        type_codes, type_names = np.zeros(len(vc), dtype=np.int64), [""]
+    else:
+        type_codes, type_names = factorize(gpu_type.fillna("").astype(str))
+    pair_codes, pairs = pd.factorize(vc_codes * len(type_names) + type_codes)
+    codes = pair_codes
+    width = len(type_names)
+    uniques = [
+        (value_at(vc_names, p // width), value_at(type_names, p % width)) for p in pairs.tolist()
+    ]
     most = np.zeros(len(uniques), dtype=np.int64)
     for k, (name, spec) in enumerate(uniques):
         if not cluster.partitioned:

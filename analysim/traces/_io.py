@@ -250,18 +250,23 @@ def parse_times(
     """Seconds since the epoch (float, NaN where not parsed), the missing mask and the
     unparseable mask. A TraceError if no present value parses (times in another format),
     at ``locate(row)`` if given, else at line ``first_line + row``."""
-    array = pa.array(values.astype(object).where(values.notna(), None), type=pa.string())
+    array = _arrow_strings(values)
     stripped = pc.utf8_trim_whitespace(array)
     absent = pc.is_null(stripped)
     for word in ("", *missing):
         absent = pc.or_(absent, pc.fill_null(pc.equal(stripped, word), False))
     parsed = pc.strptime(stripped, format=fmt, unit="s", error_is_null=True)
-    # strptime rolls impossible dates over (2020-02-30 -> 2020-03-01): refuse what does not
-    # print back the same
-    same = pc.fill_null(pc.equal(pc.strftime(parsed, format=fmt), stripped), False)
-    parsed = pc.if_else(same, parsed, pa.scalar(None, parsed.type))
-    seconds = pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False)
-    seconds = np.asarray(seconds, dtype="float64")
+    seconds = np.asarray(
+        pc.cast(parsed, pa.int64()).to_numpy(zero_copy_only=False), dtype="float64"
+    )
+    # strptime rolls impossible dates over (2020-02-30 -> 2020-03-01, 2020-09-31 ->
+    # 2020-10-01): refuse what does not print back the same. Only a roll-over lands on
+    # day 1-3, so only those rows are printed back.
+    early = np.flatnonzero(np.asarray(pc.fill_null(pc.less_equal(pc.day(parsed), 3), False)))
+    if len(early):
+        back = pc.strftime(parsed.take(pa.array(early)), format=fmt)
+        same = pc.fill_null(pc.equal(back, stripped.take(pa.array(early))), False)
+        seconds[early[~np.asarray(same, dtype=bool)]] = np.nan
     absent_np = np.asarray(absent.to_numpy(zero_copy_only=False), dtype=bool)
     bad = np.isnan(seconds) & ~absent_np
     if bad.any() and not (~np.isnan(seconds)).any():
@@ -276,6 +281,18 @@ def parse_times(
             found=values.iloc[position],
         )
     return seconds, absent_np, bad
+
+
+def _arrow_strings(values: pd.Series) -> pa.Array:
+    """``values`` as an Arrow string array (no copy through Python objects when the column
+    is already Arrow-backed)."""
+    try:
+        array = pa.array(values.array) if hasattr(values.array, "__arrow_array__") else None
+    except (pa.ArrowException, TypeError):
+        array = None
+    if array is None or not pa.types.is_string(array.type):
+        array = pa.array(values.astype(object).where(values.notna(), None), type=pa.string())
+    return array
 
 
 def _example(fmt: str) -> str:

@@ -97,7 +97,7 @@ def read_helios(
     cluster, vc_gpus = _cluster_and_sizes(vc_file, vc_date, origin_day, report, name)
     unknown = ~vc.isin(list(vc_gpus)).to_numpy()
     filt.drop(unknown, "unknown_vc", "vc", vc)
-    empty = (vc.map(vc_gpus) == 0).to_numpy(dtype=bool, na_value=False)
+    empty = vc.isin([v for v, gpus in vc_gpus.items() if gpus == 0]).to_numpy()
     filt.drop(empty, "empty_vc", "vc", vc)
 
     jobs = pd.DataFrame(
