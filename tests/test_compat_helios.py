@@ -450,3 +450,22 @@ def test_the_venus_vc_file_gives_a_cluster_the_mode_accepts(shared_data):
     assert dict(zip(res.meta["vcs"], res.meta["vc_capacity"], strict=True)) == owned
     assert res.summary()["finished"] == len(owned)
     assert (res.jobs["end_time"] == 60).all()
+
+
+def test_gpu_types_every_node_has_are_accepted_others_named():
+    rows = pd.DataFrame(
+        {
+            "job_id": ["j1", "j2"],
+            "vc": "a",
+            "user": "u",
+            "submit_time": [0, 0],
+            "duration": [10, 10],
+            "num_gpus": [1, 1],
+            "gpu_type": ["gpu|V100", None],
+        }
+    )
+    res = asim.simulate(asim.Workload.from_frame(rows), cluster(a=1), compat="helios")
+    assert res.summary()["finished"] == 2
+    rows.loc[1, "gpu_type"] = "V100"
+    with pytest.raises(ValueError, match=r"ignores GPU types.*job_id='j2'.*'V100'"):
+        asim.simulate(asim.Workload.from_frame(rows), cluster(a=1), compat="helios")

@@ -73,12 +73,12 @@ def check_workload(workload: Workload, cluster: Cluster) -> None:
             )
     if "gpu_type" in jobs.columns:
         types = set(cluster.nodes["gpu_type"])
-        named = jobs["gpu_type"].notna()
-        narrower = [
-            bool(named.iloc[i]) and not types <= set(str(jobs["gpu_type"].iloc[i]).split("|"))
-            for i in range(len(jobs))
-        ]
-        if any(narrower):
+        asked = jobs["gpu_type"]
+        too_narrow = {
+            t for t in asked.dropna().unique().tolist() if not types <= set(str(t).split("|"))
+        }
+        narrower = asked.isin(too_narrow).to_numpy()
+        if narrower.any():
             raise ValueError(
                 "compat='helios': the Helios simulator ignores GPU types, so a job may not ask "
                 f"for a type that not every node has (node types: {sorted(types)}); "
