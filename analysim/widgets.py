@@ -452,11 +452,10 @@ class Explorer:
             ),
             "heatmap": tag(widgets.Image(format="png", layout={"width": "720px"}), "heatmap"),
             "waiting": tag(
-                widgets.Select(
-                    options=[], description="waiting", rows=10, layout={"width": "300px"}
-                ),
+                widgets.Select(options=[], rows=10, layout={"width": "300px"}),
                 "waiting",
             ),
+            "waiting_label": tag(widgets.HTML(value="<b>waiting jobs</b>"), "waiting-label"),
             "why": tag(widgets.HTML(value="", layout={"width": "420px"}), "why"),
         }
 
@@ -487,7 +486,12 @@ class Explorer:
                 widgets.HTML("<b>The cluster at a moment</b> (× = borrowed GPU)"),
                 o["time"],
                 o["heatmap"],
-                widgets.HBox([o["waiting"], widgets.VBox([widgets.HTML("<b>why?</b>"), o["why"]])]),
+                widgets.HBox(
+                    [
+                        widgets.VBox([o["waiting_label"], o["waiting"]]),
+                        widgets.VBox([widgets.HTML("<b>why is it waiting?</b>"), o["why"]]),
+                    ]
+                ),
             ]
         )
         steps = widgets.Accordion(children=[self.stepper.widget], titles=("step through (toy)",))
@@ -725,7 +729,10 @@ class Explorer:
             select.value = keep if keep is not None else (options[0][1] if options else None)
         finally:
             self._picking = True
-        select.description = f"waiting ({len(waiting)})"
+        self.outputs["waiting_label"].value = (
+            f"<b>{len(waiting):,} waiting job{'s' if len(waiting) != 1 else ''}</b> at t={t:,.0f} s"
+            + (f" (first {MAX_LISTED} listed)" if len(waiting) > MAX_LISTED else "")
+        )
         self._show_why()
 
     def _show_why(self) -> None:

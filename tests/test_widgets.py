@@ -36,6 +36,7 @@ def test_first_run_fills_summary_slider_and_why(app):
     # the slider starts where the queue peaks: at 900 s j5, j6, j7, j8 wait
     assert slider.value == 900.0
     assert [job for _, job in app.outputs["waiting"].options] == ["j5", "j6", "j7", "j8"]
+    assert app.outputs["waiting_label"].value == "<b>4 waiting jobs</b> at t=900 s"
     assert app.outputs["why"].value == (
         "j5 at t=900 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
         "0 free, and it needs 1."
