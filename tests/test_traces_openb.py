@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from trace_samples import openb_files
+from trace_samples import OPENB_PODS, openb_files
 
 import analysim as asim
 from analysim.traces import read_openb
@@ -128,3 +128,15 @@ def test_describe_on_the_real_openb_trace_reports_demand_per_gpu_model(real, sha
     assert table.loc["any", "jobs"] == (~constrained).sum()
     gpu_hours = (kept["num_gpus"] * kept["duration"])[constrained].sum() / 3600
     assert table.loc["V100M16|V100M32", "gpu_hours"] == pytest.approx(gpu_hours)
+
+
+def test_values_that_are_not_finite_numbers_are_dropped_and_counted(tmp_path):
+    pods = OPENB_PODS.replace("Running,0,500,10", "Running,0,inf,10").replace(
+        "LS,Failed,200,260,200", "LS,Failed,soon,260,200"
+    )
+    report = read_openb(*openb_files(tmp_path, pods=pods)).report
+    assert report.examples("bad_value") == [
+        "line 5 (name='openb-pod-0003'): creation_time='soon'",
+        "line 2 (name='openb-pod-0000'): deletion_time=inf",
+    ]
+    assert (report.read["pods"], report.kept["pods"]) == (7, 3)

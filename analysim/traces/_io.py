@@ -300,18 +300,18 @@ def _example(fmt: str) -> str:
 
 
 def parse_numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Float values (NaN where missing or not a number), the missing mask and the
-    not-a-number mask."""
+    """Float values (NaN where missing or not a number), the missing mask and the mask of
+    present values that are not finite numbers."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
         numbers = values.to_numpy(dtype="float64", na_value=np.nan)
         missing = np.isnan(numbers)
-        return numbers, missing, np.zeros(len(values), dtype=bool)
+        return numbers, missing, np.isinf(numbers)
     present = values.notna().to_numpy() & (values.astype(str).str.strip() != "").to_numpy()
     numbers = pd.to_numeric(values.where(present, None), errors="coerce").to_numpy(
         dtype="float64", na_value=np.nan
     )
     missing = ~present
-    bad = present & np.isnan(numbers)
+    bad = present & ~np.isfinite(numbers)
     return numbers, missing, bad
 
 
