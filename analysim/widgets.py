@@ -161,6 +161,8 @@ def _cost_text(spec: Any) -> str:
 
 def _newly_unschedulable(workload: Workload, base: Cluster, scaled: Cluster) -> str | None:
     """A message if jobs that fit on ``base`` could never run on ``scaled``, else None."""
+    if scaled is base:
+        return None
 
     def too_big(cluster: Cluster) -> tuple[np.ndarray, Any, np.ndarray]:
         part = build_partition(workload.jobs, cluster)
