@@ -267,10 +267,23 @@ class _Moment:
         self._events = _events_until(result, time)
 
     # -- free GPUs --------------------------------------------------------------------------
+    def snapshot(self) -> pd.DataFrame:
+        if getattr(self, "_snapshot", None) is None:
+            self._snapshot = gpu_snapshot(self.result, self.time, self.cluster, self.spells)
+        return self._snapshot
+
     def free_per_node(self) -> np.ndarray:
-        snap = gpu_snapshot(self.result, self.time, self.cluster, self.spells)
+        snap = self.snapshot()
         free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
         return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+
+    def lent(self, nodes: np.ndarray) -> int:
+        """GPUs of these nodes (indices) held by jobs of other VCs (borrowed)."""
+        snap = self.snapshot()
+        if "borrowed" not in snap.columns:
+            return 0
+        names = set(self.cluster.nodes["node"].to_numpy()[nodes].tolist())
+        return int((snap["borrowed"].fillna(False).astype(bool) & snap["node"].isin(names)).sum())
 
     def vc_used(self) -> np.ndarray:
         running = self.status == "running"
@@ -296,7 +309,15 @@ class _Moment:
         vc = int(self.partition.job_vc[j])
         free, capacity, scope = self._room(domain, vc, free_nodes, used)
         if free < need:
-            return WaitReason(kind="full", free=free, capacity=capacity, scope=scope, **base)
+            lent = self.lent(domain.nodes) if scope.startswith("VC") else 0
+            return WaitReason(
+                kind="full",
+                free=free,
+                capacity=capacity,
+                scope=scope,
+                detail={"lent": lent},
+                **base,
+            )
         placer = self.config.make_placer()
         rng = np.random.default_rng(self.config.seed)
         fits = domain.quota is None or used[vc] + need <= domain.quota
@@ -474,9 +495,11 @@ def _describe(r: WaitReason) -> str:
                 f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
             )
         whose = whose or f"its {r.scope}"
+        lent = r.detail.get("lent", 0)
+        by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
         return text + (
-            f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use, "
-            f"{r.free} free, and it needs {r.need}."
+            f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
+            f"{by_others}, {r.free} free, and it needs {r.need}."
         )
     if r.kind == "fragmented":
         return text + (
