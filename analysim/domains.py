@@ -7,6 +7,7 @@ more than that are unschedulable.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,16 @@ class Domain:
     topology: Topology  # of ``nodes``, in that order
     quota: int | None
     max_gpus: int
+    type_mask: np.ndarray | None = None  # every node of the accepted GPU types
+
+
+def make_domain(
+    vc: int, mask: np.ndarray, capacity: np.ndarray, rack_codes: np.ndarray, n_racks: int
+) -> Domain:
+    """A domain over the nodes in ``mask`` without a quota (e.g. the GPUs a VC may borrow)."""
+    usable = np.flatnonzero(mask)
+    topology = Topology(capacity[usable], rack_codes[usable].astype(np.int64), n_racks)
+    return Domain(vc, None, mask, usable, topology, None, int(capacity[usable].sum()))
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,11 @@ class Partition:
     @property
     def n_groups(self) -> int:
         return int(self.domain_group.max()) + 1 if len(self.domain_group) else 0
+
+    def as_one_group(self) -> Partition:
+        """The same partition with every domain in one group (when VCs may borrow from each
+        other, every job competes with every other)."""
+        return dataclasses.replace(self, domain_group=np.zeros_like(self.domain_group))
 
 
 def allowed_types(spec: str | None) -> set[str] | None:
@@ -89,8 +105,10 @@ def build_partition(jobs: pd.DataFrame, cluster: Cluster) -> Partition:
         else:
             mask = owner == name
         accepted = allowed_types(spec or None)
+        type_mask = np.ones(len(nodes), dtype=bool)
         if accepted is not None:
-            mask = mask & np.isin(node_type, list(accepted))
+            type_mask = np.isin(node_type, list(accepted))
+            mask = mask & type_mask
         usable = np.flatnonzero(mask)
         quota = int(vc_quota[vc]) if vc_quota[vc] >= 0 else None
         total = int(capacity_per_node[usable].sum())
@@ -98,7 +116,7 @@ def build_partition(jobs: pd.DataFrame, cluster: Cluster) -> Partition:
         topology = Topology(
             capacity_per_node[usable], rack_codes[usable].astype(np.int64), len(rack_names)
         )
-        domains.append(Domain(vc, spec or None, mask, usable, topology, quota, most))
+        domains.append(Domain(vc, spec or None, mask, usable, topology, quota, most, type_mask))
     return Partition(
         vc_names,
         vc_capacity,

@@ -28,11 +28,13 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.errors import PolicyError
+from analysim.fragmentation import capture
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.rounds import EPS, Rounds
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.status import STATUS_NAMES as _STATUS_NAMES
+from analysim.tenancy import Tenancy
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -44,9 +46,10 @@ logger = logging.getLogger(__name__)
 
 STATUS_NAMES = np.array(_STATUS_NAMES, dtype=object)
 # event kinds
-SUBMIT, START, RESUME, PREEMPT, FINISH, REJECT = range(6)
+SUBMIT, START, RESUME, PREEMPT, FINISH, REJECT, MIGRATE, RECLAIM = range(8)
 EVENT_NAMES = np.array(
-    ["submit", "start", "resume", "preempt", "finish", "unschedulable"], dtype=object
+    ["submit", "start", "resume", "preempt", "finish", "unschedulable", "migrate", "reclaim"],
+    dtype=object,
 )
 
 
@@ -55,7 +58,7 @@ def _ceil_to(t: float, unit: float) -> float:
     return math.ceil(t / unit - EPS) * unit + 0.0
 
 
-class Simulation(Rounds):
+class Simulation(Tenancy, Rounds):
     """A simulation of ``workload`` on ``cluster`` under ``config``.
 
     Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
@@ -83,6 +86,10 @@ class Simulation(Rounds):
         self.rng = np.random.default_rng(self.config.seed)
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
+        # borrowing lets every VC use every other's GPUs: they all interact, as one group
+        self._borrowing = self.config.borrowing and cluster.partitioned
+        if self._borrowing:
+            self.partition = self.partition.as_one_group()
         self.scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
         self._init_jobs(jobs)
         self._init_cluster()
@@ -100,12 +107,10 @@ class Simulation(Rounds):
         self.duration = jobs["duration"].to_numpy(dtype=float)
         prio = jobs["priority"] if "priority" in jobs.columns else None
         self.job_priority = np.zeros(n) if prio is None else prio.fillna(0).to_numpy(dtype=float)
-        self.cost = self.config.make_cost_model().costs(jobs).astype(float)
-        if self.cost.shape != (n,):
-            raise PolicyError(
-                f"cost model {self.config.checkpoint_cost!r} gave {self.cost.shape} costs "
-                f"for {n} jobs"
-            )
+        self.cost = self._costs(self.config.make_cost_model(), jobs, "checkpoint_cost")
+        self.migration_cost = self._costs(
+            self.config.make_migration_cost_model(), jobs, "migration_cost"
+        )
         self.remaining = self.duration.copy()
         self.attained = np.zeros(n)
         self.executed = np.zeros(n)
@@ -114,6 +119,10 @@ class Simulation(Rounds):
         self.first_start = np.full(n, np.nan)
         self.end = np.full(n, np.nan)
         self.preemptions = np.zeros(n, dtype=np.int64)
+        self.migrations = np.zeros(n, dtype=np.int64)
+        self.reclaims = np.zeros(n, dtype=np.int64)
+        self.borrowed = np.zeros(n, dtype=bool)  # whether the job runs on borrowed GPUs now
+        self.borrowed_gpu_seconds = np.zeros(n)
         # a job that (re)starts may not be evicted before it has run one quantum past its
         # restore cost: every run then makes progress, so preemption cannot livelock
         self.evictable_from = np.zeros(n)
@@ -132,7 +141,8 @@ class Simulation(Rounds):
         self._submit = self.submit.tolist()
         self._unschedulable = self.unschedulable.tolist()
         domains = self.partition.domains
-        self._domain = [domains[d] for d in self.job_domain.tolist()]
+        self._domain_index = self.job_domain.tolist()
+        self._domain = [domains[d] for d in self._domain_index]
         self._columns = {
             "num_gpus": self.gpus,
             "submit_time": self.submit,
@@ -151,6 +161,15 @@ class Simulation(Rounds):
         self.alloc_gpus: dict[int, list[list[int]]] = {}  # per node used, the GPUs taken
         self.last_nodes: dict[int, np.ndarray] = {}
 
+    @staticmethod
+    def _costs(model, jobs, field: str) -> np.ndarray:
+        costs = np.asarray(model.costs(jobs), dtype=float)
+        if costs.shape != (len(jobs),):
+            raise PolicyError(
+                f"{field} model {model.name!r} gave {costs.shape} costs for {len(jobs)} jobs"
+            )
+        return costs
+
     def _init_cluster(self) -> None:
         nodes = self.cluster.nodes
         self.node_names = nodes["node"].to_numpy(dtype=object)
@@ -168,6 +187,8 @@ class Simulation(Rounds):
         self.vc_waiting_jobs = [0] * n_vc
         self.vc_waiting_gpus = [0] * n_vc
         self.vc_running_jobs = [0] * n_vc
+        self.vc_borrowed = [0] * n_vc  # GPUs the VC's jobs hold on borrowed GPUs
+        self.borrowers: dict[int, None] = {}  # the running jobs on borrowed GPUs, in start order
 
     def _init_records(self) -> None:
         self.now = 0.0
@@ -211,6 +232,17 @@ class Simulation(Rounds):
         self.event_kind: list[int] = []
         self.event_job: list[int] = []
         self.event_nodes: list[Any] = []
+        self.event_gpus: list[Any] = []  # per start, resume or migration: the GPUs taken
+        self.event_cause: dict[int, int] = {}  # event index -> the job that caused it
+        self.event_from: dict[int, np.ndarray] = {}  # migration event index -> nodes it left
+        self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
+        # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
+        self.size_buckets = sorted(set(self._gpus))
+        bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
+        self._bucket = [bucket_of[size] for size in self._gpus]
+        self.waiting_counts = np.zeros(
+            (len(self.partition.domains), len(self.size_buckets)), dtype=np.int32
+        )
         self.finished = 0
         self.started = False
         # time integrals and timeline samples (run-length: the state held from one time on)
@@ -220,6 +252,8 @@ class Simulation(Rounds):
         self.samples: list[tuple[float, int, tuple[np.ndarray, ...]]] = []
         self.next_sample = 0.0
         self.rounds = 0
+        self.changes = 0  # bumped by every start, stop, arrival in and departure from a queue
+        self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
         """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
@@ -330,6 +364,10 @@ class Simulation(Rounds):
             round_time = self._next_full_round()
             if round_time is not None and round_time < soonest:
                 soonest = round_time
+        if self.config.defrag_every is not None and self.active:
+            defrag = _ceil_to(self.now + self.config.step, self.config.defrag_every)
+            if defrag < soonest:
+                soonest = defrag
         if math.isinf(soonest):
             return None
         return max(soonest, self.now + self.config.step) if self.rounds else soonest
@@ -363,6 +401,10 @@ class Simulation(Rounds):
         self.now = t
         self.rounds += 1
         touched = self._finish_due(t) | self._arrive_due(t)
+        if self.config.defrag_every is not None:
+            defrags = t / self.config.defrag_every
+            if abs(defrags - round(defrags)) < EPS:
+                touched |= self._defragment()
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True
@@ -392,8 +434,9 @@ class Simulation(Rounds):
                 self.vc_running_jobs.copy(),
                 self.vc_waiting_jobs.copy(),
                 self.vc_waiting_gpus.copy(),
+                self.vc_borrowed.copy(),
             )  # list copies
-            self.samples.append((self.next_sample, count, snapshot))
+            self.samples.append((self.next_sample, count, snapshot, capture(self)))
             self.next_sample += count * every
 
     # -- arrivals and completions -------------------------------------------------------------
@@ -436,7 +479,34 @@ class Simulation(Rounds):
         return touched
 
     # -- state changes (the only code that mutates state) ---------------------------------------
-    def _start_running(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+    def _start_running(
+        self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool = False
+    ) -> None:
+        self._take(j, nodes, counts, borrowed)
+        self._dequeue(j)
+        now = self.now
+        resumed = self._version[j] > 0
+        if not resumed:
+            self.first_start[j] = now
+        self.status[j] = RUNNING
+        self.since[j] = now
+        restore = float(self.cost[j]) if resumed else 0.0
+        self.evictable_from[j] = now + self.config.quantum + restore
+        self._run_until_done(j)
+        self._record(now, RESUME if resumed else START, j, nodes, self.alloc_gpus[j], borrowed)
+
+    def _run_until_done(self, j: int) -> None:
+        """Schedule the completion of running job ``j`` (a new version of its run)."""
+        version = self._version[j] + 1
+        self._version[j] = version
+        end = self.now + float(self.remaining[j])
+        step = self.config.step
+        due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
+        heapq.heappush(self.completions, (due, end, j, version))
+
+    def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
+        """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked)."""
+        self.changes += 1
         taken: list[list[int]] = []
         for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
             slots = self.free_slots[node]
@@ -453,33 +523,24 @@ class Simulation(Rounds):
         self.alloc_nodes[j] = nodes
         self.alloc_counts[j] = counts
         self.last_nodes[j] = nodes
-        vc, size, now = self._vc[j], self._gpus[j], self.now
+        vc, size = self._vc[j], self._gpus[j]
         self._integrate(vc)
-        used = self.vc_used[vc] + size
-        self.vc_used[vc] = used
-        quota = self._domain[j].quota
-        if quota is not None and used > quota:
-            raise PolicyError(f"internal: VC {self.partition.vc_names[vc]!r} over its quota")
-        self._dequeue(j)
+        if borrowed:  # borrowed GPUs do not count against the VC's own GPUs or quota
+            self.vc_borrowed[vc] += size
+            self.borrowed[j] = True
+            self.borrowers[j] = None
+        else:
+            used = self.vc_used[vc] + size
+            self.vc_used[vc] = used
+            quota = self._domain[j].quota
+            if quota is not None and used > quota:
+                raise PolicyError(f"internal: VC {self.partition.vc_names[vc]!r} over its quota")
         self.vc_running_jobs[vc] += 1
         self.running[self._group[j]][j] = None
         self._epoch[self._group[j]] += 1
-        resumed = self._version[j] > 0
-        if not resumed:
-            self.first_start[j] = now
-        self.status[j] = RUNNING
-        self.since[j] = now
-        restore = float(self.cost[j]) if resumed else 0.0
-        self.evictable_from[j] = now + self.config.quantum + restore
-        version = self._version[j] + 1
-        self._version[j] = version
-        end = now + float(self.remaining[j])
-        step = self.config.step
-        due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
-        heapq.heappush(self.completions, (due, end, j, version))
-        self._record(now, RESUME if resumed else START, j, nodes)
 
     def _stop_running(self, j: int, at: float) -> None:
+        self.changes += 1
         elapsed = at - float(self.since[j])
         self.executed[j] += elapsed
         self.attained[j] += elapsed * self._gpus[j]
@@ -496,19 +557,51 @@ class Simulation(Rounds):
         self._releases[self._group[j]] += 1
         self._epoch[self._group[j]] += 1
         self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
-        self.vc_used[vc] -= self._gpus[j]
+        if self.borrowed[j]:
+            self.vc_borrowed[vc] -= self._gpus[j]
+            self.borrowed[j] = False
+            self.borrowed_gpu_seconds[j] += elapsed * self._gpus[j]
+            del self.borrowers[j]
+        else:
+            self.vc_used[vc] -= self._gpus[j]
         self.vc_running_jobs[vc] -= 1
         del self.running[self._group[j]][j]
 
-    def _preempt(self, j: int) -> None:
+    def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
+        """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
+        checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
+        borrowed GPUs it held wants them back."""
         nodes = self.last_nodes[j]
         self._stop_running(j, self.now)
         self.remaining[j] += self.cost[j]
-        self.preemptions[j] += 1
+        if kind == RECLAIM:
+            self.reclaims[j] += 1
+        else:
+            self.preemptions[j] += 1
         self._version[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
-        self._record(self.now, PREEMPT, j, nodes)
+        self._record(self.now, kind, j, nodes)
+        if cause is not None:
+            self.event_cause[len(self.event_time) - 1] = cause
+
+    def _migrate(
+        self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
+    ) -> None:
+        """Move running job ``j`` to ``counts`` GPUs on ``nodes``: it keeps its work and pays
+        its migration cost."""
+        left = self.last_nodes[j]
+        borrowed = bool(self.borrowed[j])
+        self._stop_running(j, self.now)
+        self.remaining[j] += self.migration_cost[j]
+        self.migrations[j] += 1
+        self._take(j, nodes, counts, borrowed)
+        self._run_until_done(j)
+        self._record(self.now, MIGRATE, j, nodes, self.alloc_gpus[j], borrowed)
+        index = len(self.event_time) - 1
+        self.event_from[index] = left
+        if cause is not None:
+            self.event_cause[index] = cause
 
     @property
     def gpu_owner(self) -> np.ndarray:
@@ -526,24 +619,38 @@ class Simulation(Rounds):
         return owner
 
     def _integrate(self, vc: int, at: float | None = None) -> None:
-        """Add the VC's busy GPU-seconds from the last change of its usage to ``at`` (now)."""
+        """Add the VC's busy GPU-seconds (own and borrowed GPUs) from the last change of its
+        usage to ``at`` (now)."""
         at = self.now if at is None else at
-        self._busy[vc] += self.vc_used[vc] * (at - self._busy_at[vc])
+        held = self.vc_used[vc] + self.vc_borrowed[vc]
+        self._busy[vc] += held * (at - self._busy_at[vc])
         self._busy_at[vc] = at
 
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
-        """GPU-seconds each VC has held GPUs for, from time 0 to now."""
-        used = np.array(self.vc_used, dtype=float)
+        """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
+        used = np.array(self.vc_used, dtype=float) + np.array(self.vc_borrowed, dtype=float)
         return np.array(self._busy) + used * (self.now - np.array(self._busy_at))
 
-    def _record(self, time: float, kind: int, j: int, nodes: Any) -> None:
+    def _record(
+        self,
+        time: float,
+        kind: int,
+        j: int,
+        nodes: Any,
+        gpus: Any = None,
+        borrowed: bool = False,
+    ) -> None:
+        if borrowed:
+            self.event_borrowed.add(len(self.event_time))
         self.event_time.append(time)
         self.event_kind.append(kind)
         self.event_job.append(j)
         self.event_nodes.append(nodes)
+        self.event_gpus.append(gpus)
 
     def _enqueue(self, j: int) -> None:
+        self.changes += 1
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
         if self._static:
@@ -552,8 +659,10 @@ class Simulation(Rounds):
         self.group_waiting[group] += 1
         self.vc_waiting_jobs[vc] += 1
         self.vc_waiting_gpus[vc] += self._gpus[j]
+        self.waiting_counts[self._domain_index[j], self._bucket[j]] += 1
 
     def _dequeue(self, j: int) -> None:
+        self.changes += 1
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
         if self._static:
@@ -563,6 +672,7 @@ class Simulation(Rounds):
         self.group_waiting[group] -= 1
         self.vc_waiting_jobs[vc] -= 1
         self.vc_waiting_gpus[vc] -= self._gpus[j]
+        self.waiting_counts[self._domain_index[j], self._bucket[j]] -= 1
 
     def _progress_bar(self):
         if not self.progress:

@@ -6,7 +6,13 @@ Definitions (all times in seconds):
   time a job was not running, including after preemptions); ``slowdown`` = JCT / duration.
 * ``makespan`` = last end - first submit over finished jobs.
 * ``gpu_utilization`` = busy GPU-seconds / (GPUs x makespan), integrated exactly over the run
-  (not from timeline samples); per VC, over the GPUs the VC may use.
+  (not from timeline samples); per VC, over the GPUs the VC may use (it can exceed 1 when the
+  VC borrows).
+* ``gpu_hours``: GPU-hours the jobs held (own and borrowed GPUs); ``share_gpu_hours``: a VC's
+  share of all GPU-hours held, in proportion to its GPUs (owned or quota).
+* ``avg_fragmented_gpus``, ``avg_blocked_jobs``, ``avg_frag_index``, ``idle_while_waiting``
+  (share of the time with free GPUs while jobs wait) and ``jain_fairness`` are time averages
+  over the timeline samples (see :mod:`analysim.fragmentation` and ``docs/semantics.md``).
 """
 
 from __future__ import annotations
@@ -32,7 +38,20 @@ SUMMARY_FIELDS = (
     "gpu_utilization",
     "preemptions",
     "preempted_jobs",
+    "migrations",
+    "migrated_jobs",
+    "reclaims",
+    "borrowed_gpu_hours",
+    "gpu_hours",
+    "share_gpu_hours",
+    "avg_fragmented_gpus",
+    "avg_blocked_jobs",
+    "avg_frag_index",
+    "idle_while_waiting",
+    "jain_fairness",
 )
+SAMPLED = ("avg_fragmented_gpus", "avg_blocked_jobs", "avg_frag_index", "idle_while_waiting")
+ALL = "(all)"
 
 
 def _quantile(values: np.ndarray, q: float) -> float:
@@ -43,24 +62,21 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if len(values) else float("nan")
 
 
-def summarize(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None = None) -> pd.Series:
-    """Summary metrics of all jobs (``vc=None``) or of one VC's jobs."""
-    subset = jobs if vc is None else jobs[jobs["vc"] == vc]
+def summarize(
+    jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None = None, user: str | None = None
+) -> pd.Series:
+    """Summary metrics of all jobs (``vc=None``), of one VC's jobs, or of one user's jobs
+    (``user``: then only the job-based metrics; the capacity-based ones are NaN)."""
+    if user is not None:
+        subset = jobs[jobs["user"] == user]
+    else:
+        subset = jobs if vc is None else jobs[jobs["vc"] == vc]
     done = subset[subset["status"] == "done"]
     jct = done["jct"].to_numpy(dtype=float)
     queue = done["queue_delay"].to_numpy(dtype=float)
     slowdown = jct / done["duration"].to_numpy(dtype=float)
-    makespan = _makespan(jobs if vc is None else done)
-    busy = np.asarray(meta.get("busy_gpu_seconds", []), dtype=float)
-    if vc is None:
-        capacity, busy_total = meta.get("total_gpus", 0), busy.sum()
-    else:
-        k = meta["vcs"].index(vc)
-        capacity, busy_total = meta["vc_capacity"][k], busy[k]
-    cluster_makespan = _makespan(jobs)
-    utilization = (
-        busy_total / (capacity * cluster_makespan) if capacity and cluster_makespan > 0 else np.nan
-    )
+    makespan = _makespan(jobs if vc is None and user is None else done)
+    held = _held_gpu_seconds(subset)
     values = {
         "jobs": len(subset),
         "finished": len(done),
@@ -74,11 +90,55 @@ def summarize(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None = None) -
         "p95_queue_delay": _quantile(queue, 0.95),
         "avg_slowdown": _mean(slowdown),
         "makespan": makespan,
-        "gpu_utilization": float(utilization),
+        "gpu_utilization": float("nan"),
         "preemptions": int(subset["preemptions"].sum()),
         "preempted_jobs": int((subset["preemptions"] > 0).sum()),
+        "migrations": int(_column(subset, "migrations").sum()),
+        "migrated_jobs": int((_column(subset, "migrations") > 0).sum()),
+        "reclaims": int(_column(subset, "reclaims").sum()),
+        "borrowed_gpu_hours": float(_column(subset, "borrowed_gpu_seconds").sum()) / 3600,
+        "gpu_hours": held / 3600,
+        "share_gpu_hours": float("nan"),
+        "jain_fairness": float("nan"),
     }
-    return pd.Series(values, name=vc or "cluster", dtype=float)
+    values.update(dict.fromkeys(SAMPLED, float("nan")))
+    if user is None:
+        values.update(_capacity_metrics(jobs, meta, vc))
+    return pd.Series(values, name=user or vc or "cluster", dtype=float)[list(SUMMARY_FIELDS)]
+
+
+def _capacity_metrics(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None) -> dict:
+    """The metrics that need the VCs' capacities and the sampled timeline."""
+    busy = np.asarray(meta.get("busy_gpu_seconds", []), dtype=float)
+    capacities = np.asarray(meta.get("vc_capacity", []), dtype=float)
+    if vc is None:
+        capacity, busy_total = meta.get("total_gpus", 0), busy.sum()
+    else:
+        k = meta["vcs"].index(vc)
+        capacity, busy_total = meta["vc_capacity"][k], busy[k]
+    makespan = _makespan(jobs)
+    values: dict[str, float] = {
+        "gpu_utilization": float(
+            busy_total / (capacity * makespan) if capacity and makespan > 0 else np.nan
+        ),
+        "gpu_hours": float(busy_total) / 3600,
+    }
+    if vc is not None and capacities.sum() > 0:
+        values["share_gpu_hours"] = float(busy.sum() * capacities[k] / capacities.sum()) / 3600
+    means = meta.get("sample_means", {}).get(ALL if vc is None else vc, {})
+    for name in (*SAMPLED, "jain_fairness"):
+        if name in means:
+            values[name] = float(means[name])
+    return values
+
+
+def _column(jobs: pd.DataFrame, name: str) -> pd.Series:
+    """A count column of the jobs table (0 for tables saved before it existed)."""
+    return jobs[name] if name in jobs.columns else pd.Series(0, index=jobs.index)
+
+
+def _held_gpu_seconds(jobs: pd.DataFrame) -> float:
+    return float((jobs["run_time"].fillna(0) * jobs["num_gpus"]).sum())
 
 
 def _makespan(jobs: pd.DataFrame) -> float:

@@ -74,13 +74,60 @@ class Result:
         return self.jobs[self.jobs["status"] == "unschedulable"]
 
     def summary(self, by: str | None = None) -> pd.Series | pd.DataFrame:
-        """Cluster-wide metrics as a Series, or per VC (``by="vc"``) as a DataFrame."""
+        """Cluster-wide metrics as a Series, or one row per VC (``by="vc"``) or per user
+        (``by="user"``) as a DataFrame."""
         if by is None:
             return metrics.summarize(self.jobs, self.meta, vc=None)
-        if by != "vc":
-            raise ValueError(f"summary: by must be None or 'vc', got {by!r}")
-        rows = {vc: metrics.summarize(self.jobs, self.meta, vc=vc) for vc in self.meta["vcs"]}
-        return pd.DataFrame(rows).T.rename_axis("vc")
+        if by == "vc":
+            rows = {vc: metrics.summarize(self.jobs, self.meta, vc=vc) for vc in self.meta["vcs"]}
+        elif by == "user":
+            users = sorted(self.jobs["user"].unique().tolist())
+            rows = {u: metrics.summarize(self.jobs, self.meta, user=u) for u in users}
+        else:
+            raise ValueError(f"summary: by must be None, 'vc' or 'user', got {by!r}")
+        return pd.DataFrame(rows).T.rename_axis(by)
+
+    # -- occupancy ----------------------------------------------------------------------------
+    def snapshot(self, time: float) -> pd.DataFrame:
+        """Which job holds each GPU at ``time`` (after that moment's decisions): one row per
+        GPU with ``node, rack, gpu`` (index on its node), ``node_vc`` (the VC owning the
+        node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap."""
+        layout = _Layout(self.meta)
+        owner, borrowed = _replay(self.events, layout, until=float(time))
+        held = owner >= 0
+        job_ids = np.full(layout.total, None, dtype=object)
+        job_vcs = np.full(layout.total, None, dtype=object)
+        if held.any():
+            events = self.events
+            job_ids[held] = events["job_id"].to_numpy(dtype=object)[owner[held]]
+            job_vcs[held] = events["vc"].astype(object).to_numpy()[owner[held]]
+        node_of = layout.node_of_gpu
+        return pd.DataFrame(
+            {
+                "node": np.array(layout.names, dtype=object)[node_of],
+                "rack": np.array(layout.racks, dtype=object)[node_of],
+                "gpu": np.arange(layout.total) - layout.offsets[node_of],
+                "node_vc": pd.Series(np.array(layout.owners, dtype=object)[node_of], dtype=object),
+                "job_id": pd.Series(job_ids, dtype=object),
+                "job_vc": pd.Series(job_vcs, dtype=object),
+                "borrowed": borrowed & held,
+            }
+        )
+
+    def node_usage(self, every: float | None = None) -> pd.DataFrame:
+        """GPUs in use on each node over time: a wide frame, one row per time (the timeline's
+        sample times, or every ``every`` seconds from 0) and one column per node."""
+        layout = _Layout(self.meta)
+        if every is None:
+            times = np.unique(self.timeline["time"].to_numpy(dtype=float))
+        else:
+            if not every > 0:
+                raise ValueError(f"node_usage: every must be > 0 seconds, got {every!r}")
+            times = np.arange(0.0, float(self.meta.get("now", 0.0)) + every / 2, every)
+        rows = _usage_at(self.events, layout, times)
+        frame = pd.DataFrame(rows, index=pd.Index(times, name="time"), columns=layout.names)
+        frame.columns.name = "node"
+        return frame
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
@@ -109,6 +156,95 @@ class Result:
         return cls(**frames, config=payload["config"], meta=payload["meta"])
 
 
+class _Layout:
+    """The cluster's nodes and GPUs as recorded in a result's ``meta``."""
+
+    def __init__(self, meta: dict[str, Any]) -> None:
+        nodes = meta.get("nodes")
+        if not nodes:
+            raise ValueError("this result has no node layout (saved by an older version)")
+        self.names: list[str] = nodes["node"]
+        self.racks: list[str] = nodes["rack"]
+        self.owners: list[str | None] = nodes["vc"]
+        gpus = np.asarray(nodes["gpus"], dtype=np.int64)
+        self.offsets = np.r_[0, np.cumsum(gpus)[:-1]].astype(np.int64)
+        self.total = int(gpus.sum())
+        self.node_of_gpu = np.repeat(np.arange(len(gpus)), gpus)
+        self.index = {name: i for i, name in enumerate(self.names)}
+
+    def gpus_of(self, text: str) -> np.ndarray:
+        """Global GPU indices of a ``node:gpu,node:gpu`` list."""
+        out = []
+        for item in text.split(","):
+            node, _, gpu = item.rpartition(":")
+            out.append(self.offsets[self.index[node]] + int(gpu))
+        return np.array(out, dtype=np.int64)
+
+
+_TAKES = ("start", "resume", "migrate")
+_RELEASES = ("preempt", "reclaim", "finish")
+
+
+def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU, the row of the event that put its job there (-1: free) and whether that run
+    is on borrowed GPUs, after every event up to ``until``."""
+    owner = np.full(layout.total, -1, dtype=np.int64)
+    borrowed = np.zeros(layout.total, dtype=bool)
+    holding: dict[Any, np.ndarray] = {}
+    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
+    kinds = events["event"].astype(object).to_numpy()[:count]
+    jobs = events["job_id"].to_numpy(dtype=object)[:count]
+    gpus = events["gpus"].astype(object).to_numpy()[:count]
+    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    parsed: dict[str, np.ndarray] = {}
+    for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
+        job = jobs[row]
+        before = holding.pop(job, None)
+        if before is not None:
+            owner[before] = -1
+            borrowed[before] = False
+        if kinds[row] in _TAKES:
+            text = gpus[row]
+            where = parsed.get(text)
+            if where is None:
+                where = parsed[text] = layout.gpus_of(text)
+            owner[where] = row
+            borrowed[where] = lent[row]
+            holding[job] = where
+    return owner, borrowed
+
+
+def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.ndarray:
+    """GPUs in use per node at each of ``times`` (sorted), replaying the events once."""
+    used = np.zeros(len(layout.names), dtype=np.int64)
+    out = np.zeros((len(times), len(layout.names)), dtype=np.int64)
+    holding: dict[Any, np.ndarray] = {}
+    event_times = events["time"].to_numpy(dtype=float)
+    kinds = events["event"].astype(object).to_numpy()
+    jobs = events["job_id"].to_numpy(dtype=object)
+    gpus = events["gpus"].astype(object).to_numpy()
+    parsed: dict[str, np.ndarray] = {}
+    relevant = np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES))
+    cut = np.searchsorted(event_times[relevant], times, side="right")
+    done = 0
+    for k, upto in enumerate(cut.tolist()):
+        for row in relevant[done:upto].tolist():
+            job = jobs[row]
+            before = holding.pop(job, None)
+            if before is not None:
+                np.subtract.at(used, before, 1)
+            if kinds[row] in _TAKES:
+                text = gpus[row]
+                nodes = parsed.get(text)
+                if nodes is None:
+                    nodes = parsed[text] = layout.node_of_gpu[layout.gpus_of(text)]
+                np.add.at(used, nodes, 1)
+                holding[job] = nodes
+        done = upto
+        out[k] = used
+    return out
+
+
 def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
     """Comma-joined node names of each allocation (an array of node indices, or None), as a
     categorical: events of one placement share its array, so each is joined once (the arrays
@@ -127,7 +263,9 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
             code = code_of_text.setdefault(text, len(code_of_text))
             code_of_array[id(nodes)] = code
         codes.append(code)
-    return pd.Categorical.from_codes(np.array(codes, dtype=np.int64), categories=list(code_of_text))
+    return pd.Categorical.from_codes(
+        np.array(codes, dtype=np.int64), categories=pd.Index(list(code_of_text), dtype="str")
+    )
 
 
 def build_result(sim: Simulation) -> Result:
@@ -138,6 +276,7 @@ def build_result(sim: Simulation) -> Result:
     status = STATUS_NAMES[sim.status]
     running = sim.status == 2
     ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
+    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * sim.gpus, 0.0)
     end = sim.end
     jct = end - sim.submit
     jobs = pd.DataFrame(
@@ -154,7 +293,9 @@ def build_result(sim: Simulation) -> Result:
             "queue_delay": jct - ran,
             "run_time": ran,
             "preemptions": sim.preemptions,
-            "migrations": np.zeros(sim.n_jobs, dtype=np.int64),
+            "migrations": sim.migrations.copy(),
+            "reclaims": sim.reclaims.copy(),
+            "borrowed_gpu_seconds": sim.borrowed_gpu_seconds + borrowed_now,
             "status": status,
             "nodes": _node_lists(
                 sim.node_names, [sim.last_nodes.get(j) for j in range(sim.n_jobs)]
@@ -163,9 +304,11 @@ def build_result(sim: Simulation) -> Result:
     )
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
+    samples = _samples_until_now(sim)
     # built when first read, from what was recorded up to now (the records only grow)
     events = partial(_events_frame, sim, EVENT_NAMES, len(sim.event_time))
-    timeline = partial(_timeline_frame, sim, _samples_until_now(sim))
+    timeline = partial(_timeline_frame, sim, samples)
+    nodes = sim.cluster.nodes
     meta = {
         "workload": sim.workload.name,
         "cluster": sim.cluster.name,
@@ -174,8 +317,43 @@ def build_result(sim: Simulation) -> Result:
         "vcs": list(sim.partition.vc_names),
         "vc_capacity": [int(c) for c in sim.partition.vc_capacity],
         "busy_gpu_seconds": [float(b) for b in sim.busy_gpu_seconds],
+        "sample_means": _sample_means(sim, samples),
+        "nodes": {
+            "node": [str(n) for n in nodes["node"]],
+            "rack": [str(r) for r in nodes["rack"]],
+            "gpus": [int(g) for g in nodes["gpus"]],
+            "vc": [None if pd.isna(v) else str(v) for v in nodes["vc"]],
+        },
     }
     return Result(jobs, events, timeline, sim.config.to_dict(), meta)
+
+
+def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
+    """Comma-joined node names (or None) of a few allocations, as a plain object column."""
+    return np.array(
+        [None if nodes is None else ",".join(names[nodes].tolist()) for nodes in allocations],
+        dtype=object,
+    )
+
+
+def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
+    """``node:gpu`` lists of each allocation (lists of global GPU indices per node)."""
+    node_of = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
+    names = sim.node_names.tolist()
+    offsets = sim.gpu_offset.tolist()
+    code_of_text: dict[str, int] = {}
+    codes = []
+    for taken in allocations:
+        if taken is None:
+            codes.append(-1)
+            continue
+        text = ",".join(
+            f"{names[node_of[g]]}:{g - offsets[node_of[g]]}" for slots in taken for g in slots
+        )
+        codes.append(code_of_text.setdefault(text, len(code_of_text)))
+    return pd.Categorical.from_codes(
+        np.array(codes, dtype=np.int64), categories=pd.Index(list(code_of_text), dtype="str")
+    )
 
 
 def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFrame:
@@ -183,8 +361,14 @@ def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFram
     time = np.array(sim.event_time[:count], dtype=float)
     # records are in processing order; sort by time, keeping that order within a time
     order = np.argsort(time, kind="stable")
+    at = order.tolist()
     job = np.array(sim.event_job[:count], dtype=np.int64)[order]
     kind = np.array(sim.event_kind[:count], dtype=np.int64)[order]
+    cause = np.full(count, None, dtype=object)
+    for position, i in enumerate(at):
+        j = sim.event_cause.get(i)
+        if j is not None:
+            cause[position] = sim.job_ids[j]
     return pd.DataFrame(
         {
             "time": time[order],
@@ -192,68 +376,179 @@ def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFram
             "job_id": sim.job_ids[job],
             "vc": pd.Categorical.from_codes(sim.job_vc[job], categories=sim.partition.vc_names),
             "num_gpus": sim.gpus[job],
-            "nodes": _node_lists(sim.node_names, [sim.event_nodes[i] for i in order.tolist()]),
+            "nodes": _node_lists(sim.node_names, [sim.event_nodes[i] for i in at]),
+            "gpus": _gpu_lists(sim, [sim.event_gpus[i] for i in at]),
+            "from_nodes": _joined_names(sim.node_names, [sim.event_from.get(i) for i in at]),
+            "cause": cause,
+            "borrowed": np.array([i in sim.event_borrowed for i in at], dtype=bool),
         }
     )
 
 
-def _samples_until_now(sim: Simulation) -> list[tuple[float, int, tuple[list[int], ...]]]:
+def _samples_until_now(sim: Simulation) -> list[tuple]:
     """The timeline samples so far, including those due at the present moment."""
+    from analysim.fragmentation import capture
+
     samples = list(sim.samples)
     every = sim.config.sample_every
     if sim.next_sample <= sim.now + 1e-9:
         count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
-        counters = (sim.vc_used, sim.vc_running_jobs, sim.vc_waiting_jobs, sim.vc_waiting_gpus)
-        samples.append((sim.next_sample, count, tuple(list(c) for c in counters)))
+        counters = (
+            sim.vc_used,
+            sim.vc_running_jobs,
+            sim.vc_waiting_jobs,
+            sim.vc_waiting_gpus,
+            sim.vc_borrowed,
+        )
+        snapshot = tuple(list(c) for c in counters)
+        samples.append((sim.next_sample, count, snapshot, capture(sim)))
     return samples
+
+
+def _sample_arrays(sim: Simulation, samples: list) -> dict[str, np.ndarray]:
+    """The samples as arrays: ``starts`` and ``counts`` (one entry per run of identical
+    samples), per-VC matrices (runs x VCs) and cluster-wide vectors."""
+    from analysim.fragmentation import measure
+
+    n_vc = len(sim.partition.vc_names)
+    names = ("used", "running", "waiting", "pending", "borrowed")
+    if samples:
+        starts, counts, snaps, captures = zip(*samples, strict=True)
+    else:
+        starts, counts, snaps, captures = (), (), (), ()
+    out = {
+        name: np.array([s[i] for s in snaps], dtype=np.int64).reshape(len(snaps), n_vc)
+        for i, name in enumerate(names)
+    }
+    out.update(measure(sim, list(captures)))
+    out["starts"] = np.array(starts, dtype=float)
+    out["counts"] = np.array(counts, dtype=np.int64)
+    return out
+
+
+def _vc_free(sim: Simulation, used: np.ndarray) -> np.ndarray:
+    """A VC's free GPUs: of its own nodes or quota; on an unpartitioned cluster, the pool's."""
+    capacity = sim.partition.vc_capacity.astype(float)
+    total = float(sim.capacity.sum())
+    free = capacity[None, :] - used if sim._partitioned else total - used.sum(axis=1)[:, None]
+    return np.broadcast_to(free, used.shape)
+
+
+def jain_index(values: np.ndarray) -> float:
+    """Jain's fairness index of ``values`` (1 = all equal); NaN for no values."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0 or not np.any(values):
+        return float("nan") if len(values) == 0 else 1.0
+    return float(values.sum() ** 2 / (len(values) * (values**2).sum()))
+
+
+def _jain_per_sample(sim: Simulation, arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """Per sample, Jain's index across the VCs that want GPUs of the service each gets,
+    normalised by what it is due: held GPUs / min(GPUs its jobs want, its share), capped at
+    1. NaN when no VC wants GPUs."""
+    held = arrays["used"] + arrays["borrowed"]
+    wanted = held + arrays["pending"]
+    share = sim.partition.vc_capacity.astype(float)
+    if not sim._partitioned:
+        share = np.full(len(share), float(sim.capacity.sum()) / max(len(share), 1))
+    due = np.minimum(wanted, share[None, :])
+    active = due > 0
+    served = np.minimum(np.divide(held, due, out=np.zeros(due.shape), where=active), 1.0)
+    total, squares, count = served.sum(axis=1), (served**2).sum(axis=1), active.sum(axis=1)
+    out = np.divide(total**2, count * squares, out=np.ones(len(held)), where=squares > 0)
+    out[count == 0] = np.nan
+    return out
+
+
+def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]:
+    """Time averages over the samples, cluster-wide (``ALL``) and per VC."""
+    arrays = _sample_arrays(sim, samples)
+    weights = arrays["counts"].astype(float)
+    total = weights.sum()
+
+    def mean(values: np.ndarray) -> float:
+        return float((values * weights).sum() / total) if total else float("nan")
+
+    free = _vc_free(sim, arrays["used"])
+    idle_waiting = (free > 0) & (arrays["waiting"] > 0)
+    cluster_free = float(sim.capacity.sum()) - arrays["used"].sum(1) - arrays["borrowed"].sum(1)
+    jain = _jain_per_sample(sim, arrays)
+    has_jain = ~np.isnan(jain)
+    means = {
+        ALL: {
+            "avg_fragmented_gpus": mean(arrays["cluster_fragmented"]),
+            "avg_blocked_jobs": mean(arrays["blocked"].sum(1)),
+            "avg_frag_index": mean(arrays["cluster_frag_index"]),
+            "idle_while_waiting": mean((cluster_free > 0) & (arrays["waiting"].sum(1) > 0)),
+            "jain_fairness": float(
+                (jain[has_jain] * weights[has_jain]).sum() / weights[has_jain].sum()
+            )
+            if has_jain.any()
+            else float("nan"),
+        }
+    }
+    for v, name in enumerate(sim.partition.vc_names):
+        means[name] = {
+            "avg_fragmented_gpus": mean(arrays["fragmented"][:, v]),
+            "avg_blocked_jobs": mean(arrays["blocked"][:, v]),
+            "avg_frag_index": mean(arrays["frag_index"][:, v]),
+            "idle_while_waiting": mean(idle_waiting[:, v]),
+        }
+    return means
 
 
 def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
     every = sim.config.sample_every
     vcs = list(sim.partition.vc_names)
     n_vc = len(vcs)
-    if not samples:
-        times = np.zeros(0)
-        parts = [np.zeros((0, n_vc), dtype=np.int64) for _ in range(4)]
-    else:
-        starts, counts, snaps = zip(*samples, strict=True)
-        counts = np.array(counts)
-        offsets = np.concatenate([np.arange(c) for c in counts])
-        times = np.repeat(np.array(starts), counts) + offsets * every
-        parts = [
-            np.repeat(np.array([s[i] for s in snaps], dtype=np.int64), counts, axis=0)
-            for i in range(4)
-        ]
-    used, running, waiting, pending = parts
+    arrays = _sample_arrays(sim, samples)
+    counts = arrays["counts"]
+    offsets = np.concatenate([np.arange(c) for c in counts]) if len(counts) else np.zeros(0)
+    times = np.repeat(arrays["starts"], counts) + offsets * every
+
+    def expand(name: str) -> np.ndarray:
+        return np.repeat(arrays[name], counts, axis=0)
+
+    used, running, waiting, pending = (expand(n) for n in ("used", "running", "waiting", "pending"))
+    borrowed, fragmented, blocked, index = (
+        expand(n) for n in ("borrowed", "fragmented", "blocked", "frag_index")
+    )
+    held = used + borrowed
     capacity = sim.partition.vc_capacity.astype(float)
     total = float(sim.capacity.sum())
-    # a VC's free GPUs: of its own nodes or quota; on an unpartitioned cluster, the pool's
-    vc_free = capacity[None, :] - used if sim._partitioned else total - used.sum(axis=1)[:, None]
-    vc_free = np.broadcast_to(vc_free, used.shape)
+    vc_free = _vc_free(sim, used)
     cluster = pd.DataFrame(
         {
             "time": times,
             "vc": ALL,
-            "used_gpus": used.sum(axis=1),
-            "free_gpus": total - used.sum(axis=1),
+            "used_gpus": held.sum(axis=1),
+            "free_gpus": total - held.sum(axis=1),
             "pending_gpus": pending.sum(axis=1),
             "running_jobs": running.sum(axis=1),
             "waiting_jobs": waiting.sum(axis=1),
-            "utilization": used.sum(axis=1) / total,
+            "utilization": held.sum(axis=1) / total,
+            "borrowed_gpus": borrowed.sum(axis=1),
+            "fragmented_gpus": expand("cluster_fragmented"),
+            "blocked_jobs": blocked.sum(axis=1),
+            "frag_index": expand("cluster_frag_index"),
         }
     )
     per_vc = pd.DataFrame(
         {
             "time": np.repeat(times, n_vc),
             "vc": np.tile(np.array(vcs, dtype=object), len(times)),
-            "used_gpus": used.ravel(),
+            "used_gpus": held.ravel(),
             "free_gpus": vc_free.ravel(),
             "pending_gpus": pending.ravel(),
             "running_jobs": running.ravel(),
             "waiting_jobs": waiting.ravel(),
             "utilization": np.divide(
-                used, capacity[None, :], out=np.full(used.shape, np.nan), where=capacity > 0
+                held, capacity[None, :], out=np.full(held.shape, np.nan), where=capacity > 0
             ).ravel(),
+            "borrowed_gpus": borrowed.ravel(),
+            "fragmented_gpus": fragmented.ravel(),
+            "blocked_jobs": blocked.ravel(),
+            "frag_index": index.ravel(),
         }
     )
     frame = pd.concat([cluster, per_vc], ignore_index=True)

@@ -14,6 +14,7 @@ from itertools import chain
 
 import numpy as np
 
+from analysim.domains import Domain
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
@@ -33,7 +34,7 @@ class Rounds:
         else:
             jobs, count = iter(waiting), len(waiting)
         index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.now, index, self._columns, list(self.vc_used))
+        return JobView(self.now, index, self._columns, self._held_by_vc())
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
         if self._static:
@@ -113,8 +114,8 @@ class Rounds:
         return changed
 
     def _decide(self, group: int, preemptive: bool) -> bool:
-        if not preemptive and not self.group_free[group]:
-            return False  # no GPU free to this group: nothing can start
+        if not preemptive and not self.group_free[group] and not self.borrowers:
+            return False  # no GPU free to this group and none to reclaim: nothing can start
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
@@ -129,7 +130,7 @@ class Rounds:
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if self._try_start(j):
+                if self._try_start(j) or self._try_own_room(j):
                     changed = True
                     continue
                 if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
@@ -144,6 +145,32 @@ class Rounds:
                         )
                     if len(blocked) >= queues_waiting:
                         break
+        if self._borrowing and self.n_waiting:
+            changed = self._borrow_round(group) or changed
+        return changed
+
+    def _try_own_room(self, j: int) -> bool:
+        """Make room for ``j`` within what its VC is entitled to, without evicting any job
+        of its own rank order: reclaim lent GPUs, then migrate (when switched on)."""
+        if self._borrowing and self._try_reclaim(j):
+            return True
+        return self.config.migration and self._try_migrate(j)
+
+    def _borrow_round(self, group: int) -> bool:
+        """After every job has had its chance on its own GPUs: waiting jobs, in order, try
+        idle GPUs of other VCs (each queue's head only, without backfill)."""
+        changed = False
+        done: set[int] = set()
+        for _, j in self._waiting_in_order(self._ranked(group, False), 0):
+            if self.status[j] != WAITING:
+                continue
+            vc = self._queue[j]
+            if vc in done:
+                continue
+            if self._try_borrow(j):
+                changed = True
+            elif not self.config.backfill:
+                done.add(vc)
         return changed
 
     def _waiting_in_order(
@@ -160,11 +187,15 @@ class Rounds:
         quota = self._domain[j].quota
         return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
 
-    def _place(self, j: int, free: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Ask the placer for GPUs for ``j`` given the ``free`` GPUs per node; return the
-        nodes and GPUs per node it chose (checked), or None."""
-        domain, need = self._domain[j], self._gpus[j]
-        if free is self.free and self._covers_group[self.job_domain[j]]:
+    def _place(
+        self, j: int, free: np.ndarray, domain: Domain | None = None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Ask the placer for GPUs for ``j`` on its own nodes (or those of ``domain``) given
+        the ``free`` GPUs per node; return the nodes and GPUs per node it chose (checked),
+        or None."""
+        own = domain is None
+        domain, need = (self._domain[j] if own else domain), self._gpus[j]
+        if own and free is self.free and self._covers_group[self._domain_index[j]]:
             if self.group_free[self._group[j]] < need:  # counted already
                 return None
             free = free[domain.nodes]
@@ -259,7 +290,8 @@ class Rounds:
         )
         vc_used = self.vc_used.copy()
         for r in candidates:
-            vc_used[self._vc[r]] -= self._gpus[r]
+            if not self.borrowed[r]:
+                vc_used[self._vc[r]] -= self._gpus[r]
         if not self._fits_hypothetically(j, everything, vc_used):
             return False
         vc_used = self.vc_used.copy()
@@ -289,22 +321,27 @@ class Rounds:
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
         """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""
         free[self.alloc_nodes[r]] += sign * self.alloc_counts[r]
-        vc_used[self._vc[r]] -= sign * self._gpus[r]
+        if not self.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
+            vc_used[self._vc[r]] -= sign * self._gpus[r]
 
     def _fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
         """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
         if not self._quota_allows(j, vc_used):
             return False
-        domain, need = self._domain[j], self._gpus[j]
-        free = free[domain.nodes]
+        domain = self._domain[j]
+        return self.placer_fits(self._gpus[j], free[domain.nodes], domain)
+
+    def placer_fits(self, need: int, room: np.ndarray, domain: Domain) -> bool:
+        """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
+        nodes? (Draws nothing from the rng.)"""
         if self._picks_any_fitting_node and need <= domain.topology.largest:
-            return bool(free.max() >= need)  # it fits on one node iff some node has room
-        if free.sum() < need:
+            return bool(room.max() >= need)  # it fits on one node iff some node has room
+        if room.sum() < need:
             return False
         # only whether it fits: the placement itself is checked when the job really starts
         if not self.placer.random:
-            return self._ask_placer(need, free, domain.topology) is not None
+            return self._ask_placer(need, room, domain.topology) is not None
         state = self.rng.bit_generator.state
-        take = self._ask_placer(need, free, domain.topology)
+        take = self._ask_placer(need, room, domain.topology)
         self.rng.bit_generator.state = state
         return take is not None

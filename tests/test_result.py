@@ -106,7 +106,7 @@ def test_summary_by_vc(three):
     assert table.loc["b", "gpu_utilization"] == pytest.approx(200 / (4 * 180))
     assert table["jobs"].sum() == three.summary()["jobs"]
     with pytest.raises(ValueError, match="by"):
-        three.summary(by="user")
+        three.summary(by="rack")
 
 
 def test_summary_by_vc_has_one_row_per_vc(busy):
