@@ -67,7 +67,7 @@ STEPPER_MAX_GPUS = 64  # the step-through panel is offered on clusters up to thi
 MAX_LISTED = 200  # waiting jobs listed at one moment
 USER_ERRORS = (ValueError, TypeError, KeyError, PolicyError)
 
-__all__ = ["Explorer", "Stepper", "explore", "scale_cluster"]
+__all__ = ["Explorer", "Stepper", "explore", "scale_cluster", "teach"]
 
 
 def explore(
@@ -785,6 +785,7 @@ class Stepper:
         self.controls["reset"].on_click(lambda _: self._guarded(self.reset))
         self.outputs = {
             "time": widgets.HTML(value="available on the toy cluster"),
+            "events": widgets.HTML(),
             "gantt": widgets.Image(format="png", layout={"width": "720px"}),
             "jobs": widgets.HTML(),
             "nodes": widgets.HTML(),
@@ -792,11 +793,15 @@ class Stepper:
         self.widget = widgets.VBox(
             [
                 widgets.HBox([*self.controls.values(), self.outputs["time"]]),
+                self.outputs["events"],
                 self.outputs["gantt"],
                 widgets.HBox([self.outputs["jobs"], self.outputs["nodes"]]),
             ]
         )
         self.widget.add_class("analysim-stepper")
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
 
     def load(self, workload: Workload, cluster: Cluster, config: SimConfig) -> None:
         """Start over on these inputs (the explorer calls this after each run)."""
@@ -845,13 +850,54 @@ class Stepper:
         sim = self.sim
         state = sim.state
         self.outputs["time"].value = html.escape(f"t = {sim.now:g} s — {state!r}")
+        result = sim.result()
+        self.outputs["events"].value = html.escape(_what_happened(result.events, sim.now))
         fig = Figure(figsize=(9.0, 4.0))
         fig.subplots_adjust(left=0.1, right=0.98, top=0.95, bottom=0.12)
-        ax = gantt(sim.result(), ax=fig.add_subplot(), cluster=sim.cluster, now=sim.now)
+        ax = gantt(result, ax=fig.add_subplot(), cluster=sim.cluster, now=sim.now)
         ax.set_xlim(0, max(sim.now, _end_estimate(sim), 1.0) * 1.02)
         self.outputs["gantt"].value = _png(fig)
         self.outputs["jobs"].value = state.jobs.to_html(index=False, na_rep="")
         self.outputs["nodes"].value = state.nodes.to_html(index=False, na_rep="")
+
+
+def teach(
+    workload: str | Workload = "toy", cluster: str | Cluster | None = None, **config: Any
+) -> Stepper:
+    """The step-through panel on its own: ``teach()`` steps the toy run under FIFO;
+    ``teach(scheduler="sjf", preemption=True)`` under other settings (``SimConfig`` fields)."""
+    if isinstance(workload, str):
+        cluster = cluster or workload
+        workload = presets.workload(workload)
+    if cluster is None:
+        raise ValueError("teach: a Workload needs the cluster it runs on (cluster=)")
+    cluster = presets.cluster(cluster) if isinstance(cluster, str) else cluster
+    stepper = Stepper()
+    stepper.load(workload, cluster, SimConfig.from_dict(config))
+    return stepper
+
+
+def _what_happened(events: pd.DataFrame, now: float) -> str:
+    """The events at ``now`` in words: ``at t=60 s: j2 submitted; j2 started on n2,n3``."""
+    verbs = {
+        "submit": "submitted",
+        "start": "started on",
+        "resume": "resumed on",
+        "preempt": "preempted from",
+        "finish": "finished on",
+        "migrate": "migrated to",
+        "reclaim": "reclaimed from",
+        "unschedulable": "is unschedulable",
+    }
+    here = events[(events["time"] - now).abs() < 1e-9]
+    parts = []
+    for kind, job, nodes in zip(
+        here["event"].astype(str), here["job_id"], here["nodes"].astype(object), strict=True
+    ):
+        verb = verbs.get(kind, kind)
+        where = f" {nodes}" if verb.endswith((" on", " from", " to")) and pd.notna(nodes) else ""
+        parts.append(f"{job} {verb}{where}")
+    return f"at t={now:g} s: " + ("; ".join(parts) if parts else "nothing happened")
 
 
 def _end_estimate(sim: Simulation) -> float:

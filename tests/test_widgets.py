@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets (the notebooks extra)")
 
 import analysim as asim  # noqa: E402
-from analysim.widgets import explore, parse_cost, scale_cluster  # noqa: E402
+from analysim.widgets import explore, parse_cost, scale_cluster, teach  # noqa: E402
 
 
 @pytest.fixture
@@ -179,11 +179,28 @@ def test_stepper_steps_through_the_toy_run(app):
     assert stepper.step() == 0.0  # the first step: j1 arrives and starts at 0
     assert stepper.step() == 60.0  # j2 arrives at 60
     assert "j2" in stepper.outputs["jobs"].value and "t = 60 s" in stepper.outputs["time"].value
+    assert stepper.outputs["events"].value == "at t=60 s: j2 submitted; j2 started on n2,n3"
+    stepper.step()
+    stepper.step()  # j4 (8 GPUs) arrives at 180 and waits: nothing starts
+    assert stepper.outputs["events"].value == "at t=180 s: j4 submitted"
     assert bytes(stepper.outputs["gantt"].value).startswith(b"\x89PNG")
     stepper.controls["run"].click()
     assert stepper.sim.done and stepper.sim.now == 1800.0
     stepper.controls["reset"].click()
     assert stepper.sim.now == 0.0 and not stepper.sim.started
+
+
+def test_teach_steps_a_run_on_its_own():
+    stepper = teach(scheduler="sjf")
+    assert stepper.sim.config.scheduler == "sjf"
+    times = [stepper.step() for _ in range(5)]
+    assert times == [0.0, 60.0, 120.0, 180.0, 300.0]
+    # under SJF j5 (600 s) starts at once on n1, ahead of j4 (1200 s)
+    assert stepper.outputs["events"].value == "at t=300 s: j5 submitted; j5 started on n1"
+    assert stepper.step() == 420.0
+    assert stepper.outputs["events"].value == "at t=420 s: j3 finished on n1"
+    with pytest.raises(ValueError, match="needs the cluster"):
+        teach(asim.presets.workload("toy"))
 
 
 def test_app_why_uses_the_latest_result(app):
