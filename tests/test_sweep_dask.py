@@ -121,6 +121,22 @@ def test_a_run_whose_worker_dies_is_retried(client, tmp_path):
     assert len(list((tmp_path / "out" / "runs").glob("*.parquet"))) == 2
 
 
+def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import analysim\n"
+        "analysim.sweep({'scheduler': ['fifo', 'sjf']}, workload='toy', workers=1)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: sweep: the local Dask cluster did not start"), last
+    assert 'if __name__ == "__main__":' in last
+
+
 def _wait_for(path: Path, process: subprocess.Popen, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not path.exists():

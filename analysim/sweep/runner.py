@@ -24,6 +24,7 @@ import dataclasses
 import importlib
 import importlib.util
 import logging
+import multiprocessing
 import os
 import time
 import uuid
@@ -49,6 +50,11 @@ RETRIES = 2
 """Dask ``retries=`` of each run: re-runs after an exception escaping the run itself. A run
 whose worker dies is re-run by the scheduler (up to ``distributed.scheduler.allowed-failures``
 times, default 3) before its row says ``KilledWorker``."""
+
+GUARD = (
+    "A script that calls analysim.sweep must call it under 'if __name__ == \"__main__\":' "
+    "(worker processes import the script again; see docs/sweeps.md)."
+)
 
 Outcome = dict[str, Any]
 Finish = Callable[[Run, Outcome, bool], None]
@@ -155,17 +161,25 @@ def local_cluster(workers: int) -> Iterator[Any]:
     from dask.distributed import Client, LocalCluster
 
     log.info("sweep: starting a local Dask cluster of %d worker processes", workers)
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",  # loopback, any free port (a dashboard needs bokeh)
-        silence_logs=logging.WARNING,
-    )
     try:
-        with Client(cluster) as client:
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # loopback, any free port (needs bokeh)
+            silence_logs=logging.WARNING,
+        )
+    except RuntimeError as exc:
+        raise RuntimeError(
+            f"sweep: the local Dask cluster did not start ({exc}). If run from a script: {GUARD}"
+        ) from exc
+    try:
+        client = Client(cluster)  # not "with": that ties the client to this thread's context
+        try:
             yield client
+        finally:
+            client.close()
     finally:
         cluster.close()
 
@@ -283,6 +297,8 @@ def sweep(
     the counts (``runs``, ``failed``, ``computed``, ``reused``). In a script, call it under
     ``if __name__ == "__main__":`` (worker processes re-import the main module).
     """
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(f"sweep: called while a worker process was starting. {GUARD}")
     if client is not None and scheduler_address is not None:
         raise ValueError("sweep: give client= or scheduler_address=, not both")
     if workers is not None and (
