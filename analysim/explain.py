@@ -62,6 +62,7 @@ class WaitReason:
     blocker: str | None = None
     preempted_by: tuple[str, ...] = ()
     preempted_at: float | None = None
+    reclaimed: bool = False  # the stop was its borrowed GPUs taken back by their owner
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -130,9 +131,10 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
     """Every spell of a job on a GPU: ``job_id, vc, node, gpu`` (index on the node), ``start,
     end`` (``end`` is NaN while it still runs at the end of the records).
 
-    Rebuilt from the events: a job on one node takes that node's lowest free GPUs, as the
-    engine does. For a job over several nodes the events name the nodes but not the GPUs on
-    each; its whole free nodes are filled first and the remainder goes on the others.
+    Rebuilt from the events: their ``gpus`` column (``"n0:0,n0:1"``) where the engine
+    records it; otherwise a job on one node takes that node's lowest free GPUs, as the engine
+    does, and a job over several nodes fills its whole free nodes first and puts the remainder
+    on the others (the events name its nodes but not the GPUs on each).
     """
     nodes = _cluster_of(result, cluster).nodes
     capacity = dict(zip(nodes["node"], nodes["gpus"].astype(int), strict=True))
@@ -142,12 +144,16 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
     vc_of = dict(zip(result.jobs["job_id"], result.jobs["vc"], strict=True))
     events = result.events
     moving = events[events["event"].astype(str).isin(RUN_EVENTS + STOP_EVENTS)]
-    for time, kind, job, gpus, where in zip(
+    exact = (
+        moving["gpus"].astype(object).tolist() if "gpus" in moving.columns else [None] * len(moving)
+    )
+    for time, kind, job, gpus, where, slots in zip(
         moving["time"].tolist(),
         moving["event"].astype(str).tolist(),
         moving["job_id"].tolist(),
         moving["num_gpus"].tolist(),
         moving["nodes"].astype(object).tolist(),
+        exact,
         strict=True,
     ):
         if job in held:  # stops, or moves (migrate): release what it holds
@@ -155,7 +161,12 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
                 free[node].append(gpu)
                 free[node].sort()
                 rows.append((job, vc_of[job], node, gpu, start, time))
-        if kind in RUN_EVENTS and isinstance(where, str):
+        if kind in RUN_EVENTS and isinstance(slots, str):
+            taken = [(n, int(g)) for n, g in (s.rsplit(":", 1) for s in slots.split(","))]
+            for n, g in taken:
+                free[n].remove(g)
+            held[job] = [(n, g, time) for n, g in taken]
+        elif kind in RUN_EVENTS and isinstance(where, str):
             held[job] = [(n, g, time) for n, g in _take(free, capacity, where.split(","), gpus)]
     for job, spells in held.items():
         rows.extend((job, vc_of[job], n, g, s, np.nan) for n, g, s in spells)
@@ -367,8 +378,9 @@ class _Moment:
             return {}
         last = mine.iloc[-1]
         at = float(last["time"])
+        stop = {"preempted_at": at, "reclaimed": str(last["event"]) == "reclaim"}
         if "cause" in mine.columns and pd.notna(last["cause"]):
-            return {"preempted_by": (str(last["cause"]),), "preempted_at": at}
+            return {"preempted_by": (str(last["cause"]),), **stop}
         nodes = set(str(last["nodes"]).split(","))
         same_time = self._events[
             (self._events["time"] == at)
@@ -380,7 +392,7 @@ class _Moment:
             for row_job, where in zip(same_time["job_id"], same_time["nodes"], strict=True)
             if nodes & set(str(where).split(","))
         ]
-        return {"preempted_by": tuple(dict.fromkeys(by)), "preempted_at": at}
+        return {"preempted_by": tuple(dict.fromkeys(by)), **stop}
 
     # -- the ranking -------------------------------------------------------------------------
     def _ahead_in_queue(self, j: int) -> tuple[str, ...]:
@@ -484,7 +496,8 @@ def _describe(r: WaitReason) -> str:
     text = head
     if r.preempted_by or r.preempted_at is not None:
         by = ", ".join(r.preempted_by) or "a higher-ranked job"
-        text += f"it was preempted by {by} at {_seconds(r.preempted_at)}. "
+        what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
+        text += f"{what} by {by} at {_seconds(r.preempted_at)}. "
     text += "it waits because " if not text.endswith(". ") else "It waits because "
     if r.kind == "full":
         whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)

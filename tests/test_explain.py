@@ -167,3 +167,51 @@ def test_allocations_and_snapshot_rebuild_the_toy_run():
     }
     assert snap.loc[snap["node"] == "n1", "job_id"].tolist() == ["j3", "j3", None, None]
     assert not snap["borrowed"].any()
+
+
+def test_borrowed_gpus_and_reclaims_under_borrowing():
+    # VC b borrows n1 (VC a's) for j5 at 300 and j6 at 480; j4 reclaims them at 600
+    result, _ = _run(partition="nodes", borrowing=True)
+    # the result knows its nodes (Result.snapshot): no cluster= needed
+    assert why_waiting(result, "j4", 500) == (
+        "j4 at t=500 s: it waits because its VC a is full: 7 of its 8 GPUs are in use (3 by "
+        "jobs of other VCs that borrowed them), 1 free, and it needs 8."
+    )
+    assert why_waiting(result, "j6", 700) == (
+        "j6 at t=700 s: its borrowed GPUs were reclaimed by j4 at t=600 s. It waits because "
+        "its VC b is full: 8 of its 8 GPUs are in use, 0 free, and it needs 2."
+    )
+    reason = explain(result, "j5", 700)
+    assert (reason.preempted_by, reason.preempted_at, reason.reclaimed) == (("j4",), 600.0, True)
+
+
+class _WithoutSnapshot:
+    """A result's frames without ``snapshot``: what gpu_snapshot rebuilds by itself."""
+
+    def __init__(self, result: asim.Result) -> None:
+        self.jobs, self.events, self.meta = result.jobs, result.events, result.meta
+        self.config, self.timeline = result.config, result.timeline
+
+
+def test_rebuilt_snapshot_matches_the_engines():
+    cluster = asim.presets.cluster("venus")
+    workload = asim.presets.workload("venus", days=2)
+    result = asim.simulate(workload, cluster, scheduler="las", preemption=True, borrowing=True)
+    plain = _WithoutSnapshot(result)
+    spells = allocations(plain, cluster)
+    for time in (3_600.0, 40_000.0, 86_400.0, 120_000.0, 170_000.0):
+        mine = gpu_snapshot(plain, time, cluster, spells)
+        theirs = result.snapshot(time)
+        pd.testing.assert_frame_equal(mine, theirs, check_dtype=False)
+    assert result.snapshot(86_400.0)["borrowed"].any()  # the case is not trivial
+
+
+def test_snapshot_rebuilt_from_node_names_alone():
+    # records without the GPU column: one-node jobs take their node's lowest free GPUs and
+    # the toy's two-node jobs whole nodes, so the rebuild is still exact here
+    result, cluster = _run()
+    plain = _WithoutSnapshot(result)
+    plain.events = result.events.drop(columns=["gpus"], errors="ignore")
+    for time in (0.0, 300.0, 700.0, 1000.0, 1500.0):
+        mine = gpu_snapshot(plain, time, cluster)
+        pd.testing.assert_frame_equal(mine, result.snapshot(time), check_dtype=False)
