@@ -122,6 +122,14 @@ def test_run_keys_golden_and_insensitive_to_spelling():
     assert len({fifo.key, *(r.key for r in other)}) == 3
 
 
+def test_every_simconfig_field_is_a_grid_parameter_and_its_default_is_the_plain_run():
+    defaults = asim.SimConfig()
+    grid = {name: [getattr(defaults, name)] for name in asim.SimConfig.fields() if name != "seed"}
+    (run,) = expand(grid, workload="toy", cluster=None, seeds=[0])
+    assert run.invalid is None and list(run.params) == list(grid)
+    assert run.key == expand([{}], workload="toy", cluster=None, seeds=[0])[0].key
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.dictionaries(
