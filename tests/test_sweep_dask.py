@@ -137,12 +137,16 @@ def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
     assert 'if __name__ == "__main__":' in last
 
 
-def _wait_for(path: Path, process: subprocess.Popen, seconds: float) -> None:
+def _read_when_written(path: Path, process: subprocess.Popen, seconds: float) -> dict:
+    """The JSON object ``process`` writes to ``path``, once it is there and complete."""
     deadline = time.monotonic() + seconds
-    while not path.exists():
+    while True:
         assert process.poll() is None, f"{process.args[:3]} exited with {process.returncode}"
-        assert time.monotonic() < deadline, f"{path} did not appear in {seconds} s"
-        time.sleep(0.05)
+        assert time.monotonic() < deadline, f"{path} was not written in {seconds} s"
+        try:
+            return json.loads(path.read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            time.sleep(0.05)
 
 
 @pytest.mark.timeout(120)
@@ -163,9 +167,7 @@ def test_a_real_scheduler_and_worker_on_loopback_run_a_sweep(tmp_path):
         **common,
     )  # fmt: skip
     try:
-        _wait_for(address_file, scheduler, 60)
-        time.sleep(0.2)  # let the scheduler finish writing the file
-        address = json.loads(address_file.read_text())["address"]
+        address = _read_when_written(address_file, scheduler, 60)["address"]
         assert address.startswith("tcp://127.0.0.1:")
         frame = asim.sweep(
             {"scheduler": ["fifo", "sjf"]},
