@@ -196,7 +196,7 @@ def _png(fig: Figure) -> bytes:
 def _number(value: float, metric: str) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if metric in ("jobs", "finished", "unschedulable", "preemptions", "preempted_jobs"):
+    if float(value).is_integer():  # counts, and round numbers
         return f"{value:,.0f}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
@@ -439,7 +439,9 @@ class Explorer:
             ),
             "message": tag(widgets.HTML(value=""), "message"),
             "summary": tag(widgets.HTML(value=""), "summary"),
-            "plots": tag(widgets.Image(format="png", layout={"width": "720px"}), "plots"),
+            "plots": tag(
+                widgets.Image(format="png", layout={"width": "720px", "height": "auto"}), "plots"
+            ),
             "time": tag(
                 widgets.FloatSlider(
                     description="time (s)",
@@ -482,7 +484,7 @@ class Explorer:
             ]
         )
         status = widgets.HBox([o["progress"], o["status"]])
-        results = widgets.HBox([o["summary"], o["plots"]])
+        results = widgets.HBox([o["summary"], o["plots"]], layout={"align_items": "flex-start"})
         moment = widgets.VBox(
             [
                 widgets.HTML("<b>The cluster at a moment</b> (× = borrowed GPU)"),

@@ -171,6 +171,8 @@ def test_explorer_in_jupyterlab(lab):
             assert page.locator(".analysim-why").inner_text().strip()
             assert not page.locator(".analysim-error").count()
 
+            # hide JupyterLab's notification toasts ("get notified about news?") in the picture
+            page.add_style_tag(content=".Toastify { display: none !important; }")
             page.locator(".analysim-explorer").scroll_into_view_if_needed()
             ARTIFACT.parent.mkdir(parents=True, exist_ok=True)
             page.locator(".analysim-explorer").screenshot(path=str(ARTIFACT))
