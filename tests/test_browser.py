@@ -60,6 +60,7 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, str]]:
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
         "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
+        "JUPYTER_DATA_DIR": str(root / ".data"),  # no user kernels: this Python's ipykernel
         "MPLBACKEND": "Agg",
     }
     command = [
