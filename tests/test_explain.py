@@ -215,3 +215,45 @@ def test_snapshot_rebuilt_from_node_names_alone():
     for time in (0.0, 300.0, 700.0, 1000.0, 1500.0):
         mine = gpu_snapshot(plain, time, cluster)
         pd.testing.assert_frame_equal(mine, result.snapshot(time), check_dtype=False)
+
+
+# -- the occupancy plots drawn from these snapshots ----------------------------------------------
+def test_occupancy_heatmap_colours_each_gpu_by_its_jobs_vc():
+    from matplotlib.colors import to_rgb
+    from matplotlib.figure import Figure
+
+    from analysim.plotting.occupancy import FREE, occupancy_heatmap, vc_palette
+
+    result, _ = _run(partition="nodes", borrowing=True)
+    snap = result.snapshot(500.0)  # j1 on n0, j5 + j6 (VC b) borrowing n1, j2 on n2, n3
+    palette = vc_palette(["a", "b"])
+    ax = occupancy_heatmap(snap, ax=Figure().add_subplot(), palette=palette)
+    image = ax.images[0].get_array()  # rows: GPU 0..3 then the owner strip; columns: nodes
+    assert image.shape[:2] == (5, 4)
+    assert tuple(image[0, 0]) == to_rgb(palette["a"])  # n0:0 holds j1 (a)
+    assert tuple(image[0, 1]) == to_rgb(palette["b"])  # n1:0 holds j6 (b), borrowed
+    assert tuple(image[3, 1]) == to_rgb(FREE)  # n1:3 is free
+    assert [tuple(image[4, n]) for n in range(4)] == [to_rgb(palette[v]) for v in "aabb"]
+    crosses = ax.collections[0].get_offsets()  # the borrowed GPUs: n1:0, n1:1, n1:2
+    assert sorted(map(tuple, crosses.tolist())) == [(1.0, 0.0), (1.0, 1.0), (1.0, 2.0)]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["a", "b", "free", "borrowed"]
+
+
+def test_occupancy_heatmap_names_missing_columns():
+    from analysim.plotting.occupancy import occupancy_heatmap
+
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['job_vc'\]"):
+        occupancy_heatmap(pd.DataFrame({"node": ["n0"], "gpu": [0], "job_id": [None]}))
+
+
+def test_gantt_draws_one_bar_per_gpu_spell():
+    from matplotlib.figure import Figure
+
+    from analysim.plotting.occupancy import gantt
+
+    result, cluster = _run()
+    ax = gantt(result, ax=Figure().add_subplot(), cluster=cluster)
+    bars = [b for c in ax.collections for b in c.get_paths()]
+    assert len(bars) == len(allocations(result, cluster)) == 30  # the toy asks for 30 GPUs
+    assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["n0:0", "n0:1"]
