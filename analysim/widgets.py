@@ -71,7 +71,7 @@ __all__ = ["Explorer", "Stepper", "explore", "scale_cluster", "teach"]
 
 
 def explore(
-    workload: str | Workload = "venus",
+    workload: str | Workload | Any = "venus",
     cluster: str | Cluster | None = None,
     *,
     days: float = DEFAULT_DAYS,
@@ -80,8 +80,9 @@ def explore(
     debounce: float = 0.4,
     run: bool = True,
 ) -> Explorer:
-    """The explorer app on a preset workload (``"toy"``, ``"venus"``) or a loaded trace (a
-    :class:`~analysim.workload.Workload`, with its ``cluster``).
+    """The explorer app on a preset workload (``"toy"``, ``"venus"``) or a loaded trace: a
+    :class:`~analysim.traces.Trace` from a reader (its cluster unless ``cluster`` is given)
+    or a :class:`~analysim.workload.Workload` with its ``cluster``.
 
     ``days``: length of the ``venus`` workload (7 by default, so a run takes about a second
     under ``fifo``). ``config``: the starting :class:`~analysim.config.SimConfig`.
@@ -296,6 +297,10 @@ class Explorer:
         run: bool = True,
     ) -> None:
         self.sync, self.debounce = sync, float(debounce)
+        if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
+            # a trace reader's Trace: its workload, and its cluster unless one is given
+            cluster = cluster if cluster is not None else workload.cluster
+            workload = workload.workload
         self._clusters, start = self._sources(workload, cluster)
         self._trace = workload if isinstance(workload, Workload) else None
         if isinstance(config, dict):

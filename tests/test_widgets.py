@@ -173,6 +173,18 @@ def test_a_loaded_trace_with_its_cluster():
         explore(workload)
 
 
+def test_a_trace_from_a_reader(shared_data):
+    folder = shared_data / "openb"  # 8,152 tasks on its own 1,213 nodes
+    trace = asim.traces.read_openb(
+        folder / "openb_pod_list_default.csv", folder / "openb_node_list_gpu_node.csv"
+    )
+    app = explore(trace, sync=True, run=False)
+    app.controls["load_scale"].value = 0.5  # one run: half as many arrivals per second
+    assert app.message == "" and app.runs == 1
+    assert app.result.meta["total_gpus"] == trace.cluster.total_gpus
+    assert len(app.result.jobs) == len(trace.workload.jobs)
+
+
 def test_stepper_steps_through_the_toy_run(app):
     stepper = app.stepper
     assert stepper.sim is not None and stepper.sim.now == 0.0
