@@ -326,7 +326,7 @@ class _Moment:
                 free=free,
                 capacity=capacity,
                 scope=scope,
-                detail={"lent": lent},
+                detail={"lent": lent, **self._preemption_outlook(j, need, free)},
                 **base,
             )
         placer = self.config.make_placer()
@@ -340,7 +340,11 @@ class _Moment:
                 capacity=capacity,
                 scope=scope,
                 most_on_one_node=int(free_nodes.max(initial=0)),
-                detail={"placement": placer.name, "nodes_with_free": int((free_nodes > 0).sum())},
+                detail={
+                    "placement": placer.name,
+                    "nodes_with_free": int((free_nodes > 0).sum()),
+                    **self._preemption_outlook(j, need, free),
+                },
                 **base,
             )
         ahead = self._ahead_in_queue(j)
@@ -349,6 +353,55 @@ class _Moment:
                 kind="ranked_behind", free=free, ahead=ahead, blocker=ahead[0], **base
             )
         return WaitReason(kind="next_round", free=free, ahead=ahead, **base)
+
+    def _preemption_outlook(self, j: int, need: int, free: int) -> dict[str, Any]:
+        """With preemption: which running jobs ranked below ``j`` it could evict, and from
+        when (a (re)started job is not evicted before it has run one quantum past its restore
+        cost). Counts GPUs only: whether they would make a placement is the round's to see."""
+        if not self.config.preemption:
+            return {}
+        order = self.ranking(j)
+        running = self.status == "running"
+        below = [k for k in order[order.index(j) + 1 :] if running[k]]
+        gpus = self.jobs["num_gpus"].to_numpy()
+        held = int(gpus[below].sum()) if below else 0
+        if free + held < need:
+            return {"outlook": "no_victims", "victims": (), "victim_gpus": held}
+        evictable = self._evictable_from()
+        chosen, room, ready = [], free, 0.0
+        for k in sorted(below, key=lambda k: evictable[k]):  # the soonest evictable first
+            chosen.append(k)
+            room += int(gpus[k])
+            ready = max(ready, float(evictable[k]))
+            if room >= need:
+                break
+        quantum, step = self.config.quantum, self.config.step
+        after = max(ready, self.time + step)
+        next_round = float(np.ceil(after / quantum - 1e-9) * quantum)
+        names = tuple(str(self.jobs.at[k, "job_id"]) for k in chosen)
+        kind = "protected" if ready > self.time + 1e-9 else "can_preempt"
+        return {"outlook": kind, "victims": names, "ready": ready, "next_round": next_round}
+
+    def _evictable_from(self) -> np.ndarray:
+        """When each running job may be evicted: its last (re)start + quantum (+ its restore
+        cost after a resume)."""
+        n = len(self.jobs)
+        since = np.full(n, np.inf)
+        resumed = np.zeros(n, dtype=bool)
+        runs = self._events[self._events["event"].astype(str).isin(("start", "resume"))]
+        for time, kind, job in zip(
+            runs["time"].tolist(),
+            runs["event"].astype(str).tolist(),
+            runs["job_id"].tolist(),
+            strict=True,
+        ):
+            since[self.index[job]] = time
+            resumed[self.index[job]] = kind == "resume"
+        try:
+            cost = self.config.make_cost_model().costs(self.jobs).astype(float)
+        except (KeyError, ValueError):
+            cost = np.zeros(n)
+        return since + self.config.quantum + np.where(resumed, cost, 0.0)
 
     def _room(
         self, domain: Any, vc: int, free_nodes: np.ndarray, used: np.ndarray
@@ -497,28 +550,20 @@ def _describe(r: WaitReason) -> str:
     if r.preempted_by or r.preempted_at is not None:
         by = ", ".join(r.preempted_by) or "a higher-ranked job"
         what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
-        text += f"{what} by {by} at {_seconds(r.preempted_at)}. "
-    text += "it waits because " if not text.endswith(". ") else "It waits because "
+        text += f"{what} by {by} at {_seconds(r.preempted_at)}. It waits because "
+    else:
+        text += "it waits because "
     if r.kind == "full":
-        whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
-        if whose is None and r.scope.startswith("quota"):
-            vc = r.scope.removeprefix("quota of VC ")
-            return text + (
-                f"its VC {vc} is at its quota: {r.capacity - r.free} of its "
-                f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
-            )
-        whose = whose or f"its {r.scope}"
-        lent = r.detail.get("lent", 0)
-        by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
-        return text + (
-            f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
-            f"{by_others}, {r.free} free, and it needs {r.need}."
-        )
+        return text + _full(r) + _outlook(r)
     if r.kind == "fragmented":
-        return text + (
-            f"enough GPUs are free but fragmented: {_gpus(r.free)} are free to it over "
-            f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
-            f"and placement {r.detail['placement']} finds no place for {r.need}."
+        return (
+            text
+            + (
+                f"enough GPUs are free but fragmented: {_gpus(r.free)} are free to it over "
+                f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
+                f"and placement {r.detail['placement']} finds no place for {r.need}."
+            )
+            + _outlook(r)
         )
     if r.kind == "ranked_behind":
         return text + (
@@ -527,3 +572,43 @@ def _describe(r: WaitReason) -> str:
             f"below it starts."
         )
     return text + "it fits now; it starts at the next scheduling round."
+
+
+def _full(r: WaitReason) -> str:
+    whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
+    if whose is None and r.scope.startswith("quota"):
+        vc = r.scope.removeprefix("quota of VC ")
+        return (
+            f"its VC {vc} is at its quota: {r.capacity - r.free} of its "
+            f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
+        )
+    whose = whose or f"its {r.scope}"
+    lent = r.detail.get("lent", 0)
+    by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
+    return (
+        f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
+        f"{by_others}, {r.free} free, and it needs {r.need}."
+    )
+
+
+def _outlook(r: WaitReason) -> str:
+    """What preemption can do for the job (empty without preemption)."""
+    outlook = r.detail.get("outlook")
+    victims = ", ".join(r.detail.get("victims", ()))
+    if outlook == "no_victims":
+        held = r.detail["victim_gpus"]
+        if not held:
+            return " Preemption cannot help: every running job of its queue is ranked above it."
+        return f" Preemption cannot help: the jobs ranked below it hold only {_gpus(held)}."
+    if outlook == "protected":
+        return (
+            f" Preemption: jobs ranked below it ({victims}) hold enough GPUs but may not be "
+            f"evicted before {_seconds(r.detail['ready'])} (a (re)started job first runs one "
+            f"quantum); the first full round after that is at {_seconds(r.detail['next_round'])}."
+        )
+    if outlook == "can_preempt":
+        return (
+            f" Preemption: it may evict jobs ranked below it ({victims}) at the next full "
+            f"round, {_seconds(r.detail['next_round'])}."
+        )
+    return ""

@@ -111,11 +111,35 @@ def test_preempted_job_names_who_preempted_it():
     result, cluster = _custom(rows, scheduler="sjf", preemption=True, checkpoint_cost=30)
     assert why_waiting(result, "long", 100, cluster) == (
         "long at t=100 s: it was preempted by short at t=60 s. It waits because the cluster "
-        "is full: 4 of its 16 GPUs are in use, 12 free, and it needs 16."
+        "is full: 4 of its 16 GPUs are in use, 12 free, and it needs 16. Preemption cannot "
+        "help: every running job of its queue is ranked above it."
+    )
+    # before the round at 60, "short" waits: "long" ranks below it but is protected until
+    # it has run one quantum (started at 0, so until 60)
+    assert why_waiting(result, "short", 30, cluster) == (
+        "short at t=30 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 4. Preemption: jobs ranked below it (long) hold enough GPUs but "
+        "may not be evicted before t=60 s (a (re)started job first runs one quantum); the "
+        "first full round after that is at t=60 s."
     )
     reason = explain(result, "long", 100, cluster)
     assert (reason.preempted_by, reason.preempted_at) == (("short",), 60.0)
     assert explain(result, "long", 200, cluster).kind == "running"  # resumed at 160
+
+
+def test_a_job_that_may_preempt_at_the_next_full_round():
+    # "short" arrives at 70, after "long" became evictable (60): it waits for the round at 120
+    rows = [("long", "a", "u", 0.0, 1000.0, 16), ("short", "a", "u", 70.0, 100.0, 4)]
+    result, cluster = _custom(rows, scheduler="sjf", preemption=True)
+    assert why_waiting(result, "short", 100, cluster) == (
+        "short at t=100 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 4. Preemption: it may evict jobs ranked below it (long) at the "
+        "next full round, t=120 s."
+    )
+    assert explain(result, "short", 120, cluster).kind == "running"
+    # without preemption nothing is said about it
+    plain, _ = _custom(rows, scheduler="sjf")
+    assert why_waiting(plain, "short", 100, cluster).endswith("and it needs 4.")
 
 
 @pytest.mark.parametrize(
