@@ -314,7 +314,6 @@ class Explorer:
         self._spells: pd.DataFrame | None = None
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
-        self._requested = 0
         self._picking = True
         self.controls = self._make_controls(start, days)
         self.outputs = self._make_outputs()
@@ -519,7 +518,6 @@ class Explorer:
 
     def request_run(self) -> None:
         """Run soon: at once with ``sync``, else after ``debounce`` seconds without changes."""
-        self._requested += 1
         if self.sync:
             self.run_now()
             return
@@ -530,13 +528,9 @@ class Explorer:
         self._timer.start()
 
     def _run_latest(self) -> None:
-        """Run until the result reflects the latest request (changes made during a run)."""
-        with self._lock:
-            while True:
-                wanted = self._requested
-                self.run_now()
-                if self._requested == wanted:
-                    return
+        """The debounced run. A change made while a run is going on has started a timer of
+        its own, which waits for that run to end (``run_now`` holds a lock) and runs again."""
+        self.run_now()
 
     def wait(self, timeout: float = 60.0) -> None:
         """Block until a pending debounced run has finished (for scripts and tests)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -158,6 +159,22 @@ def test_debounced_changes_make_one_run():
         "first_fit",
     )
     assert app.outputs["progress"].value == 0.0 and "run 2: sjf" in app.outputs["status"].value
+
+
+def test_a_change_during_a_run_is_run_after_it():
+    app = explore("toy", debounce=0.01)
+    slow = app._simulate
+
+    def slower(*args):
+        time.sleep(0.3)  # the second change arrives while this run goes on
+        return slow(*args)
+
+    app._simulate = slower
+    app.controls["scheduler"].value = "sjf"
+    time.sleep(0.15)
+    app.controls["placement"].value = "spread"
+    app.wait()
+    assert (app.result.config["scheduler"], app.result.config["placement"]) == ("sjf", "spread")
 
 
 def test_a_loaded_trace_with_its_cluster():
