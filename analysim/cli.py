@@ -240,6 +240,22 @@ def build_parser() -> argparse.ArgumentParser:
         "presets", parents=[common], help="list the workload and cluster presets"
     )
     presets.set_defaults(handler=cmd_presets)
+    study = commands.add_parser(
+        "study",
+        parents=[common],
+        help="the paper's study: preemption off/on x migration off/on, one scheduler",
+        description="Run one scheduler with preemption off and on and migration off and "
+        "on (four arms, same workload and seed) and print average and p95 JCT, queueing "
+        "delay, utilisation, fragmented GPUs, blocked jobs, preemptions and migrations.",
+    )
+    study.add_argument("--workload", default="venus", metavar="NAME", help="workload preset")
+    study.add_argument("--cluster", default=None, metavar="NAME", help="cluster preset")
+    study.add_argument("--scheduler", default="las", metavar="NAME", help="(default: las)")
+    study.add_argument("--seed", type=int, default=0, metavar="N", help="(default: 0)")
+    study.add_argument("--days", type=float, default=None, metavar="N", help="trace length")
+    study.add_argument("--load-scale", type=float, default=None, metavar="X")
+    study.add_argument("--out", type=Path, default=None, metavar="FILE.csv")
+    study.set_defaults(handler=cmd_study)
     add_figures_command(commands, common)
     add_sweep_command(commands, common)
     return parser
@@ -308,6 +324,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         result.save(args.out)
         log.info("wrote the result to %s", args.out)
+    return 0
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from analysim.study import paper_study
+
+    workload_kwargs: dict[str, Any] = {"seed": args.seed}
+    if args.load_scale is not None:
+        workload_kwargs["load_scale"] = args.load_scale
+    if args.days is not None:
+        workload_kwargs["days"] = args.days
+    workload = asim.presets.workload(args.workload, **workload_kwargs)
+    cluster = asim.presets.cluster(args.cluster or args.workload)
+    table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
+    print(format_table(table))
+    if args.out is not None:
+        table.to_csv(args.out, float_format="%.6g")
+        log.info("wrote the study table to %s", args.out)
     return 0
 
 

@@ -265,6 +265,8 @@ class Simulation(Tenancy, Rounds):
         self.group_nodes = [
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
+        if self._borrowing:  # one group, and its jobs may borrow any node
+            self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.group_free = [int(self.free[nodes].sum()) for nodes in self.group_nodes]
         one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
         stable = self._round_stable = self.scheduler.static or self.scheduler.round_stable

@@ -71,7 +71,8 @@ class State:
 
     @property
     def gpus(self) -> pd.DataFrame:
-        """One row per GPU: its node, index on the node, and the job holding it (if any)."""
+        """One row per GPU: its node, index on the node, the job holding it (if any) and
+        whether that job borrowed it from another VC."""
         sim = self._sim
         node_of_gpu = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
         owner = sim.gpu_owner
@@ -86,5 +87,6 @@ class State:
                 "gpu": np.arange(len(owner)) - sim.gpu_offset[node_of_gpu],
                 "job_id": job_ids,
                 "job_vc": vcs,
+                "borrowed": busy & sim.borrowed[np.maximum(owner, 0)],
             }
         )

@@ -141,7 +141,9 @@ placers = st.sampled_from(PLACERS.names)
 
 @st.composite
 def configs(draw, leap: bool = True) -> SimConfig:
-    """Every scheduler x placement x preemption, quantum 1/5/60, constant cost 0-50 s."""
+    """Every scheduler x placement x preemption x migration x borrowing, quantum 1/5/60,
+    constant checkpoint and migration costs of 0-50 s, sometimes periodic defragmentation."""
+    migration = draw(st.booleans())
     return SimConfig(
         scheduler=draw(schedulers),
         placement=draw(placers),
@@ -149,6 +151,11 @@ def configs(draw, leap: bool = True) -> SimConfig:
         quantum=draw(st.sampled_from(QUANTA)),
         checkpoint_cost={"name": "constant", "seconds": draw(st.integers(0, 50))},
         backfill=draw(st.booleans()),
+        migration=migration,
+        migration_cost={"name": "constant", "seconds": draw(st.integers(0, 50))},
+        defrag_every=draw(st.sampled_from((None, None, 30, 120))) if migration else None,
+        borrowing=draw(st.booleans()),
+        borrow_limit=draw(st.sampled_from((0.5, 1.0, 3.0))),
         sample_every=draw(st.sampled_from((1, 30, 300))),
         seed=draw(st.integers(0, 2**16)),
         leap=leap,

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+import analysim as asim
 from analysim.cli import build_parser, config_values, main
 from analysim.config import SimConfig
 
@@ -31,8 +33,18 @@ def test_help_documents_every_simconfig_field(capsys):
     out = capsys.readouterr().out
     for f in dataclasses.fields(SimConfig):
         assert "--" + f.name.replace("_", "-") in out, f.name
-    for flag in ("--workload", "--cluster", "--seed", "--load-scale", "--days", "--until",
-                 "--config", "--out", "--no-progress", "--no-preemption"):
+    for flag in (
+        "--workload",
+        "--cluster",
+        "--seed",
+        "--load-scale",
+        "--days",
+        "--until",
+        "--config",
+        "--out",
+        "--no-progress",
+        "--no-preemption",
+    ):
         assert flag in out
 
 
@@ -89,11 +101,15 @@ def test_command_line_overrides_config_file(tmp_path):
     )
     values = config_values(args)
     assert values == {
-        "scheduler": "sjf", "preemption": True, "quantum": 120, "leap": False,
+        "scheduler": "sjf",
+        "preemption": True,
+        "quantum": 120,
+        "leap": False,
         "checkpoint_cost": 30.0,
     }
     assert SimConfig.from_dict(values).make_cost_model().spec() == {
-        "name": "constant", "seconds": 30.0
+        "name": "constant",
+        "seconds": 30.0,
     }
 
 
@@ -102,7 +118,8 @@ def test_policy_given_as_json_spec():
         ["run", "--checkpoint-cost", '{"name": "constant", "seconds": 5}', "--placement", "spread"]
     )
     assert config_values(args) == {
-        "checkpoint_cost": {"name": "constant", "seconds": 5}, "placement": "spread"
+        "checkpoint_cost": {"name": "constant", "seconds": 5},
+        "placement": "spread",
     }
 
 
@@ -141,7 +158,44 @@ def test_unknown_workload_preset_is_one_line(capsys):
 def test_python_dash_m_entry_point():
     proc = subprocess.run(
         [sys.executable, "-m", "analysim", "run", *FAST],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "avg_jct" in proc.stdout
+
+
+def test_study_prints_the_four_arms_and_writes_the_table(tmp_path, capsys):
+    out = tmp_path / "study.csv"
+    assert main(["study", "--workload", "toy", "--scheduler", "srtf", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    for arm in ("baseline", "migration", "preemption", "preemption+migration"):
+        assert arm in printed
+    table = pd.read_csv(out, index_col="arm")
+    assert table.index.tolist() == ["baseline", "migration", "preemption", "preemption+migration"]
+    assert table["migration"].tolist() == [False, True, False, True]
+
+
+def test_migration_and_borrowing_flags_reach_the_config(tmp_path):
+    assert (
+        main(
+            [
+                "run",
+                *FAST,
+                "--migration",
+                "--migration-cost",
+                "15",
+                "--borrowing",
+                "--borrow-limit",
+                "0.5",
+                "--out",
+                str(tmp_path / "r"),
+            ]
+        )
+        == 0
+    )
+    config = asim.Result.load(tmp_path / "r").config
+    assert config["migration"] is True and config["migration_cost"] == 15.0
+    assert config["borrowing"] is True and config["borrow_limit"] == 0.5

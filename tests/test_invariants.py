@@ -31,6 +31,10 @@ def _costs(config) -> float:
     return float(config.checkpoint_cost["seconds"])
 
 
+def _migration_costs(config) -> float:
+    return float(config.migration_cost["seconds"])
+
+
 # -- checks on the state of one moment ------------------------------------------------------
 def check_state(sim: Simulation, case, started: bool = True) -> None:
     """No GPU double-booked, free counts consistent, VC and GPU-type limits held."""
@@ -73,21 +77,54 @@ def check_state(sim: Simulation, case, started: bool = True) -> None:
     vc_of_job = dict(zip(sim.workload.jobs["job_id"], sim.workload.jobs["vc"], strict=True))
     assert (held["job_vc"] == held["job_id"].map(vc_of_job)).all()
     owner = held["node"].map(case.owner())
+    lent = held["borrowed"].astype(bool)
+    if not sim.config.borrowing or case.mode == "pool":
+        assert not lent.any()
     if case.mode == "nodes":
-        # a job runs only on nodes its VC owns
-        assert (owner == held["job_vc"]).all(), held.assign(owner=owner)
+        # a job runs only on nodes its VC owns, unless it borrowed them
+        assert ((owner == held["job_vc"]) | lent).all(), held.assign(owner=owner)
+        assert not (lent & (owner == held["job_vc"])).any()  # nobody borrows its own
     elif case.mode == "quota":
-        # quota VCs run on the shared pool only, and never above their quota
-        assert owner.isna().all()
-        by_vc = held.groupby("job_vc").size()
+        # quota VCs run on the shared pool only, and never above their quota (borrowed
+        # GPUs, anywhere, do not count against it)
+        assert owner[~lent].isna().all()
+        by_vc = held[~lent].groupby("job_vc").size()
         for vc, n in by_vc.items():
             assert n <= case.quotas[vc], (vc, n, case.quotas)
+    if lent.any():
+        check_borrowing(sim, case, held[lent])
     if case.typed and "gpu_type" in sim.workload.jobs.columns:
         type_of_node = dict(zip(cluster.nodes["node"], cluster.nodes["gpu_type"], strict=True))
         wanted = dict(zip(sim.workload.jobs["job_id"], sim.workload.jobs["gpu_type"], strict=True))
         for job_id, node in zip(held["job_id"], held["node"], strict=True):
             accepted = allowed_types(wanted[job_id])
             assert accepted is None or type_of_node[node] in accepted
+
+
+def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
+    """Borrowers stay within their limit, and no VC is kept from GPUs it needs: its
+    first-ranked waiting job would not fit even if every borrower on its GPUs left."""
+    limit = sim.config.borrow_limit
+    share = case.quotas if case.mode == "quota" else sim.cluster.vc_capacity()
+    for vc, n in lent.groupby("job_vc").size().items():
+        assert n <= int(limit * share[vc] + 1e-9), (vc, n, limit, share[vc])
+    if not sim.n_waiting:
+        return
+    for group in range(len(sim.waiting)):
+        heads: dict[int, int] = {}
+        for _, j in sim._waiting_in_order(sim._ranked(group, False), 0):
+            heads.setdefault(sim._vc[j], j)
+        for vc, j in heads.items():
+            free = sim.free.copy()
+            domain = sim._domain[j]
+            for r in sim.borrowers:
+                if sim._vc[r] != vc and domain.mask[sim.alloc_nodes[r]].any():
+                    free[sim.alloc_nodes[r]] += sim.alloc_counts[r]
+            if sim._fits_hypothetically(j, free, sim.vc_used):
+                raise AssertionError(
+                    f"t={sim.now}: job {sim.job_ids[j]} of VC {sim.partition.vc_names[vc]} "
+                    "waits while borrowers hold GPUs it could start on"
+                )
 
 
 # -- checks on a finished result --------------------------------------------------------------
@@ -118,7 +155,11 @@ def check_result(res, case, workload, config) -> None:
     assert summary["finished"] == len(wl) - len(rejected)
 
     done = jobs[jobs["status"] == "done"]
-    ran = done["duration"] + done["preemptions"] * cost
+    ran = (
+        done["duration"]
+        + (done["preemptions"] + done["reclaims"]) * cost
+        + done["migrations"] * _migration_costs(config)
+    )
     np.testing.assert_allclose(done["run_time"], ran, rtol=0, atol=1e-6)
     assert (done["jct"] >= done["duration"] - 1e-9).all()
     assert (done["queue_delay"] >= -1e-9).all()
@@ -136,7 +177,15 @@ def check_result(res, case, workload, config) -> None:
     assert sum(res.meta["busy_gpu_seconds"]) == pytest.approx(busy, abs=1e-6)
     if not config.preemption:
         assert (jobs["preemptions"] == 0).all()
+    if not config.migration:
+        assert (jobs["migrations"] == 0).all()
+    if not config.borrowing or case.mode == "pool":
+        assert (jobs["reclaims"] == 0).all()
+        assert (jobs["borrowed_gpu_seconds"] == 0).all()
+    if not (config.preemption or config.migration or config.borrowing):
         np.testing.assert_allclose(done["run_time"], done["duration"], rtol=0, atol=1e-9)
+    assert summary["migrations"] == jobs["migrations"].sum()
+    assert summary["reclaims"] == jobs["reclaims"].sum()
     check_events(res, config)
 
 
@@ -147,7 +196,19 @@ def check_events(res, config) -> None:
     assert (np.diff(times) >= 0).all(), "events out of time order"
     if not config.preemption:
         assert not (events["event"] == "preempt").any()
+    if not (config.preemption or config.borrowing):
         assert not (events["event"] == "resume").any()
+    if not config.borrowing:
+        assert not (events["event"] == "reclaim").any()
+        assert not events["borrowed"].any()
+    if not config.migration:
+        assert not (events["event"] == "migrate").any()
+    # a reclaim names the owner's job it made room for; a migration its source nodes
+    reclaims = events[events["event"] == "reclaim"]
+    assert reclaims["cause"].notna().all()
+    assert (reclaims["cause"].map(jobs["vc"]) != reclaims["vc"]).all()
+    migrations = events[events["event"] == "migrate"]
+    assert migrations["from_nodes"].notna().all() and migrations["gpus"].notna().all()
     # preemptions happen only at scheduling rounds (multiples of the quantum)
     preempt_times = events.loc[events["event"] == "preempt", "time"].to_numpy()
     assert np.allclose(preempt_times / config.quantum, np.round(preempt_times / config.quantum))
@@ -160,9 +221,15 @@ def check_events(res, config) -> None:
             assert kinds == ["unschedulable"]
             assert math.isnan(row["start_time"]) and math.isnan(row["end_time"])
             continue
-        n = int(row["preemptions"])
-        middle = ["preempt", "resume"] * n
-        assert kinds == ["submit", "start", *middle, "finish"], (job_id, kinds)
+        assert kinds.count("migrate") == row["migrations"]
+        assert kinds.count("reclaim") == row["reclaims"]
+        assert kinds.count("preempt") == row["preemptions"]
+        runs = [k for k in kinds if k != "migrate"]
+        middle = []
+        for k in runs[2:-1:2]:
+            middle += [k, "resume"]
+        assert runs == ["submit", "start", *middle, "finish"], (job_id, kinds)
+        assert set(middle[::2]) <= {"preempt", "reclaim"}
         assert t[0] == row["submit_time"]
         assert t[1] == row["start_time"]
         assert t[-1] == row["end_time"]
