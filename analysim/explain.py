@@ -255,8 +255,6 @@ def _cluster_from_snapshot(result: Result) -> Cluster:
     total = int(nodes["gpus"].sum())
     capacity = dict(zip(result.meta["vcs"], result.meta["vc_capacity"], strict=True))
     quotas = {vc: c for vc, c in capacity.items() if vc not in owners and c < total}
-    if owners and not quotas:
-        quotas = {}
     return Cluster.from_frame(nodes, quotas=quotas or None, name=result.meta.get("cluster", ""))
 
 
@@ -296,7 +294,17 @@ class _Moment:
         names = set(self.cluster.nodes["node"].to_numpy()[nodes].tolist())
         return int((snap["borrowed"].fillna(False).astype(bool) & snap["node"].isin(names)).sum())
 
+    def own_used(self) -> np.ndarray:
+        """GPUs each VC's jobs hold on GPUs of their own (what its quota counts)."""
+        snap = self.snapshot()
+        held = snap["job_id"].notna()
+        if "borrowed" in snap.columns:
+            held &= ~snap["borrowed"].fillna(False).astype(bool)
+        counts = snap.loc[held, "job_vc"].value_counts()
+        return np.array([int(counts.get(v, 0)) for v in self.partition.vc_names], dtype=np.int64)
+
     def vc_used(self) -> np.ndarray:
+        """GPUs each VC's jobs hold, own and borrowed (what schedulers see as its usage)."""
         running = self.status == "running"
         used = np.zeros(len(self.partition.vc_names), dtype=np.int64)
         np.add.at(used, self.partition.job_vc[running], self.jobs["num_gpus"].to_numpy()[running])
@@ -316,17 +324,21 @@ class _Moment:
         base.update(self._preemption(job_id))
         domain = self.partition.domains[self.partition.job_domain[j]]
         free_nodes = self.free_per_node()[domain.nodes]
-        used = self.vc_used()
+        used = self.own_used()
         vc = int(self.partition.job_vc[j])
-        free, capacity, scope = self._room(domain, vc, free_nodes, used)
+        free, capacity, scope = self._room(domain, vc, free_nodes, used, need)
         if free < need:
-            lent = self.lent(domain.nodes) if scope.startswith("VC") else 0
+            lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
             return WaitReason(
                 kind="full",
                 free=free,
                 capacity=capacity,
                 scope=scope,
-                detail={"lent": lent, **self._preemption_outlook(j, need, free)},
+                detail={
+                    "lent": lent,
+                    **self._preemption_outlook(j, need, free),
+                    **self._borrowing_outlook(vc, domain),
+                },
                 **base,
             )
         placer = self.config.make_placer()
@@ -382,6 +394,21 @@ class _Moment:
         kind = "protected" if ready > self.time + 1e-9 else "can_preempt"
         return {"outlook": kind, "victims": names, "ready": ready, "next_round": next_round}
 
+    def _borrowing_outlook(self, vc: int, domain: Any) -> dict[str, Any]:
+        """With borrowing: GPUs of other VCs idle now, and how many more its VC may borrow
+        (``borrow_limit`` x its own GPUs or quota, less what its jobs borrow now)."""
+        if not getattr(self.config, "borrowing", False):
+            return {}
+        name = self.partition.vc_names[vc]
+        share = domain.quota if domain.quota is not None else self.partition.vc_capacity[vc]
+        cap = int(np.floor(self.config.borrow_limit * share + 1e-9))
+        snap = self.snapshot()
+        flags = snap["borrowed"].fillna(False).astype(bool) if "borrowed" in snap else False
+        borrowed_now = int(((snap["job_vc"] == name) & flags).sum())
+        elsewhere = snap["node_vc"] != name if domain.quota is None else True
+        idle = int((snap["job_id"].isna() & elsewhere).sum())
+        return {"borrow_idle": idle, "borrow_room": max(0, cap - borrowed_now), "borrow_cap": cap}
+
     def _evictable_from(self) -> np.ndarray:
         """When each running job may be evicted: its last (re)start + quantum (+ its restore
         cost after a resume)."""
@@ -404,15 +431,17 @@ class _Moment:
         return since + self.config.quantum + np.where(resumed, cost, 0.0)
 
     def _room(
-        self, domain: Any, vc: int, free_nodes: np.ndarray, used: np.ndarray
+        self, domain: Any, vc: int, free_nodes: np.ndarray, used: np.ndarray, need: int
     ) -> tuple[int, int, str]:
-        """GPUs free to a job of ``domain``, the capacity they come from, and whose it is."""
+        """GPUs free to a job of ``domain``, the capacity they come from, and whose it is.
+        Under a quota: the quota's room when it is too small for the job (the job cannot
+        start whatever the pool holds), else the pool's."""
         name = self.partition.vc_names[vc]
         pool_free = int(free_nodes.sum())
         pool_capacity = int(domain.topology.capacity.sum())
         if domain.quota is not None:
             quota_free = domain.quota - int(used[vc])
-            if quota_free < pool_free:
+            if quota_free < need or quota_free < pool_free:
                 return quota_free, domain.quota, f"quota of VC {name}"
             return pool_free, pool_capacity, "shared pool"
         if self.cluster.partitioned:
@@ -554,7 +583,7 @@ def _describe(r: WaitReason) -> str:
     else:
         text += "it waits because "
     if r.kind == "full":
-        return text + _full(r) + _outlook(r)
+        return text + _full(r) + _outlook(r) + _borrowing(r)
     if r.kind == "fragmented":
         return (
             text
@@ -589,6 +618,20 @@ def _full(r: WaitReason) -> str:
         f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
         f"{by_others}, {r.free} free, and it needs {r.need}."
     )
+
+
+def _borrowing(r: WaitReason) -> str:
+    """What borrowing can do for the job (empty without borrowing)."""
+    if "borrow_idle" not in r.detail:
+        return ""
+    idle, room, cap = (r.detail[k] for k in ("borrow_idle", "borrow_room", "borrow_cap"))
+    if room < r.need:
+        return f" Borrowing cannot help: its VC may borrow {room} more GPUs (limit {cap})."
+    if not idle:
+        return " Borrowing cannot help: no GPU of another VC is idle."
+    if idle < r.need:
+        return f" Borrowing cannot help: only {_gpus(idle)} of other VCs are idle."
+    return f" Borrowing: {_gpus(idle)} of other VCs are idle; it may borrow up to {room}."
 
 
 def _outlook(r: WaitReason) -> str:

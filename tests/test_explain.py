@@ -90,8 +90,34 @@ def test_quota_or_pool_full_under_quotas():
         "j5 at t=300 s: it waits because its VC b is at its quota: 8 of its 8 GPUs are in "
         "use, 0 free, and it needs 1."
     )
-    reason = explain(result, "j4", 200, cluster)
-    assert (reason.kind, reason.scope, reason.free) == ("full", "shared pool", 2)
+    # j4 (a, 8 GPUs): a holds 6 of its 8-GPU quota, so it cannot start whatever the pool has
+    assert why_waiting(result, "j4", 200, cluster) == (
+        "j4 at t=200 s: it waits because its VC a is at its quota: 6 of its 8 GPUs are in "
+        "use, 2 free, and it needs 8."
+    )
+    # a's j7 (1 GPU) at 1000 finds a's quota used up by j4
+    reason = explain(result, "j7", 1000, cluster)
+    assert (reason.kind, reason.scope, reason.free) == ("full", "quota of VC a", 0)
+
+
+def test_reclaimed_at_once_under_quotas():
+    # quotas a = b = 8: b's y borrows 4 GPUs beyond b's quota (n3); w (a, 2 GPUs) arrives at
+    # 10 with room in a's quota and reclaims them at once
+    rows = [
+        ("x", "b", "u", 0.0, 1000.0, 8),
+        ("y", "b", "u", 0.0, 1000.0, 4),
+        ("z", "a", "u", 0.0, 1000.0, 4),
+        ("w", "a", "u", 10.0, 100.0, 2),
+    ]
+    cluster = asim.presets.cluster("toy", partition="quota")
+    workload = asim.Workload.from_frame(pd.DataFrame(rows, columns=COLUMNS))
+    result = asim.simulate(workload, cluster, borrowing=True)
+    assert explain(result, "w", 10, cluster).kind == "running"
+    assert why_waiting(result, "y", 50, cluster) == (
+        "y at t=50 s: its borrowed GPUs were reclaimed by w at t=10 s. It waits because its "
+        "VC b is at its quota: 8 of its 8 GPUs are in use, 0 free, and it needs 4. Borrowing "
+        "cannot help: only 2 GPUs of other VCs are idle."
+    )
 
 
 def test_fragmented_when_free_gpus_are_spread():
@@ -199,11 +225,13 @@ def test_borrowed_gpus_and_reclaims_under_borrowing():
     # the result knows its nodes (Result.snapshot): no cluster= needed
     assert why_waiting(result, "j4", 500) == (
         "j4 at t=500 s: it waits because its VC a is full: 7 of its 8 GPUs are in use (3 by "
-        "jobs of other VCs that borrowed them), 1 free, and it needs 8."
+        "jobs of other VCs that borrowed them), 1 free, and it needs 8. Borrowing cannot "
+        "help: no GPU of another VC is idle."
     )
     assert why_waiting(result, "j6", 700) == (
         "j6 at t=700 s: its borrowed GPUs were reclaimed by j4 at t=600 s. It waits because "
-        "its VC b is full: 8 of its 8 GPUs are in use, 0 free, and it needs 2."
+        "its VC b is full: 8 of its 8 GPUs are in use, 0 free, and it needs 2. Borrowing "
+        "cannot help: no GPU of another VC is idle."
     )
     reason = explain(result, "j5", 700)
     assert (reason.preempted_by, reason.preempted_at, reason.reclaimed) == (("j4",), 600.0, True)
