@@ -698,7 +698,8 @@ class Explorer:
 
     def _guarded(self, action: Any) -> None:
         try:
-            action()
+            with self._lock:  # not while a run on the debounce thread replaces the result
+                action()
         except Exception as exc:  # noqa: BLE001 - a callback must not raise
             logger.exception("explorer: updating the view failed")
             self.outputs["why"].value = html.escape(f"could not update: {exc}")
@@ -751,6 +752,8 @@ class Explorer:
 
     def why(self, job_id: str, time: float | None = None) -> str:
         """Why ``job_id`` waits at ``time`` (default: the slider's) in the latest result."""
+        if self.result is None:
+            raise ValueError("the explorer has no result yet: run it first (app.run_now())")
         t = float(self.outputs["time"].value if time is None else time)
         return explain(self.result, job_id, t, self.cluster, self._spells).text
 
