@@ -469,3 +469,17 @@ def test_gpu_types_every_node_has_are_accepted_others_named():
     rows.loc[1, "gpu_type"] = "V100"
     with pytest.raises(ValueError, match=r"ignores GPU types.*job_id='j2'.*'V100'"):
         asim.simulate(asim.Workload.from_frame(rows), cluster(a=1), compat="helios")
+
+
+def test_a_replay_saves_and_loads(tmp_path):
+    res = asim.simulate(workload(HOL), cluster(a=2), compat="helios", scheduler="tiresias")
+    back = asim.Result.load(res.save(tmp_path / "run"))
+    assert back.config == {
+        "compat": "helios",
+        "scheduler": "tiresias",
+        "placement": "helios-consolidate",
+        "step": 1.0,
+        "sample_every": 300.0,
+    }
+    pd.testing.assert_series_equal(back.summary(), res.summary())
+    assert back.jobs["end_time"].tolist() == res.jobs["end_time"].tolist()
