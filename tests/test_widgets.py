@@ -59,6 +59,18 @@ def test_changing_the_scheduler_reruns_and_keeps_the_previous_numbers(app):
     assert app.outputs["time"].max == 2160.0  # SJF ends at 2160 s (j4 runs last)
 
 
+def test_the_progress_bar_moves_while_a_run_goes_on(app):
+    seen, statuses = [], []
+    app.outputs["progress"].observe(lambda change: seen.append(change["new"]), names="value")
+    app.outputs["status"].observe(lambda change: statuses.append(change["new"]), names="value")
+    app.controls["scheduler"].value = "sjf"
+    steps = [v for v in seen if v > 0]
+    assert len(steps) == 21 and steps == sorted(steps) and steps[-1] == 1.0  # 20 slices + end
+    assert seen[-1] == 0.0  # reset once the run is over
+    assert any(s.startswith("running sjf on toy (8 jobs)… ") for s in statuses)
+    assert statuses[-1].startswith("run 2: sjf on toy, 8 jobs, 16 GPUs — simulated in ")
+
+
 def test_slider_and_pick_explain_the_waiting_jobs(app):
     app.outputs["time"].value = 300
     assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
