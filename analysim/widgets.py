@@ -582,6 +582,9 @@ class Explorer:
         """Run the simulation the controls describe and show it; returns the new result, or
         None (with ``message`` set) when the controls are not a valid combination. Never
         raises: a callback must not break the notebook."""
+        timer = self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.cancel()  # this run covers the changes it was waiting for
         with self._lock:
             self._set_busy(True, "checking the inputs…")
             try:

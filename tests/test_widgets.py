@@ -173,6 +173,15 @@ def test_debounced_changes_make_one_run():
     assert app.outputs["progress"].value == 0.0 and "run 2: sjf" in app.outputs["status"].value
 
 
+def test_run_now_takes_the_place_of_a_pending_debounced_run():
+    app = explore("toy", debounce=30)  # the debounced run would come much later
+    app.controls["scheduler"].value = "sjf"
+    app.run_now()
+    app.wait(timeout=5)
+    assert app.runs == 2 and app.result.config["scheduler"] == "sjf"
+    assert not app._timer.is_alive()  # cancelled: no third run
+
+
 def test_a_change_during_a_run_is_run_after_it():
     app = explore("toy", debounce=0.01)
     slow = app._simulate
