@@ -158,7 +158,8 @@ class Rounds:
 
     def _borrow_round(self, group: int) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try
-        idle GPUs of other VCs (each queue's head only, without backfill)."""
+        idle GPUs of other VCs (each queue's head only, without backfill). A job that comes
+        to the head once the one before it has borrowed tries its own GPUs first."""
         changed = False
         done: set[int] = set()
         for _, j in self._waiting_in_order(self._ranked(group, False), 0):
@@ -167,7 +168,7 @@ class Rounds:
             vc = self._queue[j]
             if vc in done:
                 continue
-            if self._try_borrow(j):
+            if self._try_start(j) or self._try_borrow(j):  # the head may have moved on
                 changed = True
             elif not self.config.backfill:
                 done.add(vc)

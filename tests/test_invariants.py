@@ -122,8 +122,9 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
                     free[sim.alloc_nodes[r]] += sim.alloc_counts[r]
             if sim._fits_hypothetically(j, free, sim.vc_used):
                 raise AssertionError(
-                    f"t={sim.now}: job {sim.job_ids[j]} of VC {sim.partition.vc_names[vc]} "
-                    "waits while borrowers hold GPUs it could start on"
+                    f"t={sim.now}: job {sim.job_ids[j]}, first in VC "
+                    f"{sim.partition.vc_names[vc]}'s queue, waits although it fits once "
+                    "other VCs' borrowers leave its GPUs"
                 )
 
 

@@ -192,3 +192,15 @@ def test_quota_vcs_borrow_beyond_their_quota_and_give_it_back():
     result = asim.simulate(make_jobs(LENDING), cluster, checkpoint_cost=20, borrowing=True)
     assert times(result) == {"a1": (0, 1000), "a2": (10, 830), "b1": (100, 400)}
     assert result.summary()["reclaims"] == 1
+
+
+def test_the_job_behind_a_borrower_tries_its_own_gpus_in_the_same_round():
+    # quota a=8: a1 holds 6 of them. At t=10, a2 (4 GPUs) is over the quota and borrows;
+    # a3 (2 GPUs), now first in a's queue, fits in the quota and starts at once. (Found by
+    # the borrowing invariant: a3 used to wait for the next event.)
+    cluster = asim.presets.cluster("toy", partition="quota")
+    rows = [("a1", "a", 0, 500, 6), ("a2", "a", 10, 100, 4), ("a3", "a", 10, 100, 2)]
+    result = asim.simulate(make_jobs(rows), cluster, borrowing=True)
+    assert times(result) == {"a1": (0, 500), "a2": (10, 110), "a3": (10, 110)}
+    started = result.events[result.events["event"] == "start"].set_index("job_id")
+    assert started["borrowed"].to_dict() == {"a1": False, "a2": True, "a3": False}
