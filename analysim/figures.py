@@ -324,10 +324,12 @@ def run_notebooks(
     workers: int = 2,
     progress: bool = True,
     timeout: float | None = None,
+    expected: Mapping[str, float] | None = None,
 ) -> list[Outcome]:
     """Run the notebooks (on a local Dask cluster of ``workers`` processes when there are
     several and ``workers > 1``; else one after another); return their outcomes in
-    ``notebooks`` order."""
+    ``notebooks`` order. ``expected`` (seconds per notebook, e.g. from the last run's log)
+    starts the longest first on Dask, so the run ends sooner."""
     from tqdm.auto import tqdm
 
     output_dir = Path(output_dir)
@@ -339,7 +341,7 @@ def run_notebooks(
     outcomes: dict[str, Outcome] = {}
     try:
         if workers > 1 and len(jobs) > 1:
-            for outcome in _run_on_dask(jobs, min(workers, len(jobs)), timeout):
+            for outcome in _run_on_dask(jobs, min(workers, len(jobs)), timeout, expected or {}):
                 outcomes[outcome.name] = outcome
                 bar.set_postfix_str(outcome.name)
                 bar.update()
@@ -353,7 +355,9 @@ def run_notebooks(
     return [outcomes[name] for name in notebooks]
 
 
-def _run_on_dask(jobs: list[tuple], workers: int, timeout: float | None) -> Iterable[Outcome]:
+def _run_on_dask(
+    jobs: list[tuple], workers: int, timeout: float | None, expected: Mapping[str, float]
+) -> Iterable[Outcome]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as exc:
@@ -374,11 +378,29 @@ def _run_on_dask(jobs: list[tuple], workers: int, timeout: float | None) -> Iter
         Client(cluster) as client,
     ):
         futures = [
-            client.submit(run_notebook, path, output, params, timeout=timeout, key=f"nb-{name}")
+            client.submit(
+                run_notebook,
+                path,
+                output,
+                params,
+                timeout=timeout,
+                key=f"nb-{name}",
+                priority=round(expected.get(name, 0.0)),
+            )
             for name, path, output, params in jobs
         ]
         for future in as_completed(futures):
             yield future.result()
+
+
+def read_log(path: str | Path) -> dict[str, float]:
+    """Seconds per notebook from a log :func:`write_log` wrote (empty if there is none or it
+    cannot be read)."""
+    try:
+        records = json.loads(Path(path).read_text())
+        return {str(r["name"]): float(r["seconds"]) for r in records}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
 
 
 def write_log(outcomes: Sequence[Outcome], path: str | Path) -> Path:
@@ -499,6 +521,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
         figures_dir,
         out,
     )
+    log_path = Path(out) / "figures-log.json"
     start = time.perf_counter()
     outcomes = run_notebooks(
         notebooks,
@@ -507,8 +530,9 @@ def cmd_figures(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         timeout=args.timeout,
+        expected=read_log(log_path),
     )
-    write_log(outcomes, Path(out) / "figures-log.json")
+    write_log(outcomes, log_path)
     for outcome in outcomes:
         print(outcome.describe())
     failed = sum(not o.ok for o in outcomes)

@@ -171,3 +171,15 @@ def test_a_failing_notebook_is_reported_with_its_cell_while_others_finish(
     # papermill inserts the injected-parameters cell after the parameters cell: cell 3
     assert bad.cell == 3 and bad.error == "ValueError: bad n 4"
     assert bad.describe().startswith("FAILED  02_bad in cell 3: ValueError: bad n 4")
+
+
+def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
+    outcomes = [
+        figures.Outcome("01_a", True, 12.34, tmp_path / "01_a.ipynb"),
+        figures.Outcome("02_b", False, 3.0, tmp_path / "02_b.ipynb", cell=4, error="E: x"),
+    ]
+    path = figures.write_log(outcomes, tmp_path / "log.json")
+    assert figures.read_log(path) == {"01_a": 12.3, "02_b": 3.0}
+    assert figures.read_log(tmp_path / "missing.json") == {}
+    (tmp_path / "bad.json").write_text("{not json")
+    assert figures.read_log(tmp_path / "bad.json") == {}

@@ -148,6 +148,25 @@ def test_metric_curve_mean_and_t_interval_over_seeds():
     assert len(ax.collections) == 1  # the confidence band
 
 
+def test_metric_curve_reference_line_in_the_same_unit():
+    data = pd.DataFrame({"checkpoint_cost": [0, 300], "avg_jct": [3600.0, 7200.0]})
+    ax = plotting.metric_curve(
+        data, x="checkpoint_cost", reference={"no preemption": 10800.0}, unit="h"
+    )
+    curve, reference = ax.lines
+    assert curve.get_ydata().tolist() == [1.0, 2.0]
+    assert reference.get_label() == "no preemption" and list(reference.get_ydata()) == [3, 3]
+    assert reference.get_color() == plotting.PALETTE["no preemption"]
+    assert plotting.plotted_data(ax)["reference"].dropna().tolist() == ["no preemption"]
+
+
+def test_summary_bars_label_a_switch_by_its_name():
+    data = pd.DataFrame({"migration": [False, True, True], "avg_jct": [7200.0, 3600, 5400]})
+    ax = plotting.summary_bars(data, x="migration", unit="h")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["no migration", "migration"]
+    assert [p.get_height() for p in ax.patches] == [2.0, 1.25]
+
+
 def test_summary_bars_skip_failed_runs():
     data = pd.DataFrame(
         {

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 PLAIN_NUMBERS = FuncFormatter(lambda value, _: f"{value:g}")
 """Tick labels of log axes as plain numbers (0.1, 1, 10) rather than powers of ten."""
 
+LINESTYLES = ("-", "--", "-.", ":")
+"""Line styles of successive runs in a CDF, so curves that coincide stay visible."""
+
 CDF_POINTS = 201
 """Quantile levels a CDF is drawn at (0, 0.005, ..., 1): exact at those levels, and small."""
 
@@ -87,9 +90,15 @@ def jct_cdf(
     ax = get_ax(ax)
     labels = list(dict.fromkeys(data["label"]))
     palette = colors_for(labels)
-    for label in labels:
+    for k, label in enumerate(labels):
         part = data[data["label"] == label]
-        ax.plot(part[column] / scale, part["fraction"], label=label, color=palette[label])
+        ax.plot(
+            part[column] / scale,
+            part["fraction"],
+            label=label,
+            color=palette[label],
+            linestyle=LINESTYLES[k % len(LINESTYLES)],
+        )
     if log:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(PLAIN_NUMBERS)

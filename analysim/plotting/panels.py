@@ -9,7 +9,7 @@ run (as :func:`analysim.figures.sensitivity` or a sweep returns), averaged over 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from analysim.plotting.style import (
     TIME_METRICS,
     colors_for,
     label_for,
+    policy_color,
     resolve_unit,
 )
 from analysim.plotting.timeline import timeline
@@ -71,7 +72,8 @@ def timeline_panels(
 
 def curve_data(data: pd.DataFrame, x: str, y: str, hue: str | None = None) -> pd.DataFrame:
     """Mean, count and 95% confidence interval (Student t over the rows, e.g. seeds) of ``y``
-    per value of ``x`` (and ``hue``)."""
+    per value of ``x`` (and ``hue``): sorted along a numeric ``x``, else in order of first
+    appearance."""
     missing = [c for c in (x, y, hue) if c is not None and c not in data.columns]
     if missing:
         raise ValueError(f"no column(s) {missing} in the table; it has {list(data.columns)}")
@@ -81,7 +83,10 @@ def curve_data(data: pd.DataFrame, x: str, y: str, hue: str | None = None) -> pd
     half = out["std"].fillna(0.0) / np.sqrt(out["count"]) * out["count"].map(lambda n: _t95(n - 1))
     out["low"] = out["mean"] - half.fillna(0.0)
     out["high"] = out["mean"] + half.fillna(0.0)
-    return out.drop(columns="std").rename(columns={"mean": y}).sort_values(keys, kind="stable")
+    out = out.drop(columns="std").rename(columns={"mean": y})
+    if pd.api.types.is_numeric_dtype(out[x]) and out[x].dtype != bool:
+        out = out.sort_values(keys, kind="stable")  # along a numeric axis
+    return out.reset_index(drop=True)
 
 
 def metric_curve(
@@ -93,9 +98,12 @@ def metric_curve(
     *,
     unit: str | None = None,
     x_label: str | None = None,
+    reference: Mapping[str, float] | None = None,
 ) -> Axes:
     """``y`` (a summary metric) against the parameter ``x``, one line per ``hue`` value, with
-    a shaded 95% confidence band where several rows (seeds) share a point."""
+    a shaded 95% confidence band where several rows (seeds) share a point. ``reference``
+    draws a dashed horizontal line per ``{label: value}`` (in ``y``'s own units, seconds for
+    times), e.g. the run without the feature being varied."""
     table = curve_data(data, x, y, hue)
     scale = 1.0
     shown_unit = None
@@ -116,13 +124,18 @@ def metric_curve(
                 alpha=0.2,
                 linewidth=0,
             )
+    references = pd.DataFrame(
+        {"reference": list(reference or {}), y: list((reference or {}).values())}
+    )
+    for label, value in zip(references["reference"], references[y], strict=True):
+        ax.axhline(value / scale, color=policy_color(label), linestyle="--", label=label)
     ax.set_xlabel(x_label or label_for(x))
     ax.set_ylabel(label_for(y, shown_unit))
     if y in FRACTION_METRICS:
         ax.set_ylim(0, 1)
-    if hue is not None:
+    if hue is not None or reference:
         ax.legend(title=hue)
-    remember(ax, table)
+    remember(ax, pd.concat([table, references], ignore_index=True) if reference else table)
     return ax
 
 

@@ -49,7 +49,7 @@ PALETTE: dict[str, str] = {
     "no migration": _COLORBLIND[7],
     "migration": _COLORBLIND[2],
     "no borrowing": _COLORBLIND[7],
-    "borrowing": _COLORBLIND[4],
+    "borrowing": _COLORBLIND[9],
 }
 """Fixed colour of each policy and experiment arm."""
 
