@@ -204,3 +204,20 @@ def test_the_job_behind_a_borrower_tries_its_own_gpus_in_the_same_round():
     assert times(result) == {"a1": (0, 500), "a2": (10, 110), "a3": (10, 110)}
     started = result.events[result.events["event"] == "start"].set_index("job_id")
     assert started["borrowed"].to_dict() == {"a1": False, "a2": True, "a3": False}
+
+
+def test_snapshot_and_node_usage_survive_save_and_load(tmp_path):
+    result = run_lending(borrowing=True)
+    again = asim.Result.load(result.save(tmp_path / "lending"))
+    for t in (0, 50, 100, 450, 2000):
+        pd.testing.assert_frame_equal(again.snapshot(t), result.snapshot(t))
+    pd.testing.assert_frame_equal(again.node_usage(), result.node_usage())
+    usage = result.node_usage(every=100)
+    # a1 holds all of a's nodes until t=1000; at t=100 b1 takes n2, n3 (a2 reclaimed); from
+    # t=400 a2 borrows n2 again, until t=830
+    assert usage.loc[100.0].to_dict() == {"n0": 4, "n1": 4, "n2": 4, "n3": 4}
+    assert usage.loc[500.0].to_dict() == {"n0": 4, "n1": 4, "n2": 4, "n3": 0}
+    assert usage.loc[900.0].to_dict() == {"n0": 4, "n1": 4, "n2": 0, "n3": 0}
+    assert usage.loc[1500.0].sum() == 0
+    with pytest.raises(ValueError, match="every must be > 0"):
+        result.node_usage(every=0)
