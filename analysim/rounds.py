@@ -265,7 +265,7 @@ class Rounds:
         return True
 
     def _evict_for(self, j: int, below: np.ndarray) -> bool:
-        domain, vc, need = self._domain[j], self._vc[j], self._gpus[j]
+        domain, vc = self._domain[j], self._vc[j]
         below = below[::-1]  # lowest-ranked first
         evictable = (self.status[below] == RUNNING) & (self.evictable_from[below] <= self.now + EPS)
         candidates = below[evictable].tolist()
@@ -276,12 +276,25 @@ class Rounds:
                 if (domain.quota is not None and self._vc[r] == vc)
                 or domain.mask[self.alloc_nodes[r]].any()
             ]
-        if not candidates:
+        victims = self._fewest_to_free(j, candidates) if candidates else None
+        if victims is None:
             return False
+        for r in victims:
+            self._preempt(r, cause=j)
+        started = self._try_start(j)
+        if not started:  # cannot happen: the free map is the one that fitted
+            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
+        return True
+
+    def _fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
+        """Of ``candidates`` (in the order they should go), the running jobs whose eviction
+        lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
+        turns out not to be needed; None if evicting them all would not do."""
+        need = self._gpus[j]
         free = self.free.copy()
-        room = int(free[domain.nodes].sum())
+        room = int(free[self._domain[j].nodes].sum())
         if room + sum(self._gpus[r] for r in candidates) < need:
-            return False
+            return None
         # evicting more never hurts: if evicting them all does not make room, nothing will
         everything = free.copy()
         np.add.at(
@@ -294,7 +307,7 @@ class Rounds:
             if not self.borrowed[r]:
                 vc_used[self._vc[r]] -= self._gpus[r]
         if not self._fits_hypothetically(j, everything, vc_used):
-            return False
+            return None
         vc_used = self.vc_used.copy()
         victims: list[int] = []
         for r in candidates:
@@ -304,20 +317,15 @@ class Rounds:
             if room >= need and self._fits_hypothetically(j, free, vc_used):
                 break
         else:
-            return False
-        # keep any victim (highest-ranked first) whose eviction turns out not to be needed
+            return None
+        # keep any victim (latest in the order first) whose eviction turns out not needed
         for r in victims[-2::-1]:
             self._release_into(r, free, vc_used, sign=-1)
             if self._fits_hypothetically(j, free, vc_used):
                 victims.remove(r)
             else:
                 self._release_into(r, free, vc_used, sign=+1)
-        for r in victims:
-            self._preempt(r)
-        started = self._try_start(j)
-        if not started:  # cannot happen: the free map is the one that fitted
-            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
-        return True
+        return victims
 
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
         """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""

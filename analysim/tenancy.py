@@ -107,31 +107,6 @@ class Tenancy:
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return True
 
-    def _fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
-        """Of ``candidates`` (in the order they should go), the jobs whose eviction lets
-        ``j`` fit: a prefix of them, less any that turn out not to be needed; or None."""
-        free = self.free.copy()
-        vc_used = self.vc_used.copy()
-        room = int(free[self._domain[j].nodes].sum())
-        if room + sum(self._gpus[r] for r in candidates) < self._gpus[j]:
-            return None
-        victims: list[int] = []
-        for r in candidates:
-            self._release_into(r, free, vc_used, sign=+1)
-            victims.append(r)
-            if self._fits_hypothetically(j, free, vc_used):
-                break
-        else:
-            return None
-        # keep any victim (latest in the order first) whose eviction turns out not needed
-        for r in victims[-2::-1]:
-            self._release_into(r, free, vc_used, sign=-1)
-            if self._fits_hypothetically(j, free, vc_used):
-                victims.remove(r)
-            else:
-                self._release_into(r, free, vc_used, sign=+1)
-        return victims
-
     # -- migration ----------------------------------------------------------------------------
     def _try_migrate(self, j: int) -> bool:
         """If ``j`` does not fit although enough GPUs are free to it, move running jobs to

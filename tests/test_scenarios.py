@@ -9,15 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from jobs_table import make_jobs
 
 import analysim as asim
-
-
-def make_jobs(rows: list[tuple]) -> asim.Workload:
-    """Rows of (job_id, vc, submit_time, duration, num_gpus)."""
-    frame = pd.DataFrame(rows, columns=["job_id", "vc", "submit_time", "duration", "num_gpus"])
-    frame["user"] = "u"
-    return asim.Workload.from_frame(frame)
 
 
 def run(rows: list[tuple], cluster: asim.Cluster | None = None, **config) -> pd.DataFrame:
