@@ -207,6 +207,7 @@ def check_events(res, config) -> None:
     # a reclaim names the owner's job it made room for; a migration its source nodes
     reclaims = events[events["event"] == "reclaim"]
     assert reclaims["cause"].notna().all()
+    assert events.loc[events["event"] == "preempt", "cause"].notna().all()
     assert (reclaims["cause"].map(jobs["vc"]) != reclaims["vc"]).all()
     migrations = events[events["event"] == "migrate"]
     assert migrations["from_nodes"].notna().all() and migrations["gpus"].notna().all()
