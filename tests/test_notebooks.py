@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import filecmp
+import os
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,20 @@ def test_bad_parameter_fails_fast_in_one_line(name, parameter, value, message, t
     ]
     assert len(error_cells) == 1 and "check_parameters(" in error_cells[0].source
     assert not (tmp_path / "figures").exists()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ANALYSIM_FULL_FIGURES"),
+    reason="the full regeneration takes 5-8 minutes; run with ANALYSIM_FULL_FIGURES=1",
+)
+def test_full_regeneration_matches_the_committed_figures(tmp_path):
+    """Every notebook with its defaults, into a temporary folder: the same bytes as the
+    committed figures/ (what `analysim figures && git status` checks in place)."""
+    committed = NOTEBOOKS.parent / "figures"
+    fresh = tmp_path / "figures"
+    argv = ["figures", "--no-progress", "--figures-dir", str(fresh)]
+    assert main([*argv, "--out", str(tmp_path / "executed")]) == 0
+    names = sorted(p.name for p in committed.iterdir() if p.name != "README.md")
+    assert sorted(p.name for p in fresh.iterdir()) == names
+    match, mismatch, errors = filecmp.cmpfiles(committed, fresh, names, shallow=False)
+    assert mismatch == [] and errors == []

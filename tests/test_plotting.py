@@ -224,12 +224,22 @@ def test_saved_csv_holds_the_plotted_numbers(toy_results, tmp_path):
         plotting.save_figure(ax.figure, "../escape", tmp_path)
 
 
-@pytest.mark.skipif(not hasattr(asim.Result, "node_usage"), reason="Result.node_usage not yet")
 def test_node_time_heatmap_shows_gpus_per_node(toy_results):
     ax = plotting.node_time_heatmap(toy_results["fifo"])
     image = ax.get_images()[0].get_array()
     assert image.shape[0] == 4  # one row per node
     assert image.max() <= 4 and image.min() >= 0
+    usage = toy_results["fifo"].node_usage()
+    assert image[:, 0].tolist() == usage.iloc[0].tolist()  # at t=0 only j1 runs, on n0
+    assert usage.iloc[0].tolist() == [4, 0, 0, 0]
+
+
+def test_node_time_heatmap_labels_the_rows_by_owning_vc():
+    workload = asim.presets.workload("toy")
+    result = asim.simulate(workload, asim.presets.cluster("toy", partition="nodes"))
+    ax = plotting.node_time_heatmap(result)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    assert list(ax.get_yticks()) == [1.0, 3.0]  # VC a owns n0, n1; b owns n2, n3
 
 
 def test_importing_analysim_does_not_import_matplotlib():

@@ -162,8 +162,44 @@ def node_time_heatmap(
     )
     ax.figure.colorbar(image, ax=ax, label="GPUs in use")
     ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel(f"node ({usage.shape[1]})")
     ax.grid(False)
+    groups = owner_groups(result, list(usage.columns))
+    if groups:
+        _label_groups(ax, groups)
+        ax.set_ylabel(f"nodes ({usage.shape[1]}) by owning VC")
+    else:
+        ax.set_ylabel(f"node ({usage.shape[1]})")
     tidy = usage.rename_axis(index="time", columns="node").stack().rename("used_gpus")
     remember(ax, tidy.reset_index())
     return ax
+
+
+def owner_groups(result: Result, nodes: list[str]) -> list[tuple[str, int, int]]:
+    """Runs of consecutive nodes owned by one VC: ``(vc, first row, end row)``; empty when
+    no VC owns nodes (or the result cannot say)."""
+    if not hasattr(result, "snapshot"):
+        return []
+    owners = result.snapshot(0.0).drop_duplicates("node").set_index("node")["node_vc"]
+    labels = [owners.get(node) for node in nodes]
+    if all(label is None or pd.isna(label) for label in labels):
+        return []
+    groups: list[tuple[str, int, int]] = []
+    for row, label in enumerate(labels):
+        name = "(pool)" if label is None or pd.isna(label) else str(label)
+        if groups and groups[-1][0] == name:
+            groups[-1] = (name, groups[-1][1], row + 1)
+        else:
+            groups.append((name, row, row + 1))
+    return groups
+
+
+def _label_groups(ax: Axes, groups: list[tuple[str, int, int]]) -> None:
+    """VC names at the middle of their rows (left out for VCs too small to hold a label
+    among many rows), thin white lines between VCs."""
+    rows = groups[-1][2]
+    smallest = rows / 60  # a 7-point label needs about 1/60 of a figure-high axis
+    names = [name if end - first >= smallest else "" for name, first, end in groups]
+    ax.set_yticks([(first + end) / 2 for _, first, end in groups], names)
+    ax.tick_params(axis="y", labelsize=7 if len(groups) > 12 else 9, length=0)
+    for _, _, end in groups[:-1]:
+        ax.axhline(end, color="white", linewidth=0.6)
