@@ -43,7 +43,8 @@ PALETTE: dict[str, str] = {
     "spread": _COLORBLIND[2],
     "random": _COLORBLIND[7],
     "topology": _COLORBLIND[4],
-    # on/off arms of the paper's experiments
+    # on/off arms of the paper's experiments (analysim.study's "baseline" has neither switch)
+    "baseline": _COLORBLIND[7],
     "no preemption": _COLORBLIND[7],
     "preemption": _COLORBLIND[3],
     "no migration": _COLORBLIND[7],
