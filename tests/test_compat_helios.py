@@ -301,19 +301,15 @@ def test_result_has_the_engines_columns_and_a_consistent_summary():
     ours = asim.simulate(wl, cl, compat="helios", scheduler="srtf")
     engine = asim.simulate(wl, cl, scheduler="srtf")
     assert list(ours.jobs.columns) == list(engine.jobs.columns)
-    # events and timeline: the engine's core columns, in its order (it may have more)
-    core = {
-        "events": ["time", "event", "job_id", "vc", "num_gpus", "nodes"],
-        "timeline": ["time", "vc", "used_gpus", "free_gpus", "pending_gpus", "running_jobs"]
-        + ["waiting_jobs", "utilization"],
-    }
-    for name, columns in core.items():
-        mine, theirs = list(getattr(ours, name).columns), list(getattr(engine, name).columns)
-        assert mine == columns
-        assert theirs[: len(columns)] == columns
-        assert getattr(ours, name).dtypes.astype(str).to_dict() == {
-            c: str(getattr(engine, name)[c].dtype) for c in columns
-        }
+    assert list(ours.events.columns) == list(engine.events.columns)
+    # the timeline: the engine's first columns, in its order (not its fragmentation columns)
+    core = ["time", "vc", "used_gpus", "free_gpus", "pending_gpus", "running_jobs"]
+    core += ["waiting_jobs", "utilization"]
+    assert list(ours.timeline.columns) == core
+    assert list(engine.timeline.columns)[: len(core)] == core
+    for name in ("jobs", "events", "timeline"):
+        mine, theirs = getattr(ours, name), getattr(engine, name)
+        assert mine.dtypes.astype(str).to_dict() == {c: str(theirs[c].dtype) for c in mine.columns}
     assert ours.config["compat"] == "helios"
     summary = ours.summary()
     assert summary["finished"] == 4 and summary["unschedulable"] == 1
@@ -483,3 +479,19 @@ def test_a_replay_saves_and_loads(tmp_path):
     }
     pd.testing.assert_series_equal(back.summary(), res.summary())
     assert back.jobs["end_time"].tolist() == res.jobs["end_time"].tolist()
+
+
+def test_node_usage_and_gpu_snapshot_follow_the_placements():
+    # The FIFO case: j1 (8) on n0 and j2 (4) on n1 from 0; j3 (16) on n0, n1 from 100;
+    # j4 (2) on n0 from 130 (the lowest-numbered free GPUs of a node are taken).
+    res = asim.simulate(workload(HOL), cluster(a=2), compat="helios", scheduler="fifo")
+    usage = res.node_usage(every=10)
+    assert usage.loc[0.0].tolist() == [8, 4]
+    assert usage.loc[50.0].tolist() == [8, 0]
+    assert usage.loc[100.0].tolist() == [8, 8]
+    assert usage.loc[130.0].tolist() == [2, 0]
+    snap = res.snapshot(20)
+    held = snap.dropna(subset=["job_id"]).groupby("job_id")["gpu"].apply(list).to_dict()
+    assert held == {"j1": list(range(8)), "j2": [0, 1, 2, 3]}
+    starts = res.events[res.events["event"] == "start"].set_index("job_id")["gpus"]
+    assert starts["j4"] == "n0:0,n0:1"

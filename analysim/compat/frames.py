@@ -29,7 +29,28 @@ def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> 
             code = codes_of[nodes] = len(codes_of)
         codes.append(code)
     categories = [",".join(names[i] for i in nodes) for nodes in codes_of]
-    return pd.Categorical.from_codes(np.array(codes, dtype=np.int64), categories=categories)
+    return pd.Categorical.from_codes(
+        np.array(codes, dtype=np.int64), categories=pd.Index(categories, dtype="str")
+    )
+
+
+def _gpu_names(cluster: Cluster, allocations: list[tuple | None]) -> pd.Categorical:
+    """``node:gpu,node:gpu`` lists of each allocation (``None``: no GPUs), as a categorical."""
+    names = cluster.nodes["node"].tolist()
+    codes_of: dict[tuple, int] = {}
+    codes = []
+    for gpus in allocations:
+        if gpus is None:
+            codes.append(-1)
+            continue
+        code = codes_of.get(gpus)
+        if code is None:
+            code = codes_of[gpus] = len(codes_of)
+        codes.append(code)
+    categories = [",".join(f"{names[n]}:{g}" for n, g in gpus) for gpus in codes_of]
+    return pd.Categorical.from_codes(
+        np.array(codes, dtype=np.int64), categories=pd.Index(categories, dtype="str")
+    )
 
 
 def jobs_frame(
@@ -75,6 +96,7 @@ def events_frame(jobs_in: pd.DataFrame, cluster: Cluster, record: Record) -> pd.
     order = np.argsort(time, kind="stable")
     kind = np.array([e[1] for e in events], dtype=np.int64)[order]
     job = np.array([e[2] for e in events], dtype=np.int64)[order]
+    at = order.tolist()
     vcs = cluster.vcs
     vc_code = pd.Categorical(jobs_in["vc"].to_numpy(), categories=vcs).codes
     return pd.DataFrame(
@@ -84,7 +106,11 @@ def events_frame(jobs_in: pd.DataFrame, cluster: Cluster, record: Record) -> pd.
             "job_id": jobs_in["job_id"].to_numpy()[job],
             "vc": pd.Categorical.from_codes(vc_code[job], categories=vcs),
             "num_gpus": jobs_in["num_gpus"].to_numpy(dtype=np.int64)[job],
-            "nodes": _node_names(cluster, [events[i][3] for i in order.tolist()]),
+            "nodes": _node_names(cluster, [events[i][3] for i in at]),
+            "gpus": _gpu_names(cluster, [events[i][4] for i in at]),
+            "from_nodes": pd.Series([None] * len(at), dtype=object),  # nothing migrates
+            "cause": pd.Series([None] * len(at), dtype=object),
+            "borrowed": np.zeros(len(at), dtype=bool),  # nothing is borrowed
         }
     )
 
@@ -93,7 +119,7 @@ def _segments(record: Record) -> tuple[list[tuple[int, int, int]], list[tuple[in
     """(job, from, to) of every run on GPUs and of every wait, from the events."""
     opened: dict[int, int] = {}
     runs, waits = [], []
-    for t, kind, j, _ in record.events:
+    for t, kind, j, _, _ in record.events:
         if kind == SUBMIT:
             opened[j] = t
         elif kind in (START, RESUME):

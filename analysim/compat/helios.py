@@ -120,7 +120,7 @@ def simulate_helios(
         too_big = [j for j in members if gpus[j] > capacity]
         for j in too_big:
             rejected[j] = True
-            record.events.append((submit[j], REJECT, j, None))
+            record.events.append((submit[j], REJECT, j, None, None))
         members = [j for j in members if gpus[j] <= capacity]
         if not members:
             continue
@@ -163,6 +163,12 @@ def _result(
         "vcs": list(vcs),
         "vc_capacity": [int(capacity[vc]) for vc in vcs],
         "busy_gpu_seconds": [float(busy.get(vc, 0.0)) for vc in vcs],
+        "nodes": {
+            "node": [str(n) for n in cluster.nodes["node"]],
+            "rack": [str(r) for r in cluster.nodes["rack"]],
+            "gpus": [int(g) for g in cluster.nodes["gpus"]],
+            "vc": [str(v) for v in cluster.nodes["vc"]],
+        },
     }
     config = {
         "compat": "helios",

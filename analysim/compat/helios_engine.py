@@ -44,7 +44,8 @@ class Record:
     held: list[int] = field(init=False)  # seconds on GPUs, overheads included
     preemptions: list[int] = field(init=False)
     nodes: list[tuple[int, ...] | None] = field(init=False)  # global node indices, last run
-    events: list[tuple[int, int, int, tuple[int, ...] | None]] = field(default_factory=list)
+    # (time, kind, job, nodes, GPUs): GPUs as (global node, GPU on it) on starts and resumes
+    events: list[tuple[int, int, int, tuple | None, tuple | None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         nan = float("nan")
@@ -69,6 +70,10 @@ class VCRun:
     ) -> None:
         self.node_ids = node_ids
         self.free = [NODE_GPUS] * len(node_ids)
+        # which GPUs of each node are taken: for the record only (the placer counts GPUs);
+        # a job takes the lowest-numbered free GPUs of a node, as Lucid's nodes do
+        self.taken = [[False] * NODE_GPUS for _ in node_ids]
+        self.gpus_of: dict[int, list[tuple[int, int]]] = {}
         self.total_free = NODE_GPUS * len(node_ids)
         self.capacity = self.total_free
         self.jobs = jobs  # in submit order (ties: workload order)
@@ -91,7 +96,7 @@ class VCRun:
             if self.submit[j] > t:
                 break
             out.append(j)
-            self.record.events.append((self.submit[j], SUBMIT, j, None))
+            self.record.events.append((self.submit[j], SUBMIT, j, None, None))
             self.next_arrival += 1
         return out
 
@@ -101,23 +106,33 @@ class VCRun:
         where = place(self.free, self.gpus[j], self.total_free)
         if where is None:
             return False
+        gpus = []
         for node, n in where:
             self.free[node] -= n
+            slots = self.taken[node]
+            free_slots = [g for g in range(NODE_GPUS) if not slots[g]][:n]
+            for g in free_slots:
+                slots[g] = True
+            gpus += [(node, g) for g in free_slots]
         self.total_free -= self.gpus[j]
         self.alloc[j] = where
+        self.gpus_of[j] = gpus
         self.since[j] = t
         nodes = tuple(self.node_ids[node] for node, _ in where)
         rec = self.record
         rec.nodes[j] = nodes
         if rec.start[j] != rec.start[j]:  # NaN: first start
             rec.start[j] = t
-        rec.events.append((t, RESUME if resume else START, j, nodes))
+        held = tuple((self.node_ids[node], g) for node, g in gpus)
+        rec.events.append((t, RESUME if resume else START, j, nodes, held))
         return True
 
     def stop(self, j: int, t: int, kind: int) -> None:
         """End the current run of ``j`` at ``t`` (``FINISH`` or ``PREEMPT``), freeing its GPUs."""
         for node, n in self.alloc.pop(j):
             self.free[node] += n
+        for node, g in self.gpus_of.pop(j):
+            self.taken[node][g] = False
         self.total_free += self.gpus[j]
         rec = self.record
         rec.held[j] += t - self.since.pop(j)
@@ -125,7 +140,7 @@ class VCRun:
             rec.end[j] = t
         else:
             rec.preemptions[j] += 1
-        rec.events.append((t, kind, j, rec.nodes[j]))
+        rec.events.append((t, kind, j, rec.nodes[j], None))
 
 
 class NonPreemptiveRun(VCRun):
