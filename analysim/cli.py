@@ -217,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop the simulation at this time (default: when every job has finished)",
     )
     run.add_argument(
+        "--compat",
+        default=None,
+        choices=["helios"],
+        help="replay with the public Helios simulator's rules (docs/compat.md); reads only "
+        "--scheduler (fifo, sjf, srtf, tiresias) and --sample-every",
+    )
+    run.add_argument(
         "--config",
         type=Path,
         default=None,
@@ -289,7 +296,8 @@ def config_values(args: argparse.Namespace) -> dict[str, Any]:
         given = getattr(args, name, None)
         if given is not None:
             values[name] = given
-    SimConfig.from_dict(values)  # fail here, before building the workload
+    if getattr(args, "compat", None) is None:
+        SimConfig.from_dict(values)  # fail here, before building the workload
     return values
 
 
@@ -313,8 +321,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         cluster_name,
         json.dumps(values, sort_keys=True) if values else "defaults",
     )
+    if args.compat is not None:
+        values.pop("seed", None)  # it seeded the workload; the replay has no randomness
     result = asim.simulate(
-        workload, cluster, progress=not args.no_progress, until=args.until, **values
+        workload,
+        cluster,
+        progress=not args.no_progress,
+        until=args.until,
+        compat=args.compat,
+        **values,
     )
 
     print(format_table(result.summary()))

@@ -265,6 +265,11 @@ class _Moment:
     def __init__(
         self, result: Result, time: float, cluster: Cluster, spells: pd.DataFrame | None
     ) -> None:
+        if result.config.get("compat"):
+            raise ValueError(
+                "explain: a compat replay follows another simulator's rules; explain applies "
+                "to AnalySIM runs"
+            )
         self.result, self.time, self.cluster, self.spells = result, time, cluster, spells
         self.jobs = result.jobs.reset_index(drop=True)
         self.config = SimConfig.from_dict(

@@ -199,3 +199,13 @@ def test_migration_and_borrowing_flags_reach_the_config(tmp_path):
     config = asim.Result.load(tmp_path / "r").config
     assert config["migration"] is True and config["migration_cost"] == 15.0
     assert config["borrowing"] is True and config["borrow_limit"] == 0.5
+
+
+def test_compat_replay_from_the_command_line(tmp_path, capsys):
+    folder = tmp_path / "sjf"
+    argv = ["run", "--workload", "venus", "--days", "1", "--compat", "helios"]
+    assert main([*argv, "--scheduler", "sjf", "--no-progress", "--out", str(folder)]) == 0
+    assert "avg_jct" in capsys.readouterr().out
+    assert asim.Result.load(folder).config["compat"] == "helios"
+    assert main([*argv, "--preemption"]) == 2
+    assert "ignores option(s) ['preemption']" in capsys.readouterr().err

@@ -495,3 +495,12 @@ def test_node_usage_and_gpu_snapshot_follow_the_placements():
     assert held == {"j1": list(range(8)), "j2": [0, 1, 2, 3]}
     starts = res.events[res.events["event"] == "start"].set_index("job_id")["gpus"]
     assert starts["j4"] == "n0:0,n0:1"
+
+
+def test_explain_refuses_a_compat_replay():
+    from analysim.explain import why_waiting
+
+    workload = asim.presets.workload("venus", days=1)
+    result = asim.simulate(workload, asim.presets.cluster("venus"), compat="helios")
+    with pytest.raises(ValueError, match="compat replay"):
+        why_waiting(result, result.jobs["job_id"].iloc[0], 0.0)
