@@ -404,9 +404,15 @@ def read_log(path: str | Path) -> dict[str, float]:
 
 
 def write_log(outcomes: Sequence[Outcome], path: str | Path) -> Path:
-    """A JSON record of the run (name, ok, seconds, failing cell, error, parameters)."""
+    """A JSON record of the run (name, ok, seconds, failing cell, error, parameters); the
+    records of notebooks not run this time are kept from the log already there."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    ran = {o.name for o in outcomes}
+    try:
+        kept = [r for r in json.loads(path.read_text()) if r.get("name") not in ran]
+    except (OSError, ValueError, TypeError, AttributeError):
+        kept = []
     records = [
         {
             "name": o.name,
@@ -418,6 +424,7 @@ def write_log(outcomes: Sequence[Outcome], path: str | Path) -> Path:
         }
         for o in outcomes
     ]
+    records = sorted([*kept, *records], key=lambda r: str(r.get("name")))
     path.write_text(json.dumps(records, indent=2, default=str) + "\n")
     return path
 

@@ -183,3 +183,6 @@ def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
     assert figures.read_log(tmp_path / "missing.json") == {}
     (tmp_path / "bad.json").write_text("{not json")
     assert figures.read_log(tmp_path / "bad.json") == {}
+    # a run of one notebook keeps the other's record
+    figures.write_log([figures.Outcome("02_b", True, 5.0, tmp_path / "02_b.ipynb")], path)
+    assert figures.read_log(path) == {"01_a": 12.3, "02_b": 5.0}
