@@ -85,6 +85,7 @@ def metric_vs(
         style=style,
         errorbar=errorbar,
         marker="o",
+        seed=0,  # the bootstrap of the confidence band: byte-stable figures
         ax=ax,
         **kwargs,
     )
@@ -114,6 +115,6 @@ def metric_bars(
     import seaborn as sns
 
     rows = finished_rows(data, [x, y, hue])
-    ax = sns.barplot(data=rows, x=x, y=y, hue=hue, errorbar=errorbar, ax=ax, **kwargs)
+    ax = sns.barplot(data=rows, x=x, y=y, hue=hue, errorbar=errorbar, seed=0, ax=ax, **kwargs)
     _label(ax, x, y)
     return ax
