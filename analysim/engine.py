@@ -28,7 +28,7 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.errors import PolicyError
-from analysim.fragmentation import capture
+from analysim.fragmentation import Capture
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.rounds import EPS, Rounds
@@ -253,6 +253,9 @@ class Simulation(Tenancy, Rounds):
         self.next_sample = 0.0
         self.rounds = 0
         self.changes = 0  # bumped by every start, stop, arrival in and departure from a queue
+        self._defrag_every = self.config.defrag_every
+        self._captured_at = -1  # the change count when the fragmentation inputs were copied
+        self._captured: Capture | None = None
         self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
@@ -366,8 +369,8 @@ class Simulation(Tenancy, Rounds):
             round_time = self._next_full_round()
             if round_time is not None and round_time < soonest:
                 soonest = round_time
-        if self.config.defrag_every is not None and self.active:
-            defrag = _ceil_to(self.now + self.config.step, self.config.defrag_every)
+        if self._defrag_every is not None and self.active:
+            defrag = _ceil_to(self.now + self.config.step, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
         if math.isinf(soonest):
@@ -403,8 +406,8 @@ class Simulation(Tenancy, Rounds):
         self.now = t
         self.rounds += 1
         touched = self._finish_due(t) | self._arrive_due(t)
-        if self.config.defrag_every is not None:
-            defrags = t / self.config.defrag_every
+        if self._defrag_every is not None:
+            defrags = t / self._defrag_every
             if abs(defrags - round(defrags)) < EPS:
                 touched |= self._defragment()
         for g in touched:
@@ -438,7 +441,12 @@ class Simulation(Tenancy, Rounds):
                 self.vc_waiting_gpus.copy(),
                 self.vc_borrowed.copy(),
             )  # list copies
-            self.samples.append((self.next_sample, count, snapshot, capture(self)))
+            if self._captured_at != self.changes:  # the fragmentation inputs changed
+                self._captured = Capture(
+                    self.free.copy(), self.waiting_counts.copy(), tuple(self.vc_used)
+                )
+                self._captured_at = self.changes
+            self.samples.append((self.next_sample, count, snapshot, self._captured))
             self.next_sample += count * every
 
     # -- arrivals and completions -------------------------------------------------------------

@@ -15,8 +15,7 @@ all samples at once, vectorised, when the result is built.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
     from analysim.engine import Simulation
 
 
-@dataclass(frozen=True)
-class Capture:
+class Capture(NamedTuple):
     """The state fragmentation is measured from, at one sample."""
 
     free: np.ndarray  # free GPUs per node
@@ -34,13 +32,11 @@ class Capture:
 
 
 def capture(sim: Simulation) -> Capture:
-    """The state now (the previous capture again if nothing has changed since)."""
-    last = getattr(sim, "_last_capture", None)
-    if last is not None and last[0] == sim.changes:
-        return last[1]
-    taken = Capture(sim.free.copy(), sim.waiting_counts.copy(), tuple(sim.vc_used))
-    sim._last_capture = (sim.changes, taken)
-    return taken
+    """The state now (the engine's last copy again if nothing has changed since)."""
+    if sim._captured_at != sim.changes:
+        sim._captured = Capture(sim.free.copy(), sim.waiting_counts.copy(), tuple(sim.vc_used))
+        sim._captured_at = sim.changes
+    return sim._captured
 
 
 class Tables:

@@ -47,7 +47,18 @@ class Result:
         self.jobs = jobs
         self._frames: dict[str, Frame] = {"events": events, "timeline": timeline}
         self.config = config
-        self.meta = meta or {}
+        self._meta = meta or {}
+        # meta entries given as functions (e.g. the sampled fragmentation averages) are
+        # computed the first time ``meta`` is read
+        self._lazy_meta = {k: v for k, v in self._meta.items() if callable(v)}
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """Capacities, the exact time integrals and sample averages the summary needs."""
+        while self._lazy_meta:
+            name, build = self._lazy_meta.popitem()
+            self._meta[name] = build()
+        return self._meta
 
     @property
     def events(self) -> pd.DataFrame:
@@ -317,7 +328,7 @@ def build_result(sim: Simulation) -> Result:
         "vcs": list(sim.partition.vc_names),
         "vc_capacity": [int(c) for c in sim.partition.vc_capacity],
         "busy_gpu_seconds": [float(b) for b in sim.busy_gpu_seconds],
-        "sample_means": _sample_means(sim, samples),
+        "sample_means": partial(_sample_means, sim, samples),
         "nodes": {
             "node": [str(n) for n in nodes["node"]],
             "rack": [str(r) for r in nodes["rack"]],

@@ -130,7 +130,7 @@ class Rounds:
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if self._try_start(j) or self._try_own_room(j):
+                if self._try_start(j) or (self._own_room and self._try_own_room(j)):
                     changed = True
                     continue
                 if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):

@@ -29,6 +29,8 @@ class Tenancy:
         self._migrate_failed_at: dict[int, int] = {}
         self._borrow_domains: list[Domain | None] = []
         self._borrow_cap = [0] * len(self.partition.vc_names)
+        # whether a job that does not fit may get room by reclaiming or migrating
+        self._own_room = self._borrowing or self.config.migration
         if self._borrowing:
             self._init_borrowing()
 
