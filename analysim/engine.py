@@ -503,7 +503,8 @@ class Simulation(Tenancy, Rounds):
         restore = float(self.cost[j]) if resumed else 0.0
         self.evictable_from[j] = now + self.config.quantum + restore
         self._run_until_done(j)
-        self._record(now, RESUME if resumed else START, j, nodes, self.alloc_gpus[j], borrowed)
+        gpus = tuple(self.alloc_gpus[j])
+        self._record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run)."""
@@ -517,7 +518,7 @@ class Simulation(Tenancy, Rounds):
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked)."""
         self.changes += 1
-        taken: list[list[int]] = []
+        taken: list[tuple[int, ...]] = []
         for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
             slots = self.free_slots[node]
             if len(slots) < count:
@@ -525,7 +526,7 @@ class Simulation(Tenancy, Rounds):
                     f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
                     f"{self.node_names[node]}"
                 )
-            taken.append(slots[:count])
+            taken.append(tuple(slots[:count]))  # tuples of ints: no GC work
             del slots[:count]
         self.free[nodes] -= counts
         self.group_free[self._group[j]] -= self._gpus[j]
@@ -607,7 +608,7 @@ class Simulation(Tenancy, Rounds):
         self.migrations[j] += 1
         self._take(j, nodes, counts, borrowed)
         self._run_until_done(j)
-        self._record(self.now, MIGRATE, j, nodes, self.alloc_gpus[j], borrowed)
+        self._record(self.now, MIGRATE, j, nodes, tuple(self.alloc_gpus[j]), borrowed)
         index = len(self.event_time) - 1
         self.event_from[index] = left
         if cause is not None:
