@@ -620,6 +620,7 @@ class Simulation(Tenancy, Rounds):
         owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
         for j, taken in self.alloc_gpus.items():
             for slots in taken:
+                slots = list(slots)
                 if (owner[slots] >= 0).any():
                     raise PolicyError(f"internal: job {self.job_ids[j]!r} shares a GPU")
                 owner[slots] = j
