@@ -435,12 +435,12 @@ class Simulation(Tenancy, Rounds):
             last = _ceil_to(t, every) - every
             count = int(round((last - self.next_sample) / every)) + 1
             snapshot = (
-                self.vc_used.copy(),
-                self.vc_running_jobs.copy(),
-                self.vc_waiting_jobs.copy(),
-                self.vc_waiting_gpus.copy(),
-                self.vc_borrowed.copy(),
-            )  # list copies
+                tuple(self.vc_used),
+                tuple(self.vc_running_jobs),
+                tuple(self.vc_waiting_jobs),
+                tuple(self.vc_waiting_gpus),
+                tuple(self.vc_borrowed),
+            )  # tuples of ints: the garbage collector soon stops tracking them
             if self._captured_at != self.changes:  # the fragmentation inputs changed
                 self._captured = Capture(
                     self.free.copy(), self.waiting_counts.copy(), tuple(self.vc_used)
