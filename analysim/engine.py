@@ -21,6 +21,7 @@ import bisect
 import heapq
 import logging
 import math
+from array import array
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -240,9 +241,11 @@ class Simulation(Tenancy, Rounds):
         self.size_buckets = sorted(set(self._gpus))
         bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
         self._bucket = [bucket_of[size] for size in self._gpus]
-        self.waiting_counts = np.zeros(
-            (len(self.partition.domains), len(self.size_buckets)), dtype=np.int32
-        )
+        # a flat array (domain-major; not tracked by the garbage collector, and cheap to copy)
+        self.waiting_counts = array("q", bytes(8 * len(self.partition.domains) * len(bucket_of)))
+        self._count_slot = [
+            d * len(bucket_of) + k for d, k in zip(self._domain_index, self._bucket, strict=True)
+        ]
         self.finished = 0
         self.started = False
         # time integrals and timeline samples (run-length: the state held from one time on)
@@ -252,7 +255,7 @@ class Simulation(Tenancy, Rounds):
         self.samples: list[tuple[float, int, tuple[np.ndarray, ...]]] = []
         self.next_sample = 0.0
         self.rounds = 0
-        self.changes = 0  # bumped by every start, stop, arrival in and departure from a queue
+        self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
         self._captured_at = -1  # the change count when the fragmentation inputs were copied
         self._captured: Capture | None = None
@@ -443,7 +446,9 @@ class Simulation(Tenancy, Rounds):
             )  # tuples of ints: the garbage collector soon stops tracking them
             if self._captured_at != self.changes:  # the fragmentation inputs changed
                 self._captured = Capture(
-                    self.free.copy(), self.waiting_counts.copy(), tuple(self.vc_used)
+                    self.free.copy(),
+                    np.frombuffer(self.waiting_counts, dtype=np.int64).copy(),
+                    tuple(self.vc_used),
                 )
                 self._captured_at = self.changes
             self.samples.append((self.next_sample, count, snapshot, self._captured))
@@ -460,6 +465,7 @@ class Simulation(Tenancy, Rounds):
                 continue
             self.status[j] = WAITING
             self.active += 1
+            self.changes += 1
             self._enqueue(j)
             self._record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
@@ -662,7 +668,6 @@ class Simulation(Tenancy, Rounds):
         self.event_gpus.append(gpus)
 
     def _enqueue(self, j: int) -> None:
-        self.changes += 1
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
         if self._static:
@@ -671,10 +676,9 @@ class Simulation(Tenancy, Rounds):
         self.group_waiting[group] += 1
         self.vc_waiting_jobs[vc] += 1
         self.vc_waiting_gpus[vc] += self._gpus[j]
-        self.waiting_counts[self._domain_index[j], self._bucket[j]] += 1
+        self.waiting_counts[self._count_slot[j]] += 1
 
     def _dequeue(self, j: int) -> None:
-        self.changes += 1
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
         if self._static:
@@ -684,7 +688,7 @@ class Simulation(Tenancy, Rounds):
         self.group_waiting[group] -= 1
         self.vc_waiting_jobs[vc] -= 1
         self.vc_waiting_gpus[vc] -= self._gpus[j]
-        self.waiting_counts[self._domain_index[j], self._bucket[j]] -= 1
+        self.waiting_counts[self._count_slot[j]] -= 1
 
     def _progress_bar(self):
         if not self.progress:

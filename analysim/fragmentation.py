@@ -27,14 +27,15 @@ class Capture(NamedTuple):
     """The state fragmentation is measured from, at one sample."""
 
     free: np.ndarray  # free GPUs per node
-    waiting: np.ndarray  # waiting jobs per (domain, size bucket)
+    waiting: np.ndarray  # waiting jobs per (domain, size bucket), flattened domain-major
     vc_used: tuple[int, ...]  # GPUs each VC holds against its own share
 
 
 def capture(sim: Simulation) -> Capture:
     """The state now (the engine's last copy again if nothing has changed since)."""
     if sim._captured_at != sim.changes:
-        sim._captured = Capture(sim.free.copy(), sim.waiting_counts.copy(), tuple(sim.vc_used))
+        counts = np.frombuffer(sim.waiting_counts, dtype=np.int64).copy()
+        sim._captured = Capture(sim.free.copy(), counts, tuple(sim.vc_used))
         sim._captured_at = sim.changes
     return sim._captured
 
@@ -87,7 +88,8 @@ def measure(sim: Simulation, captures: list[Capture]) -> dict[str, np.ndarray]:
     which = np.array([distinct.setdefault(id(c), len(distinct)) for c in captures])
     unique = list({id(c): c for c in captures}.values())
     free = np.stack([c.free for c in unique]).astype(np.int64)
-    waiting = np.stack([c.waiting for c in unique]).astype(np.int64)
+    shape = (len(unique), len(sim.partition.domains), len(tables.sizes))
+    waiting = np.stack([c.waiting for c in unique]).astype(np.int64).reshape(shape)
     vc_used = np.array([c.vc_used for c in unique], dtype=np.int64).reshape(len(unique), n_vc)
     out = {
         "frag_index": _frag_index(free, sim.capacity, tables.member),
