@@ -16,6 +16,8 @@ import pandas as pd
 from matplotlib import colors as mcolors
 from matplotlib.patches import Patch
 
+from analysim.plotting.style import COLORBLIND
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -24,18 +26,9 @@ if TYPE_CHECKING:
 
 FREE = "#eeeeee"
 NO_OWNER = "#ffffff"
-# seaborn's "colorblind" and "pastel" palettes, spelled out (stable across library versions)
+# seaborn's "colorblind" palette (as for the policies), then its "pastel" one, spelled out
 VC_COLORS = (
-    "#0173b2",
-    "#de8f05",
-    "#029e73",
-    "#d55e00",
-    "#cc78bc",
-    "#ca9161",
-    "#fbafe4",
-    "#949494",
-    "#ece133",
-    "#56b4e9",
+    *COLORBLIND,
     "#a1c9f4",
     "#ffb482",
     "#8de5a1",

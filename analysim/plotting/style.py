@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib import colors as mcolors
 
 # seaborn's "colorblind" palette, spelled out so the colours never depend on a library version
-_COLORBLIND = (
+COLORBLIND = (
     "#0173b2",
     "#de8f05",
     "#029e73",
@@ -31,26 +31,26 @@ _COLORBLIND = (
 
 PALETTE: dict[str, str] = {
     # scheduling policies
-    "fifo": _COLORBLIND[0],
-    "sjf": _COLORBLIND[1],
-    "srtf": _COLORBLIND[2],
-    "las": _COLORBLIND[3],
-    "fair": _COLORBLIND[4],
-    "priority": _COLORBLIND[5],
+    "fifo": COLORBLIND[0],
+    "sjf": COLORBLIND[1],
+    "srtf": COLORBLIND[2],
+    "las": COLORBLIND[3],
+    "fair": COLORBLIND[4],
+    "priority": COLORBLIND[5],
     # placement policies
-    "consolidate": _COLORBLIND[0],
-    "first_fit": _COLORBLIND[1],
-    "spread": _COLORBLIND[2],
-    "random": _COLORBLIND[7],
-    "topology": _COLORBLIND[4],
+    "consolidate": COLORBLIND[0],
+    "first_fit": COLORBLIND[1],
+    "spread": COLORBLIND[2],
+    "random": COLORBLIND[7],
+    "topology": COLORBLIND[4],
     # on/off arms of the paper's experiments (analysim.study's "baseline" has neither switch)
-    "baseline": _COLORBLIND[7],
-    "no preemption": _COLORBLIND[7],
-    "preemption": _COLORBLIND[3],
-    "no migration": _COLORBLIND[7],
-    "migration": _COLORBLIND[2],
-    "no borrowing": _COLORBLIND[7],
-    "borrowing": _COLORBLIND[9],
+    "baseline": COLORBLIND[7],
+    "no preemption": COLORBLIND[7],
+    "preemption": COLORBLIND[3],
+    "no migration": COLORBLIND[7],
+    "migration": COLORBLIND[2],
+    "no borrowing": COLORBLIND[7],
+    "borrowing": COLORBLIND[9],
 }
 """Fixed colour of each policy and experiment arm."""
 
@@ -149,7 +149,7 @@ def policy_color(label: str) -> str:
     if base in PALETTE:
         color = PALETTE[base]
     else:
-        color = _COLORBLIND[zlib.crc32(base.encode()) % len(_COLORBLIND)]
+        color = COLORBLIND[zlib.crc32(base.encode()) % len(COLORBLIND)]
     extra = label.count("+")
     return _darken(color, 0.3 * extra) if extra else color
 

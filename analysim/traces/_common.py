@@ -84,6 +84,26 @@ def value_at(uniques: Sequence[Any], i: int) -> Any:
     return value.as_py() if isinstance(value, pa.Scalar) else value
 
 
+def machine_rows(
+    report: LoadReport, path: Path, raw: pd.DataFrame, first: int, id_column: str, gpus: str
+) -> tuple[RowFilter, pd.Series, pd.Series]:
+    """Start checking a machine table: its filter, the kept machine ids and GPU counts
+    (machines without GPUs are dropped as ``cpu_only``)."""
+    filt = RowFilter(
+        report,
+        "machines",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}",
+        ids=raw[id_column],
+        id_name=id_column,
+    )
+    machine = keep_labels(filt, raw[id_column], id_column)
+    counts = keep_counts(filt, raw[gpus], gpus)
+    filt.drop(counts == 0, "cpu_only", gpus, raw[gpus])
+    return filt, machine, counts
+
+
 def drop_duplicates(filt: RowFilter, ids: pd.Series, column: str) -> None:
     """Drop later rows repeating the id of an earlier kept row."""
     codes, _ = factorize(ids)

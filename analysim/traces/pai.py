@@ -15,7 +15,13 @@ import numpy as np
 import pandas as pd
 
 from analysim.cluster import Cluster
-from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_labels
+from analysim.traces._common import (
+    drop_duplicates,
+    finish,
+    keep_counts,
+    keep_labels,
+    machine_rows,
+)
 from analysim.traces._io import find_file, labels, parse_numbers, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
 
@@ -197,18 +203,7 @@ def _machines(path: Path, report: LoadReport) -> pd.DataFrame:
     raw, first = read_csv(
         path, required=MACHINE_COLUMNS, strings=("machine", "gpu_type"), header=False
     )
-    filt = RowFilter(
-        report,
-        "machines",
-        path.name,
-        len(raw),
-        lambda i: f"line {first + i}",
-        ids=raw["machine"],
-        id_name="machine",
-    )
-    machine = keep_labels(filt, raw["machine"], "machine")
-    gpus = keep_counts(filt, raw["cap_gpu"], "cap_gpu")
-    filt.drop(gpus == 0, "cpu_only", "cap_gpu", raw["cap_gpu"])
+    filt, machine, gpus = machine_rows(report, path, raw, first, "machine", "cap_gpu")
     gpu_type = keep_labels(filt, raw["gpu_type"], "gpu_type")
     drop_duplicates(filt, machine, "machine")
     keep = filt.alive

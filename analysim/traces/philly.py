@@ -23,6 +23,7 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    machine_rows,
     moment,
 )
 from analysim.traces._io import _first_line, find_file, labels, load_json, parse_times, read_csv
@@ -270,18 +271,7 @@ def _machines(path: Path, report: LoadReport) -> pd.DataFrame:
         strings=("machineId", "single GPU mem"),
         header=header,
     )
-    filt = RowFilter(
-        report,
-        "machines",
-        path.name,
-        len(raw),
-        lambda i: f"line {first + i}",
-        ids=raw["machineId"],
-        id_name="machineId",
-    )
-    machine = keep_labels(filt, raw["machineId"], "machineId")
-    gpus = keep_counts(filt, raw["number of GPUs"], "number of GPUs")
-    filt.drop(gpus == 0, "cpu_only", "number of GPUs", raw["number of GPUs"])
+    filt, machine, gpus = machine_rows(report, path, raw, first, "machineId", "number of GPUs")
     drop_duplicates(filt, machine, "machineId")
     memory = labels(raw["single GPU mem"])[0].fillna("gpu").str.replace(" ", "")
     keep = filt.alive
