@@ -29,7 +29,7 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.errors import PolicyError
-from analysim.fragmentation import Capture
+from analysim.fragmentation import Capture, capture
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.rounds import EPS, Rounds
@@ -444,14 +444,7 @@ class Simulation(Tenancy, Rounds):
                 tuple(self.vc_waiting_gpus),
                 tuple(self.vc_borrowed),
             )  # tuples of ints: the garbage collector soon stops tracking them
-            if self._captured_at != self.changes:  # the fragmentation inputs changed
-                self._captured = Capture(
-                    self.free.copy(),
-                    np.frombuffer(self.waiting_counts, dtype=np.int64).copy(),
-                    tuple(self.vc_used),
-                )
-                self._captured_at = self.changes
-            self.samples.append((self.next_sample, count, snapshot, self._captured))
+            self.samples.append((self.next_sample, count, snapshot, capture(self)))
             self.next_sample += count * every
 
     # -- arrivals and completions -------------------------------------------------------------

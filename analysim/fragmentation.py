@@ -60,8 +60,6 @@ class Tables:
         self.n_vc = n_vc
         self.domain_vc = np.array([d.vc for d in domains], dtype=np.int64)
         self.largest = np.array([d.topology.largest for d in domains], dtype=np.int64)
-        quota = [d.quota if d.quota is not None else -1 for d in domains]
-        self.domain_quota = np.array(quota, dtype=np.int64)
         self.sizes = np.asarray(sim.size_buckets, dtype=np.int64)
         seen = np.zeros(n_nodes, dtype=np.int64)
         for domain in domains:

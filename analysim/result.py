@@ -445,14 +445,6 @@ def _vc_free(sim: Simulation, used: np.ndarray) -> np.ndarray:
     return np.broadcast_to(free, used.shape)
 
 
-def jain_index(values: np.ndarray) -> float:
-    """Jain's fairness index of ``values`` (1 = all equal); NaN for no values."""
-    values = np.asarray(values, dtype=float)
-    if len(values) == 0 or not np.any(values):
-        return float("nan") if len(values) == 0 else 1.0
-    return float(values.sum() ** 2 / (len(values) * (values**2).sum()))
-
-
 def _jain_per_sample(sim: Simulation, arrays: dict[str, np.ndarray]) -> np.ndarray:
     """Per sample, Jain's index across the VCs that want GPUs of the service each gets,
     normalised by what it is due: held GPUs / min(GPUs its jobs want, its share), capped at

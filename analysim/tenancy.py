@@ -137,26 +137,21 @@ class Tenancy:
             free[dest] -= self._gpus[r]
         return self._fits_hypothetically(j, free, self.vc_used)
 
-    def _movable_on(self, node: int, group: int) -> list[int]:
-        """Running jobs of ``group`` that sit on ``node`` alone (one-node jobs on their own
-        GPUs): the ones a migration may move. Jobs spanning nodes and borrowers stay."""
-        return [
-            r
-            for r in self.running[group]
-            if len(self.alloc_nodes[r]) == 1
-            and self.alloc_nodes[r][0] == node
-            and not self.borrowed[r]
-        ]
-
-    def _plan_migration(self, j: int) -> list[tuple[int, int]] | None:
-        """Moves (job, destination node) after which ``j`` fits, moving as few GPUs as
-        possible; ``None`` if no such moves exist."""
-        domain, need, group = self._domain[j], self._gpus[j], self._group[j]
+    def _movable_by_node(self, group: int) -> dict[int, list[int]]:
+        """Per node, the running jobs of ``group`` a migration may move: one-node jobs on
+        their own GPUs (jobs spanning nodes and borrowers stay), in start order."""
         on_node: dict[int, list[int]] = {}
         for r in self.running[group]:
             nodes = self.alloc_nodes[r]
             if len(nodes) == 1 and not self.borrowed[r]:
                 on_node.setdefault(int(nodes[0]), []).append(r)
+        return on_node
+
+    def _plan_migration(self, j: int) -> list[tuple[int, int]] | None:
+        """Moves (job, destination node) after which ``j`` fits, moving as few GPUs as
+        possible; ``None`` if no such moves exist."""
+        domain, need = self._domain[j], self._gpus[j]
+        on_node = self._movable_by_node(self._group[j])
         if need <= domain.topology.largest:
             return self._plan_one_node(j, domain, need, on_node)
         return self._plan_many_nodes(j, domain, on_node)
@@ -248,8 +243,9 @@ class Tenancy:
                 held = self.capacity[nodes] - self.free[nodes]
                 partly = [int(n) for n, h in zip(nodes, held, strict=True) if h > 0]
                 moved = False
+                on_node = self._movable_by_node(group)
                 for node in sorted(partly, key=lambda n: (self.capacity[n] - self.free[n], n)):
-                    jobs = self._movable_on(node, group)
+                    jobs = on_node.get(node, [])
                     if sum(self._gpus[r] for r in jobs) != self.capacity[node] - self.free[node]:
                         continue
                     empty = {int(n) for n in nodes if self.free[n] == self.capacity[n]}
