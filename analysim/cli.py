@@ -301,15 +301,19 @@ def config_values(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
+def preset_options(args: argparse.Namespace, seed: int | None) -> dict[str, Any]:
+    """The workload preset's options written on the command line (and the seed, if any)."""
+    options: dict[str, Any] = {} if seed is None else {"seed": seed}
+    if args.load_scale is not None:
+        options["load_scale"] = args.load_scale
+    if args.days is not None:
+        options["days"] = args.days
+    return options
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     values = config_values(args)
-    workload_kwargs: dict[str, Any] = {}
-    if "seed" in values:
-        workload_kwargs["seed"] = values["seed"]
-    if args.load_scale is not None:
-        workload_kwargs["load_scale"] = args.load_scale
-    if args.days is not None:
-        workload_kwargs["days"] = args.days
+    workload_kwargs = preset_options(args, values.get("seed"))
     cluster_name = args.cluster or args.workload
 
     log.debug("workload %s %s, cluster %s", args.workload, workload_kwargs, cluster_name)
@@ -345,12 +349,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     from analysim.study import paper_study
 
-    workload_kwargs: dict[str, Any] = {"seed": args.seed}
-    if args.load_scale is not None:
-        workload_kwargs["load_scale"] = args.load_scale
-    if args.days is not None:
-        workload_kwargs["days"] = args.days
-    workload = asim.presets.workload(args.workload, **workload_kwargs)
+    workload = asim.presets.workload(args.workload, **preset_options(args, args.seed))
     cluster = asim.presets.cluster(args.cluster or args.workload)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
     print(format_table(table))

@@ -267,29 +267,29 @@ class RowFilter:
         self, mask: np.ndarray | pd.Series, reason: str, column: str | None = None, values=None
     ) -> int:
         """Drop the kept rows where ``mask`` holds, under ``reason``; return how many."""
-        hit = np.asarray(mask, dtype=bool) & self.alive
-        count = int(hit.sum())
-        if count:
-            positions = np.flatnonzero(hit)
-            self.report.add(
-                self.table, DROPPED, reason, count, self._examples(positions, column, values)
-            )
+        hit = self._count(mask, DROPPED, reason, column, values)
+        if hit.any():
             self.alive &= ~hit
             self.report.kept[self.table] = int(self.alive.sum())
-        return count
+        return int(hit.sum())
 
     def flag(
         self, mask: np.ndarray | pd.Series, reason: str, column: str | None = None, values=None
     ) -> int:
         """Count the kept rows where ``mask`` holds under a "kept" ``reason``."""
+        return int(self._count(mask, KEPT, reason, column, values).sum())
+
+    def _count(
+        self, mask: np.ndarray | pd.Series, kind: str, reason: str, column: str | None, values
+    ) -> np.ndarray:
+        """Record the kept rows where ``mask`` holds under ``kind``/``reason`` (with
+        examples); return them as a boolean array."""
         hit = np.asarray(mask, dtype=bool) & self.alive
         count = int(hit.sum())
         if count:
-            positions = np.flatnonzero(hit)
-            self.report.add(
-                self.table, KEPT, reason, count, self._examples(positions, column, values)
-            )
-        return count
+            examples = self._examples(np.flatnonzero(hit), column, values)
+            self.report.add(self.table, kind, reason, count, examples)
+        return hit
 
 
 @dataclass(frozen=True, eq=False)
