@@ -202,6 +202,8 @@ class Simulation(Tenancy, Rounds):
         self.n_waiting = 0
         self._promoted = False  # whether the current round reset any job's attained service
         self._static = self.scheduler.static
+        self._ranking_kept = self.scheduler.ranking_kept and not self._static
+        self._kept_ranking: list[np.ndarray | None] = [None] * groups  # see Rounds._ranked
         if self._static:
             self._rank_all_jobs()
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
@@ -211,6 +213,9 @@ class Simulation(Tenancy, Rounds):
         # a job that could not preempt its way in is not tried again until it moves
         self._epoch = [0] * groups
         self._preempt_failed_at: dict[int, int] = {}
+        # the same for preemption alone, which starts cannot help when the ranking is
+        # round-stable (a started job is protected, and it only takes GPUs away)
+        self._evict_epoch = [0] * groups
         self._init_groups(groups)
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
@@ -462,6 +467,7 @@ class Simulation(Tenancy, Rounds):
             self._enqueue(j)
             self._record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
+            self._kept_ranking[self._group[j]] = None
             self._arrived[self._group[j]] = True
         self._skip_unschedulable()
         return touched
@@ -518,6 +524,7 @@ class Simulation(Tenancy, Rounds):
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked)."""
         self.changes += 1
         taken: list[tuple[int, ...]] = []
+        free = self.free
         for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
             slots = self.free_slots[node]
             if len(slots) < count:
@@ -527,7 +534,7 @@ class Simulation(Tenancy, Rounds):
                 )
             taken.append(tuple(slots[:count]))  # tuples of ints: no GC work
             del slots[:count]
-        self.free[nodes] -= counts
+            free[node] -= count  # an item at a time: faster than numpy's fancy indexing
         self.group_free[self._group[j]] -= self._gpus[j]
         self.alloc_gpus[j] = taken
         self.alloc_nodes[j] = nodes
@@ -548,6 +555,8 @@ class Simulation(Tenancy, Rounds):
         self.vc_running_jobs[vc] += 1
         self.running[self._group[j]][j] = None
         self._epoch[self._group[j]] += 1
+        if not self._round_stable:
+            self._evict_epoch[self._group[j]] += 1
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
@@ -557,15 +566,18 @@ class Simulation(Tenancy, Rounds):
         self.remaining[j] -= elapsed
         self.since[j] = at
         nodes = self.alloc_nodes.pop(j)
-        self.free[nodes] += self.alloc_counts.pop(j)
+        del self.alloc_counts[j]
         self.group_free[self._group[j]] += self._gpus[j]
+        free = self.free
         for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
+            free[node] += len(taken)
             slots = self.free_slots[node]
             slots += taken
             slots.sort()
         vc = self._vc[j]
         self._releases[self._group[j]] += 1
         self._epoch[self._group[j]] += 1
+        self._evict_epoch[self._group[j]] += 1
         self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
         if self.borrowed[j]:
             self.vc_borrowed[vc] -= self._gpus[j]

@@ -37,11 +37,23 @@ class Rounds:
         return JobView(self.now, index, self._columns, self._held_by_vc())
 
     def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+        """The group's jobs in rank order: its waiting jobs, and its running ones too if
+        ``preemptive`` (or if the ranking is kept between rounds; finished jobs may be among
+        them then, until it is next ranked)."""
         if self._static:
             return self._ranked_static(group, preemptive)
+        if self._ranking_kept:
+            kept = self._kept_ranking[group]
+            if kept is None:
+                kept = self._kept_ranking[group] = self._rank(group, include_running=True)
+            return kept
         if not preemptive and self.group_waiting[group] == 1:
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
-        view = self._view(group, include_running=preemptive)
+        return self._rank(group, include_running=preemptive)
+
+    def _rank(self, group: int, include_running: bool) -> np.ndarray:
+        """Ask the scheduler to rank the group's waiting (and running) jobs."""
+        view = self._view(group, include_running=include_running)
         keys = self.scheduler.priority(view)
         keys = [np.asarray(k) for k in keys]
         if any(k.shape != view.index.shape for k in keys):
@@ -61,25 +73,32 @@ class Rounds:
         ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
         return np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
 
-    def _apply_service_resets(self, view: JobView) -> bool:
-        """Reset the attained service of the jobs the scheduler promotes; True if any."""
+    def _apply_service_resets(self, group: int) -> bool:
+        """Reset the attained service of the group's waiting jobs that the scheduler
+        promotes; True if any."""
+        view = self._view(group, include_running=False)
         resets = self.scheduler.service_resets(view)
         if resets is None or not np.any(resets):
             return False
         self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
         self._promoted = True
+        self._kept_ranking[group] = None
         return True
 
     def _round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
         self._promoted = False
-        if self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS:
+        reranked = self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS
+        if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
             self._epoch[group] += 1
-            self._apply_service_resets(self._view(group, include_running=False))
+            self._kept_ranking[group] = None
+            self._evict_epoch[group] += 1
+            self._apply_service_resets(group)
         if self.now >= self.protected_until[group] - EPS:
             self._epoch[group] += 1  # running jobs became evictable
+            self._evict_epoch[group] += 1
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
@@ -104,14 +123,43 @@ class Rounds:
             # (an early bound is safe), and so can an arrival if the scheduler says so
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
-        if self.config.preemption and (changed or self.protected_until[group] <= self.now + EPS):
-            later = [
-                t for t in map(self.evictable_from.item, self.running[group]) if t > self.now + EPS
-            ]
-            self.protected_until[group] = min(later, default=math.inf)
+        if self.config.preemption and (
+            changed
+            or reranked
+            or self._arrived[group]
+            or self.protected_until[group] <= self.now + EPS
+        ):
+            self.protected_until[group] = self._next_unprotected(group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         return changed
+
+    def _next_unprotected(self, group: int) -> float:
+        """When the group's next running job that ranks below one of its waiting jobs may
+        be evicted (its protection ends); only such a job can make room for one.
+
+        The answer holds until jobs arrive, start or stop, or the ranking changes. Where
+        the positions are not at hand (a ranking made afresh each round), every running
+        job counts: an early answer only costs a round that changes nothing."""
+        now, running = self.now + EPS, self.running[group]
+        if self._static:
+            waiting = self._waiting_ranks[group]
+            if not waiting:
+                return math.inf
+            top, rank_of = waiting[0], self._rank_of
+            running = [r for r in running if rank_of[r] > top]
+        elif self._ranking_kept and self._kept_ranking[group] is not None:
+            order = self._kept_ranking[group]
+            status = self.status[order]
+            first = int(np.argmax(status == WAITING))
+            if status[first] != WAITING:
+                return math.inf
+            below = order[first + 1 :]
+            later = self.evictable_from[below[status[first + 1 :] == RUNNING]]
+            later = later[later > now]
+            return float(later.min()) if later.size else math.inf
+        later = [t for t in map(self.evictable_from.item, running) if t > now]
+        return min(later, default=math.inf)
 
     def _decide(self, group: int, preemptive: bool) -> bool:
         if not preemptive and not self.group_free[group] and not self.borrowers:
@@ -256,7 +304,7 @@ class Rounds:
 
     def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
-        epoch = self._epoch[self._group[j]]
+        epoch = self._evict_epoch[self._group[j]]
         if self._preempt_failed_at.get(j) == epoch:
             return False  # nothing it could use has changed since it last failed
         if not self._evict_for(j, below):
@@ -290,18 +338,17 @@ class Rounds:
         """Of ``candidates`` (in the order they should go), the running jobs whose eviction
         lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
         turns out not to be needed; None if evicting them all would not do."""
-        need = self._gpus[j]
+        need, domain = self._gpus[j], self._domain[j]
         free = self.free.copy()
-        room = int(free[self._domain[j].nodes].sum())
+        room = int(free[domain.nodes].sum())
         if room + sum(self._gpus[r] for r in candidates) < need:
             return None
+        if self._picks_any_fitting_node and need <= domain.topology.largest:
+            return self._fewest_to_free_on_one_node(j, candidates)
         # evicting more never hurts: if evicting them all does not make room, nothing will
         everything = free.copy()
-        np.add.at(
-            everything,
-            np.concatenate([self.alloc_nodes[r] for r in candidates]),
-            np.concatenate([self.alloc_counts[r] for r in candidates]),
-        )
+        for r in candidates:
+            everything[self.alloc_nodes[r]] += self.alloc_counts[r]
         vc_used = self.vc_used.copy()
         for r in candidates:
             if not self.borrowed[r]:
@@ -326,6 +373,59 @@ class Rounds:
             else:
                 self._release_into(r, free, vc_used, sign=+1)
         return victims
+
+    def _fewest_to_free_on_one_node(self, j: int, candidates: list[int]) -> list[int] | None:
+        """:meth:`_fewest_to_free` for a job that fits on one node, when any node with room
+        will do: the same answer, counted in plain Python over the nodes the candidates
+        hold (a job fits once one node of its domain has room and its quota allows)."""
+        need, domain = self._gpus[j], self._domain[j]
+        free, mask = self.free, domain.mask
+        fits_now = int(free[domain.nodes].max()) >= need  # (the quota may be what blocks it)
+        held = [
+            (r, list(zip(self.alloc_nodes[r].tolist(), self.alloc_counts[r].tolist())))
+            for r in candidates
+        ]
+        added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
+
+        def release(r_held: tuple[int, list[tuple[int, int]]], sign: int) -> bool:
+            """Add (+1) or take back (-1) a candidate's GPUs; whether a node now fits."""
+            r, nodes = r_held
+            if not self.borrowed[r]:
+                vc_used[self._vc[r]] -= sign * self._gpus[r]
+            room = False
+            for node, count in nodes:
+                added[node] = added.get(node, 0) + sign * count
+                room = room or (bool(mask[node]) and free[node] + added[node] >= need)
+            return room
+
+        def fits() -> bool:
+            return self._quota_allows(j, vc_used) and (
+                fits_now or any(free[n] + a >= need for n, a in added.items() if mask[n])
+            )
+
+        vc_used = list(self.vc_used)
+        for r_held in held:  # evicting them all must do, or nothing will
+            release(r_held, +1)
+        if not fits():
+            return None
+        added.clear()
+        vc_used = list(self.vc_used)
+        node_room = fits_now
+        victims: list[tuple[int, list[tuple[int, int]]]] = []
+        for r_held in held:
+            node_room = release(r_held, +1) or node_room
+            victims.append(r_held)
+            if node_room and self._quota_allows(j, vc_used):
+                break
+        else:
+            return None
+        for r_held in victims[-2::-1]:  # keep any victim not needed, latest first
+            release(r_held, -1)
+            if fits():
+                victims.remove(r_held)
+            else:
+                release(r_held, +1)
+        return [r for r, _ in victims]
 
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
         """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""

@@ -135,6 +135,11 @@ class Scheduler(Policy):
     #: whether the keys depend only on fixed job attributes (submit time, duration, ...):
     #: the engine then ranks every job once, up front
     static: ClassVar[bool] = False
+    #: whether the order of the active jobs (waiting and running together) changes only
+    #: when jobs arrive, through service resets, or at the times ``next_change`` gives,
+    #: never because a job starts, stops or is evicted: the engine then keeps a group's
+    #: ranking until one of those happens
+    ranking_kept: ClassVar[bool] = False
 
     def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:
         """Called once when a simulation starts with the VC names and GPUs each may use."""
@@ -216,6 +221,7 @@ class LAS(Scheduler):
     # a new job has no service: it sits in the top queue and is not due a promotion
     arrivals_keep_next_change = True
     round_stable = True  # an evicted job keeps its attained service, so its queue
+    ranking_kept = True  # a queue changes only at next_change; ties go to submit order
 
     def __init__(
         self, thresholds: Sequence[float] = (18_000.0,), starvation_factor: float | None = 4.0
