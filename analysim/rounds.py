@@ -339,12 +339,15 @@ class Rounds:
         lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
         turns out not to be needed; None if evicting them all would not do."""
         need, domain = self._gpus[j], self._domain[j]
-        free = self.free.copy()
-        room = int(free[domain.nodes].sum())
+        if self._covers_group[self._domain_index[j]]:
+            room = self.group_free[self._group[j]]  # counted already
+        else:
+            room = int(self.free[domain.nodes].sum())
         if room + sum(self._gpus[r] for r in candidates) < need:
             return None
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             return self._fewest_to_free_on_one_node(j, candidates)
+        free = self.free.copy()
         # evicting more never hurts: if evicting them all does not make room, nothing will
         everything = free.copy()
         for r in candidates:
@@ -382,7 +385,7 @@ class Rounds:
         free, mask = self.free, domain.mask
         fits_now = int(free[domain.nodes].max()) >= need  # (the quota may be what blocks it)
         held = [
-            (r, list(zip(self.alloc_nodes[r].tolist(), self.alloc_counts[r].tolist())))
+            (r, list(zip(self.alloc_nodes[r].tolist(), self.alloc_counts[r].tolist(), strict=True)))
             for r in candidates
         ]
         added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it

@@ -267,6 +267,38 @@ def test_a_resumed_job_runs_a_quantum_past_its_restore_cost_before_another_evict
     assert jobs["preemptions"].to_dict() == {"j1": 2, "j2": 0, "j3": 0}
 
 
+def test_a_waiting_job_evicts_at_the_first_round_after_the_protection_ends():
+    # One 4-GPU node, sjf. x starts at 100 when y ends and is protected until 100 + 60. w
+    # (shorter) arrives at 110 and fails at the round at 120; nothing else happens, yet the
+    # round at 180 must run: x has become evictable, so w runs 180-230 and x resumes with
+    # 10,000 - 80 s left (no cost).
+    jobs = run(
+        [("y", "a", 0, 100, 4), ("x", "a", 0, 10_000, 4), ("w", "a", 110, 50, 4)],
+        asim.Cluster.uniform(1, 1, 4),
+        scheduler="sjf",
+        preemption=True,
+        checkpoint_cost=0,
+    )
+    assert times(jobs) == {"y": (0, 100), "x": (100, 10_150), "w": (180, 230)}
+
+
+def test_las_waits_out_the_protection_of_a_job_in_a_lower_queue():
+    # LAS with one threshold at 400 GPU-seconds, no starvation guard, one 4-GPU node. x runs
+    # from 0 and drops to queue 1 at 100; y (queue 0) evicts it at the round at 120 and runs
+    # to 220. x resumes at 220, protected until 280. w arrives at 240 (queue 0, above x) and
+    # fails at that round; the round at 300 must run although nothing else happens: w runs
+    # 300-350, and x, with 10,000 - 200 s left, ends at 10,150.
+    jobs = run(
+        [("x", "a", 0, 10_000, 4), ("y", "a", 50, 100, 4), ("w", "a", 240, 50, 4)],
+        asim.Cluster.uniform(1, 1, 4),
+        scheduler={"name": "las", "thresholds": [400], "starvation_factor": None},
+        preemption=True,
+        checkpoint_cost=0,
+    )
+    assert times(jobs) == {"x": (0, 10_150), "y": (120, 220), "w": (300, 350)}
+    assert jobs["preemptions"].to_dict() == {"x": 2, "y": 0, "w": 0}
+
+
 def test_preemption_cannot_livelock_when_the_cost_exceeds_the_quantum():
     # two jobs that keep promoting each other (LAS with a tiny threshold and an eager
     # starvation guard), a 1 s quantum and a 50 s cost: every run still makes progress
