@@ -228,6 +228,7 @@ class Simulation(Tenancy, Rounds):
         self._arrived = [False] * groups  # jobs arrived since the group's last round
         self.changed_since_full = [True] * groups
         self.ranking_valid_until = [-math.inf] * groups
+        self._change_unknown = [False] * groups  # see Rounds._bound_ranking
         # with preemption: the earliest time a running job of the group stops being protected
         self.protected_until = [math.inf] * groups
         # the earliest of the two: when a round with nothing else new may still change things

@@ -118,11 +118,11 @@ class Rounds:
             or self._promoted
             or self.ranking_valid_until[group] <= self.now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
+            or self._change_unknown[group]
         ):
             # otherwise the old bound still holds: a completion can only put a change off
             # (an early bound is safe), and so can an arrival if the scheduler says so
-            view = self._view(group, include_running=True)
-            self.ranking_valid_until[group] = self.scheduler.next_change(view)
+            self._bound_ranking(group)
         if self.config.preemption and (
             changed
             or reranked
@@ -133,6 +133,18 @@ class Rounds:
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         return changed
+
+    def _bound_ranking(self, group: int) -> None:
+        """Ask the scheduler until when the group's ranking holds. While no job of the group
+        waits, nothing reads the ranking and the next job to wait arrives (its round asks
+        then); if arrivals cannot bring the change forward, asking is put off until then."""
+        if not self.group_waiting[group] and self.scheduler.arrivals_keep_next_change:
+            self.ranking_valid_until[group] = math.inf
+            self._change_unknown[group] = True
+            return
+        view = self._view(group, include_running=True)
+        self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        self._change_unknown[group] = False
 
     def _next_unprotected(self, group: int) -> float:
         """When the group's next running job that ranks below one of its waiting jobs may
@@ -229,8 +241,13 @@ class Rounds:
         if not isinstance(ranked, np.ndarray):
             return enumerate(ranked)  # a lazy ranking of waiting jobs only
         tail = ranked[start:]
-        where = np.flatnonzero(self.status[tail] == WAITING)
-        return zip((where + start).tolist(), tail[where].tolist(), strict=True)
+        return [
+            (pos, j)
+            for pos, j, status in zip(
+                range(start, len(ranked)), tail.tolist(), self.status[tail].tolist(), strict=True
+            )
+            if status == WAITING
+        ]
 
     def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
         quota = self._domain[j].quota

@@ -255,8 +255,8 @@ class LAS(Scheduler):
         queue = np.searchsorted(self._limits, attained, side="right")
         if run.any():
             # a running job crosses into the next queue when attained reaches its queue's limit
-            left = (self._limits[queue[run]] - attained[run]) / jobs.num_gpus[run]
-            soonest = jobs.now + float(left.min())
+            left = (self._limits[queue] - attained) / jobs.num_gpus
+            soonest = jobs.now + float(left[run].min())
         if self.starvation_factor is not None:
             waiting = ~run & (queue > 0)
             if waiting.any():
