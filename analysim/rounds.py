@@ -241,7 +241,10 @@ class Rounds:
         if not isinstance(ranked, np.ndarray):
             return enumerate(ranked)  # a lazy ranking of waiting jobs only
         tail = ranked[start:]
-        return [
+        if len(tail) > 64:  # a long queue: numpy
+            where = np.flatnonzero(self.status[tail] == WAITING)
+            return zip((where + start).tolist(), tail[where].tolist(), strict=True)
+        return [  # a short one: plain Python is faster
             (pos, j)
             for pos, j, status in zip(
                 range(start, len(ranked)), tail.tolist(), self.status[tail].tolist(), strict=True
