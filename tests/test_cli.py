@@ -55,6 +55,27 @@ def test_top_level_help_and_missing_command(capsys):
     one_line_error(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize(
+    ("package", "extra"), [("nbformat", "notebooks"), ("dask.distributed", "sweeps"), ("foo", None)]
+)
+def test_a_missing_optional_package_is_one_line_naming_it_and_its_extra(
+    monkeypatch, capsys, package, extra
+):
+    import analysim.figures
+
+    def missing(args):
+        raise ModuleNotFoundError(f"No module named {package!r}", name=package)
+
+    monkeypatch.setattr(analysim.figures, "cmd_figures", missing)
+    assert main(["figures", "--quick"]) == 1
+    line = one_line_error(capsys.readouterr().err)
+    assert repr(package.split(".")[0]) in line
+    if extra:
+        assert f".[{extra}]" in line
+    else:
+        assert "extra" not in line
+
+
 def test_unknown_scheduler_is_one_line_naming_it(capsys):
     assert main(["run", *FAST, "--scheduler", "nosuchpolicy"]) == 2
     captured = capsys.readouterr()
