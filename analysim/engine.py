@@ -372,7 +372,10 @@ class Simulation(Tenancy, Rounds):
         soonest = math.inf
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
-        if self.completions and self.completions[0][0] < soonest:
+        completions, version = self.completions, self._version
+        while completions and completions[0][3] != version[completions[0][2]]:
+            heapq.heappop(completions)  # the end of a run that was cut short: nothing happens
+        if completions and completions[0][0] < soonest:
             soonest = self.completions[0][0]
         if self.n_waiting:
             round_time = self._next_full_round()
