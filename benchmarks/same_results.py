@@ -1,0 +1,109 @@
+"""Check that a speed change changed speed only: fingerprints of 14 varied runs.
+
+Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 14 configurations (every
+scheduler, preemption, backfill, migration, borrowing, and VCs that own nodes, hold quotas,
+or share one pool), hashes each run's ``jobs``, ``events`` and ``timeline`` frames, and
+either saves the fingerprints or compares them with saved ones. About a minute.
+
+    python benchmarks/same_results.py save /tmp/before.json     # before the change
+    python benchmarks/same_results.py compare /tmp/before.json  # after it: exit 1 if any differ
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import _common  # noqa: F401 - puts the checkout on sys.path when analysim is not installed
+import pandas as pd
+
+from analysim import Cluster, presets, simulate
+from analysim.presets import VENUS_VC_GPUS
+
+RUNS: dict[str, dict] = {
+    "fifo": {"scheduler": "fifo"},
+    "las_pre": {"scheduler": "las", "preemption": True},
+    "srtf_pre": {"scheduler": "srtf", "preemption": True},
+    "fair_pre": {"scheduler": "fair", "preemption": True},
+    "sjf_backfill": {"scheduler": "sjf", "backfill": True},
+    "las_all": {"scheduler": "las", "preemption": True, "migration": True, "borrowing": True},
+    "fifo_migration_spread": {"scheduler": "fifo", "migration": True, "placement": "spread"},
+    "las_pre_first_fit": {"scheduler": "las", "preemption": True, "placement": "first_fit"},
+    "quota_las_pre": {"scheduler": "las", "preemption": True, "cluster": "quota"},
+    "quota_fair_pre": {"scheduler": "fair", "preemption": True, "cluster": "quota"},
+    "quota_las_all": {
+        "scheduler": "las",
+        "preemption": True,
+        "migration": True,
+        "borrowing": True,
+        "cluster": "quota",
+    },
+    "pool_fair_pre": {"scheduler": "fair", "preemption": True, "cluster": "pool"},
+    "pool_srtf_pre_topology": {
+        "scheduler": "srtf",
+        "preemption": True,
+        "placement": "topology",
+        "cluster": "pool",
+    },
+    "pool_fifo_backfill_random": {
+        "scheduler": "fifo",
+        "backfill": True,
+        "placement": "random",
+        "cluster": "pool",
+    },
+}
+
+
+def clusters() -> dict[str, Cluster]:
+    """The venus cluster, and its 135 nodes as quota VCs over one pool, and as one pool."""
+    return {
+        "nodes": presets.cluster("venus"),
+        "quota": Cluster.uniform(9, 15, 8, quotas=dict(VENUS_VC_GPUS), name="venus-quotas"),
+        "pool": Cluster.uniform(9, 15, 8, name="venus-pool"),
+    }
+
+
+def fingerprint(result) -> str:
+    digest = hashlib.sha256()
+    for frame in (result.jobs, result.events, result.timeline):
+        digest.update(pd.util.hash_pandas_object(frame.astype(str), index=True).values.tobytes())
+    return digest.hexdigest()[:16]
+
+
+def fingerprints() -> dict[str, str]:
+    workload = presets.workload("venus", seed=1, days=8, load_scale=1.3)
+    by_name = clusters()
+    prints = {}
+    for name, options in RUNS.items():
+        options = dict(options)
+        cluster = by_name[options.pop("cluster", "nodes")]
+        started = time.perf_counter()
+        prints[name] = fingerprint(simulate(workload, cluster, seed=3, **options))
+        print(f"{name:<26} {prints[name]}  {time.perf_counter() - started:5.2f} s", flush=True)
+    return prints
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=["save", "compare"])
+    parser.add_argument("path", type=Path, help="the JSON file of fingerprints")
+    args = parser.parse_args(argv)
+    if args.action == "compare" and not args.path.is_file():
+        parser.error(f"{args.path}: no saved fingerprints (run 'save' first)")
+    prints = fingerprints()
+    if args.action == "save":
+        args.path.write_text(json.dumps(prints, indent=1) + "\n")
+        print(f"saved {len(prints)} fingerprints to {args.path}")
+        return 0
+    saved = json.loads(args.path.read_text())
+    differ = sorted(name for name in prints if saved.get(name) != prints[name])
+    print("identical" if not differ else f"DIFFERENT: {', '.join(differ)}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
