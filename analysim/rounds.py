@@ -409,6 +409,7 @@ class Rounds:
             for r in candidates
         ]
         added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
+        vc_used = list(self.vc_used)  # and the VCs' usage after them
 
         def release(r_held: tuple[int, list[tuple[int, int]]], sign: int) -> bool:
             """Add (+1) or take back (-1) a candidate's GPUs; whether a node now fits."""
@@ -426,13 +427,12 @@ class Rounds:
                 fits_now or any(free[n] + a >= need for n, a in added.items() if mask[n])
             )
 
-        vc_used = list(self.vc_used)
         for r_held in held:  # evicting them all must do, or nothing will
             release(r_held, +1)
         if not fits():
             return None
         added.clear()
-        vc_used = list(self.vc_used)
+        vc_used[:] = self.vc_used
         node_room = fits_now
         victims: list[tuple[int, list[tuple[int, int]]]] = []
         for r_held in held:
