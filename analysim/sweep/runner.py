@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +41,7 @@ from analysim import presets
 from analysim.config import SimConfig
 from analysim.simulate import simulate
 from analysim.sweep.grid import Run, expand
-from analysim.sweep.store import OUTCOME, RunStore, row
+from analysim.sweep.store import OUTCOME, RunStore, code_version, row
 
 log = logging.getLogger("analysim.sweep")
 
@@ -305,7 +306,8 @@ def sweep(
     Returns the frame: ``workload``, ``cluster``, the grid's parameters, ``seed``, the
     summary metrics (:meth:`Result.summary`), ``status`` (``ok`` / ``error``), ``error`` (the
     message), ``seconds`` (the run's time) and ``run_id`` (its key). ``frame.attrs`` holds
-    the counts (``runs``, ``failed``, ``computed``, ``reused``). In a script, call it under
+    the counts (``runs``, ``failed``, ``computed``, ``reused``, ``reused_other_version``:
+    reused runs that other code made, which a warning reports). In a script, call it under
     ``if __name__ == "__main__":`` (worker processes re-import the main module).
     """
     if getattr(multiprocessing.current_process(), "_inheriting", False):
@@ -333,6 +335,7 @@ def sweep(
             if stored is not None and (stored["status"] == "ok" or not retry_errors):
                 outcomes[run.key] = stored
     reused = len(outcomes)
+    reused_other = _report_other_versions(outcomes, store)
     with tqdm(
         total=len(runs), initial=reused, unit="run", desc="sweep", disable=not progress
     ) as bar:
@@ -364,6 +367,7 @@ def sweep(
         failed=int((frame["status"] != "ok").sum()),
         computed=len(runs) - reused,
         reused=reused,
+        reused_other_version=reused_other,
         where=where,
         out=None if store is None else str(store.folder),
         elapsed=time.perf_counter() - started,
@@ -372,6 +376,27 @@ def sweep(
         store.save_frame(frame)
     _log_summary(frame)
     return frame
+
+
+def _report_other_versions(outcomes: dict[str, Outcome], store: RunStore | None) -> int:
+    """Warn about reused runs that other code made (they are reused as they are); how many."""
+    current = code_version()
+    other = Counter(
+        str(o.get("version") or "unknown") for o in outcomes.values() if o.get("version") != current
+    )
+    if other:
+        versions = ", ".join(f"{n} by {version}" for version, n in other.most_common())
+        log.warning(
+            "sweep: %d of the %d runs reused from %s were made by other analysim code (%s), "
+            "not by this code (%s); they are reused as they are. To run them with this "
+            "code, sweep into a new folder.",
+            sum(other.values()),
+            len(outcomes),
+            store.folder if store is not None else None,
+            versions,
+            current,
+        )
+    return sum(other.values())
 
 
 def assemble(runs: Sequence[Run], outcomes: dict[str, Outcome]) -> pd.DataFrame:
