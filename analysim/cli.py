@@ -184,17 +184,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--workload",
-        default="venus",
+        default=None,
         metavar="NAME",
         help=f"workload preset: {', '.join(asim.presets.names())}; see 'analysim presets' "
-        "(default: venus)",
+        "(default: venus, unless --trace is given)",
     )
     run.add_argument(
         "--cluster",
         default=None,
         metavar="NAME",
-        help="cluster preset (default: the same preset as --workload)",
+        help="cluster preset (default: the same preset as --workload, or the trace's cluster)",
     )
+    add_trace_options(run)
     run.add_argument(
         "--load-scale",
         type=float,
@@ -255,17 +256,46 @@ def build_parser() -> argparse.ArgumentParser:
         "on (four arms, same workload and seed) and print average and p95 JCT, queueing "
         "delay, utilisation, fragmented GPUs, blocked jobs, preemptions and migrations.",
     )
-    study.add_argument("--workload", default="venus", metavar="NAME", help="workload preset")
+    study.add_argument(
+        "--workload", default=None, metavar="NAME", help="workload preset (default: venus)"
+    )
     study.add_argument("--cluster", default=None, metavar="NAME", help="cluster preset")
+    add_trace_options(study)
     study.add_argument("--scheduler", default="las", metavar="NAME", help="(default: las)")
     study.add_argument("--seed", type=int, default=0, metavar="N", help="(default: 0)")
     study.add_argument("--days", type=float, default=None, metavar="N", help="trace length")
-    study.add_argument("--load-scale", type=float, default=None, metavar="X")
+    study.add_argument(
+        "--load-scale",
+        type=float,
+        default=None,
+        metavar="X",
+        help="multiply the workload's arrival rate by X",
+    )
     study.add_argument("--out", type=Path, default=None, metavar="FILE.csv")
     study.set_defaults(handler=cmd_study)
     add_figures_command(commands, common)
     add_sweep_command(commands, common)
     return parser
+
+
+def add_trace_options(command: argparse.ArgumentParser) -> None:
+    """``--trace FOLDER`` and ``--trace-format NAME``: a downloaded trace instead of a preset."""
+    from analysim.traces import TRACE_FORMATS
+
+    command.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FOLDER",
+        help="simulate a downloaded trace (its jobs and its cluster) instead of a preset; "
+        "what the reader keeps and drops is logged (docs/traces.md)",
+    )
+    command.add_argument(
+        "--trace-format",
+        default=None,
+        choices=TRACE_FORMATS,
+        help="the trace's format (default: told from the files in FOLDER)",
+    )
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -311,18 +341,36 @@ def preset_options(args: argparse.Namespace, seed: int | None) -> dict[str, Any]
     return options
 
 
+def workload_and_cluster(args: argparse.Namespace, seed: int | None) -> tuple[Any, Any]:
+    """The workload and cluster the options name: a preset, or a trace (``--trace``), whose
+    load report is logged; ``--load-scale`` speeds a trace's arrivals up, ``--cluster``
+    replaces its cluster with a preset."""
+    if args.trace is None:
+        if args.trace_format is not None:
+            raise UsageError("--trace-format needs --trace FOLDER")
+        name = args.workload or "venus"
+        workload = asim.presets.workload(name, **preset_options(args, seed))
+        return workload, asim.presets.cluster(args.cluster or name)
+    if args.workload is not None:
+        raise UsageError("--trace and --workload both name the jobs to simulate; give one")
+    if args.days is not None:
+        raise UsageError("--days sets a preset's length; a trace has its own")
+    from analysim.figures import load_trace
+
+    trace = load_trace(args.trace, args.trace_format, speedup=args.load_scale or 1.0)
+    log.info("%s", trace.report)
+    cluster = asim.presets.cluster(args.cluster) if args.cluster else trace.cluster
+    return trace.workload, cluster
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     values = config_values(args)
-    workload_kwargs = preset_options(args, values.get("seed"))
-    cluster_name = args.cluster or args.workload
-
-    log.debug("workload %s %s, cluster %s", args.workload, workload_kwargs, cluster_name)
-    workload = asim.presets.workload(args.workload, **workload_kwargs)
-    cluster = asim.presets.cluster(cluster_name)
+    workload, cluster = workload_and_cluster(args, values.get("seed"))
     log.info(
-        "simulating workload %r on cluster %r with %s",
-        args.workload,
-        cluster_name,
+        "simulating workload %r (%s jobs) on cluster %r with %s",
+        workload.name,
+        f"{len(workload.jobs):,}",
+        cluster.name,
         json.dumps(values, sort_keys=True) if values else "defaults",
     )
     if args.compat is not None:
@@ -349,8 +397,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     from analysim.study import paper_study
 
-    workload = asim.presets.workload(args.workload, **preset_options(args, args.seed))
-    cluster = asim.presets.cluster(args.cluster or args.workload)
+    workload, cluster = workload_and_cluster(args, args.seed)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
     print(format_table(table))
     if args.out is not None:

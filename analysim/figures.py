@@ -95,33 +95,23 @@ def sensitivity(
     return pd.DataFrame(rows)
 
 
-TRACE_FORMATS = ("openb", "helios", "philly")
-OPENB_FILES = ("openb_pod_list_default.csv", "openb_node_list_gpu_node.csv")
-
-
 def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float = 1.0) -> Any:
     """Read a trace folder (``openb``: the pod and node lists; ``helios``: a cluster folder;
-    ``philly``: ``trace-data``) into an :class:`analysim.traces.Trace`, its submit times
-    divided by ``speedup`` (arrivals come that many times faster, run times unchanged: a way
-    to load a big cluster with a sampled trace)."""
+    ``philly``: ``trace-data``; ``pai``; see :func:`analysim.traces.read_folder`) into an
+    :class:`analysim.traces.Trace`, its submit times divided by ``speedup`` (arrivals come
+    that many times faster, run times unchanged: a way to load a big cluster with a sampled
+    trace)."""
     import dataclasses
 
     from analysim import traces
     from analysim.workload import Workload
 
-    folder = Path(path).expanduser()
-    if trace_format == "openb":
-        trace = traces.read_openb(folder / OPENB_FILES[0], folder / OPENB_FILES[1])
-    elif trace_format == "helios":
-        trace = traces.read_helios(folder)
-    elif trace_format == "philly":
-        trace = traces.read_philly(folder)
-    else:
-        raise ValueError(f"trace_format must be one of {list(TRACE_FORMATS)}, got {trace_format!r}")
-    if trace.cluster is None:
-        raise ValueError(f"the {trace_format} trace at {folder} defines no cluster")
     if not (isinstance(speedup, (int, float)) and speedup > 0):
         raise ValueError(f"speedup must be a number > 0, got {speedup!r}")
+    folder = Path(path).expanduser()
+    trace = traces.read_folder(folder, trace_format)
+    if trace.cluster is None:
+        raise ValueError(f"the {trace_format} trace at {folder} defines no cluster")
     if speedup != 1:
         jobs = trace.workload.jobs
         faster = jobs.assign(submit_time=jobs["submit_time"] / speedup)

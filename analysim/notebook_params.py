@@ -110,6 +110,12 @@ def _placers() -> list[str]:
     return list(PLACERS.names)
 
 
+def _trace_formats() -> list[str]:
+    from analysim.traces import TRACE_FORMATS
+
+    return list(TRACE_FORMATS)
+
+
 def _presets() -> list[str]:
     from analysim import presets
 
@@ -159,7 +165,7 @@ RULES: dict[str, Rule] = {
     "speedup": positive,
     "workers": seed,
     "trace_path": existing_path,
-    "trace_format": one_of(lambda: ["openb", "helios", "philly"], "trace format"),
+    "trace_format": one_of(lambda: list(_trace_formats()), "trace format"),
     "figures_dir": text,
     "vc": text,
 }

@@ -77,7 +77,7 @@ def test_parse_value_reads_yaml(text, value):
         ({"seeds": [0, -1]}, "parameter seeds = [0, -1]: item 1 (-1): must be a whole number"),
         ({"checkpoint_costs": [0, float("nan")]}, "item 1 (nan): must be a number >= 0"),
         ({"trace_path": "/no/such/dir"}, "parameter trace_path = '/no/such/dir': no such file"),
-        ({"trace_format": "csv"}, "unknown trace format; choose one of openb, helios, philly"),
+        ({"trace_format": "csv"}, "unknown trace format; choose one of helios, philly, pai, openb"),
         ({"partition": "racks"}, "parameter partition = 'racks': must be one of"),
     ],
 )

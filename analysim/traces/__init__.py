@@ -5,11 +5,13 @@ load report).
 >>> t = asim.traces.read_helios("data/Venus", start="2020-09-01", end="2020-09-26 23:59:00")
 >>> print(t.report)                       # rows read, kept, dropped by reason, with examples
 >>> res = asim.simulate(t.workload, t.cluster, scheduler="fifo")
+>>> t = asim.traces.read_folder("../shared/data/openb")   # any format, told from the files
 
 What each reader keeps, drops and changes, and the fixed vocabulary of reasons, are in
 ``docs/traces.md``.
 """
 
+from analysim.traces.folders import TRACE_FORMATS, detect_format, read_folder
 from analysim.traces.generic import read_csv_trace
 from analysim.traces.helios import read_helios, read_helios_cluster, read_vc_sizes
 from analysim.traces.openb import read_openb
@@ -19,10 +21,13 @@ from analysim.traces.report import REASONS, LoadReport, Trace, TraceError
 
 __all__ = [
     "REASONS",
+    "TRACE_FORMATS",
     "LoadReport",
     "Trace",
     "TraceError",
+    "detect_format",
     "read_csv_trace",
+    "read_folder",
     "read_helios",
     "read_helios_cluster",
     "read_openb",

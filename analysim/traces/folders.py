@@ -1,0 +1,60 @@
+"""Read a downloaded trace folder by format name, or tell its format from the files in it.
+
+>>> trace = read_folder("../shared/data/openb")            # the format is told from the files
+>>> trace = read_folder("data/Venus", "helios")             # or named
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysim.traces.helios import read_helios
+from analysim.traces.openb import read_openb
+from analysim.traces.pai import read_pai
+from analysim.traces.philly import read_philly
+from analysim.traces.report import Trace, TraceError
+
+OPENB_FILES = ("openb_pod_list_default.csv", "openb_node_list_gpu_node.csv")
+
+# per format, the files (any one of them) that mark a folder of that format
+MARKERS: dict[str, tuple[str, ...]] = {
+    "helios": ("cluster_log.csv",),
+    "philly": ("cluster_job_log", "cluster_job_log.json"),
+    "pai": ("pai_job_table.csv", "pai_job_table"),
+    "openb": (OPENB_FILES[0],),
+}
+TRACE_FORMATS = tuple(MARKERS)
+
+
+def detect_format(folder: str | Path) -> str:
+    """The format of the trace in ``folder``, told by which of the known files it holds."""
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        raise TraceError(folder, "no such folder", expected="a folder holding a trace")
+    found = [name for name, files in MARKERS.items() if any((folder / f).exists() for f in files)]
+    if len(found) != 1:
+        if found:
+            problem = f"looks like both {' and '.join(found)}: name its format"
+        else:
+            problem = "holds no trace of a known format"
+        markers = "; ".join(f"{name}: {' or '.join(files)}" for name, files in MARKERS.items())
+        raise TraceError(folder, problem, expected=f"the files of one format ({markers})")
+    return found[0]
+
+
+def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
+    """Read the trace in ``folder`` with the reader of ``trace_format`` (``helios``,
+    ``philly``, ``pai`` or ``openb``; ``None``: told from the files), with each reader's
+    defaults (see ``docs/traces.md``)."""
+    folder = Path(folder).expanduser()
+    if trace_format is None:
+        trace_format = detect_format(folder)
+    if trace_format == "helios":
+        return read_helios(folder)
+    if trace_format == "philly":
+        return read_philly(folder)
+    if trace_format == "pai":
+        return read_pai(folder)
+    if trace_format == "openb":
+        return read_openb(folder / OPENB_FILES[0], folder / OPENB_FILES[1])
+    raise ValueError(f"trace format must be one of {list(TRACE_FORMATS)}, got {trace_format!r}")
