@@ -178,9 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         parents=[common],
-        help="simulate a preset workload on a preset cluster and print the summary",
-        description="Simulate a preset workload on a preset cluster, print the summary table "
-        "and, with --out, save the result (parquet frames + config JSON).",
+        help="simulate a preset workload (or a downloaded trace) and print the summary",
+        description="Simulate a preset workload on a preset cluster, or a downloaded trace on "
+        "its cluster (--trace), print the summary table and, with --out, save the result "
+        "(parquet frames + config JSON).",
     )
     run.add_argument(
         "--workload",
