@@ -455,7 +455,10 @@ def test_cli_sweep_exits_1_when_a_run_failed(tmp_path, capsys):
     ("text", "message"),
     [
         ("workload: toy\ngrid: {scheduler: [fifo]}\nsede: [1]\n", r"unknown key\(s\) \['sede'\]"),
-        ("grid: {scheduler: [fifo]}\n", r"missing key\(s\) \['workload'\]"),
+        ("grid: {scheduler: [fifo]}\n", r"give workload \(a preset\) or trace \(a folder\)"),
+        ("workload: toy\ntrace: t\ngrid: {scheduler: [fifo]}\n", "give workload or trace, not"),
+        ("workload: toy\ntrace_format: pai\ngrid: {x: [1]}\n", "trace_format needs trace"),
+        ("trace: nowhere\ngrid: {scheduler: [fifo]}\n", "nowhere: no such folder"),
         ("- 1\n- 2\n", "must hold a mapping"),
         ("workload: toy\ngrid: {scheduler: [fifo\n", "not valid YAML"),
         ("workload: toy\ngrid: {schedular: [fifo]}\n", "unknown parameter 'schedular'"),
@@ -480,6 +483,25 @@ def test_a_sweep_file_gives_the_arguments_of_sweep(tmp_path):
         "seeds": [0, 1],
         "grid": {"scheduler": ["fifo", "sjf"], "preemption": [False, True]},
     }
+
+
+def test_a_sweep_file_may_name_a_trace_folder_beside_it(tmp_path, capsys):
+    from trace_samples import helios_folder
+
+    from analysim.traces import read_helios
+
+    trace = read_helios(helios_folder(tmp_path))  # tmp_path / "Venus"
+    path = tmp_path / "grid.yaml"
+    path.write_text("trace: Venus\ngrid: {scheduler: [fifo, sjf]}\n")
+    loaded = load_sweep_file(path)
+    pd.testing.assert_frame_equal(loaded["workload"].jobs, trace.workload.jobs)
+    pd.testing.assert_frame_equal(loaded["cluster"].nodes, trace.cluster.nodes)
+    out = tmp_path / "out"
+    assert main(["sweep", str(path), "--out", str(out), "--workers", "0", "--no-progress"]) == 0
+    frame = pd.read_parquet(out / "sweep.parquet")
+    assert frame["scheduler"].tolist() == ["fifo", "sjf"]
+    assert (frame["jobs"] == len(trace.workload.jobs)).all()
+    assert "cluster_log.csv" in capsys.readouterr().err  # the load report, logged
 
 
 def test_importing_analysim_does_not_import_dask():

@@ -2,8 +2,10 @@
 
 .. code-block:: yaml
 
-    workload: venus           # preset name (required)
-    cluster: venus            # preset name (default: the workload's)
+    workload: venus           # preset name (this, or a trace)
+    # trace: data/Venus       # or a downloaded trace folder (relative to this file), and
+    # trace_format: helios    # its format (default: told from its files)
+    cluster: venus            # preset name (default: the workload's, or the trace's cluster)
     seeds: [0, 1, 2]          # default [0]
     modules: []               # modules to import where runs execute (custom policies)
     grid:                     # a mapping of value lists, or a list of configurations
@@ -16,11 +18,14 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
-KEYS = ("workload", "cluster", "seeds", "modules", "grid")
-REQUIRED = ("workload", "grid")
+KEYS = ("workload", "trace", "trace_format", "cluster", "seeds", "modules", "grid")
+REQUIRED = ("grid",)
+
+log = logging.getLogger("analysim.sweep")
 
 
 def load_sweep_file(path: str | Path) -> dict[str, Any]:
@@ -54,4 +59,26 @@ def load_sweep_file(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"sweep file {path}: missing key(s) {missing}")
     if values.get("modules") is None:
         values.pop("modules", None)
+    return _with_trace(values, path)
+
+
+def _with_trace(values: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Replace ``trace`` (and ``trace_format``) by the trace's workload and cluster."""
+    trace, trace_format = values.pop("trace", None), values.pop("trace_format", None)
+    if trace is None:
+        if trace_format is not None:
+            raise ValueError(f"sweep file {path}: trace_format needs trace (a folder)")
+        if values.get("workload") is None:
+            raise ValueError(f"sweep file {path}: give workload (a preset) or trace (a folder)")
+        return values
+    if values.get("workload") is not None:
+        raise ValueError(f"sweep file {path}: give workload or trace, not both")
+    from analysim.traces import read_folder
+
+    folder = path.parent / Path(str(trace)).expanduser()
+    loaded = read_folder(folder, trace_format)
+    log.info("%s", loaded.report)
+    values["workload"] = loaded.workload
+    if values.get("cluster") is None:
+        values["cluster"] = loaded.cluster
     return values
