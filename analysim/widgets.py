@@ -34,6 +34,7 @@ import logging
 import math
 import threading
 import time as clock
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -71,7 +72,7 @@ __all__ = ["Explorer", "Stepper", "explore", "scale_cluster", "teach"]
 
 
 def explore(
-    workload: str | Workload | Any = "venus",
+    workload: str | Path | Workload | Any = "venus",
     cluster: str | Cluster | None = None,
     *,
     days: float = DEFAULT_DAYS,
@@ -80,7 +81,8 @@ def explore(
     debounce: float = 0.4,
     run: bool = True,
 ) -> Explorer:
-    """The explorer app on a preset workload (``"toy"``, ``"venus"``) or a loaded trace: a
+    """The explorer app on a preset workload (``"toy"``, ``"venus"``) or a trace: a folder
+    of one (read with :func:`analysim.traces.read_folder`), a
     :class:`~analysim.traces.Trace` from a reader (its cluster unless ``cluster`` is given)
     or a :class:`~analysim.workload.Workload` with its ``cluster``.
 
@@ -287,7 +289,7 @@ class Explorer:
 
     def __init__(
         self,
-        workload: str | Workload = "venus",
+        workload: str | Path | Workload | Any = "venus",
         cluster: str | Cluster | None = None,
         *,
         days: float = DEFAULT_DAYS,
@@ -297,6 +299,15 @@ class Explorer:
         run: bool = True,
     ) -> None:
         self.sync, self.debounce = sync, float(debounce)
+        if isinstance(workload, (str, Path)) and str(workload) not in PRESETS:
+            if not Path(workload).expanduser().is_dir():
+                raise ValueError(
+                    f"explore: workload must be one of {list(PRESETS)}, a trace folder, a "
+                    f"Trace or a Workload; got {str(workload)!r}"
+                )
+            from analysim.traces import read_folder
+
+            workload = read_folder(workload)  # its format told from its files
         if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
             # a trace reader's Trace: its workload, and its cluster unless one is given
             cluster = cluster if cluster is not None else workload.cluster

@@ -211,6 +211,20 @@ def test_a_loaded_trace_with_its_cluster():
         explore(workload)
 
 
+def test_a_trace_folder(tmp_path):
+    from trace_samples import helios_folder
+
+    folder = helios_folder(tmp_path)
+    trace = asim.traces.read_helios(folder)
+    app = explore(str(folder), sync=True)
+    assert app.controls["workload"].value == "trace"
+    assert app.message.startswith("1 job(s) ask for more GPUs than their VC")  # job 104
+    assert app.result.meta["total_gpus"] == trace.cluster.total_gpus
+    assert app.result.jobs["job_id"].tolist() == trace.workload.jobs["job_id"].tolist()
+    with pytest.raises(ValueError, match="a trace folder, a Trace or a Workload; got 'nowhere'"):
+        explore("nowhere")
+
+
 def test_a_trace_from_a_reader(shared_data):
     folder = shared_data / "openb"  # 8,152 tasks on its own 1,213 nodes
     trace = asim.traces.read_openb(
