@@ -396,15 +396,16 @@ class Simulation(Tenancy, Rounds):
         """The next quantum boundary at which a full round could change anything."""
         if not (self.config.preemption or self.scheduler.dynamic or not self._round_stable):
             return None  # event rounds already ran at every change; the ranking is fixed
-        waiting = [g for g, n in enumerate(self.group_waiting) if n]
-        if not waiting:
-            return None
         quantum = self.config.quantum
         after = _ceil_to(self.now + self.config.step, quantum)
-        pending = self._pending()
-        if any(pending[g] or self.wake_at[g] <= after + EPS for g in waiting):
-            return after
-        change = min(self.wake_at[g] for g in waiting)
+        due, change = after + EPS, math.inf
+        for waiting, pending, wake in zip(
+            self.group_waiting, self._pending(), self.wake_at, strict=True
+        ):
+            if waiting:
+                if pending or wake <= due:
+                    return after
+                change = min(change, wake)
         return None if math.isinf(change) else max(after, _ceil_to(change, quantum))
 
     def _pending(self) -> list[bool]:

@@ -237,7 +237,7 @@ class LAS(Scheduler):
 
     def queue(self, jobs: JobView) -> np.ndarray:
         """The queue index of each active job (0 is served first)."""
-        return np.searchsorted(self._limits, jobs.attained, side="right")
+        return self._limits.searchsorted(jobs.attained, side="right")
 
     def service_resets(self, jobs: JobView) -> np.ndarray | None:
         if self.starvation_factor is None:
@@ -252,7 +252,7 @@ class LAS(Scheduler):
     def next_change(self, jobs: JobView) -> float:
         soonest = math.inf
         attained, run = jobs.attained, jobs.running
-        queue = np.searchsorted(self._limits, attained, side="right")
+        queue = self._limits.searchsorted(attained, side="right")
         if run.any():
             # a running job crosses into the next queue when attained reaches its queue's limit
             left = (self._limits[queue] - attained) / jobs.num_gpus
