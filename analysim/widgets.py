@@ -299,15 +299,11 @@ class Explorer:
         run: bool = True,
     ) -> None:
         self.sync, self.debounce = sync, float(debounce)
-        if isinstance(workload, (str, Path)) and str(workload) not in PRESETS:
-            if not Path(workload).expanduser().is_dir():
-                raise ValueError(
-                    f"explore: workload must be one of {list(PRESETS)}, a trace folder, a "
-                    f"Trace or a Workload; got {str(workload)!r}"
-                )
-            from analysim.traces import read_folder
+        if str(workload) not in PRESETS and isinstance(workload, (str, Path)):
+            if Path(workload).expanduser().is_dir():
+                from analysim.traces import read_folder
 
-            workload = read_folder(workload)  # its format told from its files
+                workload = read_folder(workload)  # a trace folder: its format told from its files
         if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
             # a trace reader's Trace: its workload, and its cluster unless one is given
             cluster = cluster if cluster is not None else workload.cluster
@@ -349,7 +345,10 @@ class Explorer:
             clusters[TRACE] = cluster
             return clusters, TRACE
         if workload not in PRESETS:
-            raise ValueError(f"explore: workload must be one of {list(PRESETS)} or a Workload")
+            raise ValueError(
+                f"explore: workload must be one of {list(PRESETS)}, a trace folder, a Trace or "
+                f"a Workload; got {str(workload)!r}"
+            )
         if cluster is not None:
             clusters[workload] = cluster
         return clusters, workload
