@@ -99,6 +99,20 @@ def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     return None if room[node] == _NEVER else node
 
 
+def _take_whole_nodes(order: list[int], room: list[int], num_gpus: int) -> tuple[list[int], int]:
+    """Take whole free nodes in ``order`` while each fits entirely in what is left: the GPUs
+    taken per node, and how many are still to place."""
+    take, left = [0] * len(room), num_gpus
+    for node in order:
+        if room[node] > left:
+            break
+        take[node] = room[node]
+        left -= room[node]
+        if left == 0:
+            break
+    return take, left
+
+
 @PLACERS.register("consolidate")
 class Consolidate(Placer):
     """Best fit. A job larger than a node takes whole free nodes, preferring one rack (the
@@ -127,16 +141,10 @@ class Consolidate(Placer):
             rack = int(whole_per_rack.argmax())
         # whole free nodes: preferred rack first, then by index, while they fit entirely
         order = np.lexsort((np.arange(len(free)), topo.rack != rack))
-        order = order[whole[order]].tolist()
-        take = np.zeros_like(free)
-        left, room = num_gpus, free.tolist()
-        for node in order:
-            if room[node] > left:
-                break
-            take[node] = room[node]
-            left -= room[node]
-            if left == 0:
-                return take
+        taken, left = _take_whole_nodes(order[whole[order]].tolist(), free.tolist(), num_gpus)
+        take = np.array(taken, dtype=free.dtype)
+        if left == 0:
+            return take
         rest = np.where(take > 0, 0, free)
         fits = rest >= left
         if fits.any():
@@ -160,14 +168,9 @@ class Consolidate(Placer):
         nodes = range(len(room))
         order = [n for n in nodes if whole[n] and rack_of[n] == rack]
         order += [n for n in nodes if whole[n] and rack_of[n] != rack]
-        take, left = [0] * len(room), num_gpus
-        for node in order:
-            if room[node] > left:
-                break
-            take[node] = room[node]
-            left -= room[node]
-            if left == 0:
-                return np.array(take, dtype=free.dtype)
+        take, left = _take_whole_nodes(order, room, num_gpus)
+        if left == 0:
+            return np.array(take, dtype=free.dtype)
         fitting_nodes = [
             (rack_of[n] != rack, room[n], n) for n in nodes if not take[n] and room[n] >= left
         ]
