@@ -366,89 +366,30 @@ class Rounds:
         if room + sum(self._gpus[r] for r in candidates) < need:
             return None
         if self._picks_any_fitting_node and need <= domain.topology.largest:
-            return self._fewest_to_free_on_one_node(j, candidates)
-        free = self.free.copy()
+            trial: _Trial = _OneNodeTrial(self, j)
+        else:
+            trial = _FreeMapTrial(self, j, room)
         # evicting more never hurts: if evicting them all does not make room, nothing will
-        everything = free.copy()
         for r in candidates:
-            everything[self.alloc_nodes[r]] += self.alloc_counts[r]
-        vc_used = self.vc_used.copy()
-        for r in candidates:
-            if not self.borrowed[r]:
-                vc_used[self._vc[r]] -= self._gpus[r]
-        if not self._fits_hypothetically(j, everything, vc_used):
+            trial.release(r, +1)
+        if not trial.fits():
             return None
-        vc_used = self.vc_used.copy()
+        trial.reset()
         victims: list[int] = []
         for r in candidates:
-            self._release_into(r, free, vc_used, sign=+1)
+            trial.release(r, +1)
             victims.append(r)
-            room += self._gpus[r]
-            if room >= need and self._fits_hypothetically(j, free, vc_used):
+            if trial.fits():
                 break
         else:
             return None
-        # keep any victim (latest in the order first) whose eviction turns out not needed
-        for r in victims[-2::-1]:
-            self._release_into(r, free, vc_used, sign=-1)
-            if self._fits_hypothetically(j, free, vc_used):
+        for r in victims[-2::-1]:  # keep any victim not needed, latest first
+            trial.release(r, -1)
+            if trial.fits():
                 victims.remove(r)
             else:
-                self._release_into(r, free, vc_used, sign=+1)
+                trial.release(r, +1)
         return victims
-
-    def _fewest_to_free_on_one_node(self, j: int, candidates: list[int]) -> list[int] | None:
-        """:meth:`_fewest_to_free` for a job that fits on one node, when any node with room
-        will do: the same answer, counted in plain Python over the nodes the candidates
-        hold (a job fits once one node of its domain has room and its quota allows)."""
-        need, domain = self._gpus[j], self._domain[j]
-        free, mask = self.free, domain.mask
-        fits_now = int(free[domain.nodes].max()) >= need  # (the quota may be what blocks it)
-        held = [
-            (r, list(zip(self.alloc_nodes[r].tolist(), self.alloc_counts[r].tolist(), strict=True)))
-            for r in candidates
-        ]
-        added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
-        vc_used = list(self.vc_used)  # and the VCs' usage after them
-
-        def release(r_held: tuple[int, list[tuple[int, int]]], sign: int) -> bool:
-            """Add (+1) or take back (-1) a candidate's GPUs; whether a node now fits."""
-            r, nodes = r_held
-            if not self.borrowed[r]:
-                vc_used[self._vc[r]] -= sign * self._gpus[r]
-            room = False
-            for node, count in nodes:
-                added[node] = added.get(node, 0) + sign * count
-                room = room or (bool(mask[node]) and free[node] + added[node] >= need)
-            return room
-
-        def fits() -> bool:
-            return self._quota_allows(j, vc_used) and (
-                fits_now or any(free[n] + a >= need for n, a in added.items() if mask[n])
-            )
-
-        for r_held in held:  # evicting them all must do, or nothing will
-            release(r_held, +1)
-        if not fits():
-            return None
-        added.clear()
-        vc_used[:] = self.vc_used
-        node_room = fits_now
-        victims: list[tuple[int, list[tuple[int, int]]]] = []
-        for r_held in held:
-            node_room = release(r_held, +1) or node_room
-            victims.append(r_held)
-            if node_room and self._quota_allows(j, vc_used):
-                break
-        else:
-            return None
-        for r_held in victims[-2::-1]:  # keep any victim not needed, latest first
-            release(r_held, -1)
-            if fits():
-                victims.remove(r_held)
-            else:
-                release(r_held, +1)
-        return [r for r, _ in victims]
 
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
         """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""
@@ -477,3 +418,68 @@ class Rounds:
         take = self._ask_placer(need, room, domain.topology)
         self.rng.bit_generator.state = state
         return take is not None
+
+
+class _Trial:
+    """Trial evictions for job ``j``: release (+1) or take back (-1) a running job's GPUs,
+    and ask whether ``j`` would fit; ``reset`` starts again from the present state."""
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def release(self, r: int, sign: int) -> None:
+        raise NotImplementedError
+
+    def fits(self) -> bool:
+        raise NotImplementedError
+
+
+class _FreeMapTrial(_Trial):
+    """On a copy of the free map, asking the placer (any job, any placer)."""
+
+    def __init__(self, sim: Rounds, j: int, room: int) -> None:
+        self.sim, self.j, self.need, self.start_room = sim, j, sim._gpus[j], room
+        self.reset()
+
+    def reset(self) -> None:
+        self.free, self.vc_used = self.sim.free.copy(), self.sim.vc_used.copy()
+        self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
+
+    def release(self, r: int, sign: int) -> None:
+        self.sim._release_into(r, self.free, self.vc_used, sign)
+        self.room += sign * self.sim._gpus[r]
+
+    def fits(self) -> bool:
+        return self.room >= self.need and self.sim._fits_hypothetically(
+            self.j, self.free, self.vc_used
+        )
+
+
+class _OneNodeTrial(_Trial):
+    """For a job that fits on one node, when the placer takes any node with room: counted
+    in plain Python over the nodes the released jobs hold (the job fits once one node of its
+    domain has room and its quota allows)."""
+
+    def __init__(self, sim: Rounds, j: int) -> None:
+        domain = sim._domain[j]
+        self.sim, self.j, self.need, self.mask = sim, j, sim._gpus[j], domain.mask
+        self.fits_now = int(sim.free[domain.nodes].max()) >= self.need  # the quota may block
+        self.reset()
+
+    def reset(self) -> None:
+        self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
+        self.vc_used = list(self.sim.vc_used)
+
+    def release(self, r: int, sign: int) -> None:
+        sim = self.sim
+        if not sim.borrowed[r]:
+            self.vc_used[sim._vc[r]] -= sign * sim._gpus[r]
+        counts = sim.alloc_counts[r].tolist()
+        for node, count in zip(sim.alloc_nodes[r].tolist(), counts, strict=True):
+            self.added[node] = self.added.get(node, 0) + sign * count
+
+    def fits(self) -> bool:
+        free, need, mask = self.sim.free, self.need, self.mask
+        return self.sim._quota_allows(self.j, self.vc_used) and (
+            self.fits_now or any(free[n] + a >= need for n, a in self.added.items() if mask[n])
+        )
