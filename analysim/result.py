@@ -256,26 +256,37 @@ def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.nd
     return out
 
 
+def labelled_categorical(
+    items: list[Any], label: Callable[[Any], str], key: Callable[[Any], Any] = lambda x: x
+) -> pd.Categorical:
+    """``label(item)`` of each item (``None``: missing) as a categorical, categories in
+    order of first appearance: items of one ``key`` are labelled once, and equal labels
+    share a code."""
+    code_of_key: dict[Any, int] = {}
+    code_of_label: dict[str, int] = {}
+    codes = []
+    for item in items:
+        if item is None:
+            codes.append(-1)
+            continue
+        k = key(item)
+        code = code_of_key.get(k)
+        if code is None:
+            code = code_of_label.setdefault(label(item), len(code_of_label))
+            code_of_key[k] = code
+        codes.append(code)
+    return pd.Categorical.from_codes(
+        np.array(codes, dtype=np.int64), categories=pd.Index(list(code_of_label), dtype="str")
+    )
+
+
 def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
     """Comma-joined node names of each allocation (an array of node indices, or None), as a
     categorical: events of one placement share its array, so each is joined once (the arrays
     are all alive here, so their ids are unique)."""
     names = names.tolist()
-    code_of_array: dict[int, int] = {}
-    code_of_text: dict[str, int] = {}
-    codes = []
-    for nodes in allocations:
-        if nodes is None:
-            codes.append(-1)
-            continue
-        code = code_of_array.get(id(nodes))
-        if code is None:
-            text = ",".join([names[i] for i in nodes.tolist()])
-            code = code_of_text.setdefault(text, len(code_of_text))
-            code_of_array[id(nodes)] = code
-        codes.append(code)
-    return pd.Categorical.from_codes(
-        np.array(codes, dtype=np.int64), categories=pd.Index(list(code_of_text), dtype="str")
+    return labelled_categorical(
+        allocations, lambda nodes: ",".join([names[i] for i in nodes.tolist()]), key=id
     )
 
 
@@ -348,22 +359,15 @@ def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
 
 
 def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
-    """``node:gpu`` lists of each allocation (lists of global GPU indices per node)."""
+    """``node:gpu`` lists of each allocation (tuples of global GPU indices per node)."""
     node_of = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
     names = sim.node_names.tolist()
     offsets = sim.gpu_offset.tolist()
-    code_of_text: dict[str, int] = {}
-    codes = []
-    for taken in allocations:
-        if taken is None:
-            codes.append(-1)
-            continue
-        text = ",".join(
+    return labelled_categorical(
+        allocations,
+        lambda taken: ",".join(
             f"{names[node_of[g]]}:{g - offsets[node_of[g]]}" for slots in taken for g in slots
-        )
-        codes.append(code_of_text.setdefault(text, len(code_of_text)))
-    return pd.Categorical.from_codes(
-        np.array(codes, dtype=np.int64), categories=pd.Index(list(code_of_text), dtype="str")
+        ),
     )
 
 

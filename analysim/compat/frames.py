@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.engine import EVENT_NAMES, FINISH, PREEMPT, RESUME, START, SUBMIT
-from analysim.result import ALL
+from analysim.result import ALL, labelled_categorical
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -18,38 +18,14 @@ if TYPE_CHECKING:
 def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> pd.Categorical:
     """Comma-joined node names of each allocation (``None``: no nodes), as a categorical."""
     names = cluster.nodes["node"].tolist()
-    codes_of: dict[tuple[int, ...], int] = {}
-    codes = []
-    for nodes in allocations:
-        if nodes is None:
-            codes.append(-1)
-            continue
-        code = codes_of.get(nodes)
-        if code is None:
-            code = codes_of[nodes] = len(codes_of)
-        codes.append(code)
-    categories = [",".join(names[i] for i in nodes) for nodes in codes_of]
-    return pd.Categorical.from_codes(
-        np.array(codes, dtype=np.int64), categories=pd.Index(categories, dtype="str")
-    )
+    return labelled_categorical(allocations, lambda nodes: ",".join(names[i] for i in nodes))
 
 
 def _gpu_names(cluster: Cluster, allocations: list[tuple | None]) -> pd.Categorical:
     """``node:gpu,node:gpu`` lists of each allocation (``None``: no GPUs), as a categorical."""
     names = cluster.nodes["node"].tolist()
-    codes_of: dict[tuple, int] = {}
-    codes = []
-    for gpus in allocations:
-        if gpus is None:
-            codes.append(-1)
-            continue
-        code = codes_of.get(gpus)
-        if code is None:
-            code = codes_of[gpus] = len(codes_of)
-        codes.append(code)
-    categories = [",".join(f"{names[n]}:{g}" for n, g in gpus) for gpus in codes_of]
-    return pd.Categorical.from_codes(
-        np.array(codes, dtype=np.int64), categories=pd.Index(categories, dtype="str")
+    return labelled_categorical(
+        allocations, lambda gpus: ",".join(f"{names[n]}:{g}" for n, g in gpus)
     )
 
 
