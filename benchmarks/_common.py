@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime
 import gc
 import importlib.util
+import multiprocessing as mp
 import os
 import platform
+import queue as queue_module
 import shlex
 import subprocess
 import sys
@@ -31,6 +33,35 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "sjf": {"scheduler": "sjf"},
     "fair": {"scheduler": "fair"},
 }
+
+
+def run_in_fresh_process(function: Any, *args: Any) -> tuple[str, Any]:
+    """``function(*args)`` in a fresh interpreter (multiprocessing "spawn"), so that nothing
+    this process allocated counts in its memory: ``("ok", its result)``, or ``("error", the
+    traceback)`` (also when the child dies without a word, e.g. killed for memory)."""
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    child = ctx.Process(target=_run_and_report, args=(results, function, *args))
+    child.start()
+    while True:  # poll, so that a child killed without a word does not hang us
+        try:
+            status, payload = results.get(timeout=1.0)
+            break
+        except queue_module.Empty:
+            if not child.is_alive():
+                status, payload = "error", f"child exited with code {child.exitcode}"
+                break
+    child.join()
+    return status, payload
+
+
+def _run_and_report(results: Any, function: Any, *args: Any) -> None:
+    try:
+        results.put(("ok", function(*args)))
+    except BaseException as error:  # report, do not hang the parent
+        import traceback
+
+        results.put(("error", "".join(traceback.format_exception(error))))
 
 
 def pin_one_core(enabled: bool = True) -> str:

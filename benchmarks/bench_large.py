@@ -13,15 +13,13 @@ after each. Issue 2's target: simulation under 60 s and the whole process under 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
-import queue as queue_module
 import resource
 import sys
 import time
 from pathlib import Path
 
-from _common import CONFIGS, header, markdown_table, pin_one_core
+from _common import CONFIGS, header, markdown_table, pin_one_core, run_in_fresh_process
 
 TARGET_SECONDS = 60.0
 TARGET_GB = 4.0
@@ -124,15 +122,6 @@ def measure(jobs: int, gpus: int, config_name: str, seed: int, progress: bool, t
     return phases
 
 
-def _child(queue, *args) -> None:
-    try:
-        queue.put(("ok", measure(*args)))
-    except BaseException as error:  # report, do not hang the parent
-        import traceback
-
-        queue.put(("error", "".join(traceback.format_exception(error))))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -180,19 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.in_process:
         phases = measure(*measure_args)
     else:
-        ctx = mp.get_context("spawn")
-        queue = ctx.Queue()
-        proc = ctx.Process(target=_child, args=(queue, *measure_args))
-        proc.start()
-        while True:  # poll, so that a child killed without a word (OOM) does not hang us
-            try:
-                status, payload = queue.get(timeout=1.0)
-                break
-            except queue_module.Empty:
-                if not proc.is_alive():
-                    status, payload = "error", f"child exited with code {proc.exitcode}"
-                    break
-        proc.join()
+        status, payload = run_in_fresh_process(measure, *measure_args)
         if status != "ok":
             print(payload, file=sys.stderr)
             return 1

@@ -15,14 +15,13 @@ under 2 GB.
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _common import header, markdown_table, pin_one_core
+from _common import header, markdown_table, pin_one_core, run_in_fresh_process
 
 ROWS = 1_753_078
 TARGET_SECONDS = 15.0
@@ -113,15 +112,6 @@ def measure(folder: str) -> dict:
     }
 
 
-def _child(queue, folder: str) -> None:
-    try:
-        queue.put(("ok", measure(folder)))
-    except BaseException as error:  # report, do not hang the parent
-        import traceback
-
-        queue.put(("error", "".join(traceback.format_exception(error))))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -144,12 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.perf_counter() - t:.1f} s at {folder}",
             flush=True,
         )
-        ctx = mp.get_context("spawn")
-        queue = ctx.Queue()
-        proc = ctx.Process(target=_child, args=(queue, str(folder)))
-        proc.start()
-        status, payload = queue.get()
-        proc.join()
+        status, payload = run_in_fresh_process(measure, str(folder))
     if status != "ok":
         print(payload, file=sys.stderr)
         return 1
