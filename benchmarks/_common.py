@@ -15,7 +15,6 @@ import os
 import platform
 import queue as queue_module
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -78,42 +77,20 @@ def pin_one_core(enabled: bool = True) -> str:
     return f"pinned to CPU {cpu} (os.sched_setaffinity)"
 
 
-def git_commit(where: Path = ROOT) -> str:
-    """``git rev-parse --short HEAD`` of the checkout at ``where``, ``+dirty`` if analysim/
-    has uncommitted changes there."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "analysim"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("+dirty" if dirty else "")
-
-
 def header(title: str, pinning: str) -> dict[str, str]:
     """Print (and return) what the numbers depend on: command, versions, CPUs, commit."""
     import numpy as np
     import pandas as pd
 
     import analysim
+    from analysim.version import checkout_commit
 
     source = Path(analysim.__file__).resolve().parent
     info = {
         "benchmark": title,
         "command": " ".join(shlex.quote(a) for a in [Path(sys.executable).name, *sys.argv]),
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "git commit": git_commit(source.parent),
+        "git commit": checkout_commit() or "unknown",
         "analysim": f"{getattr(analysim, '__version__', '?')} from {source}",
         "python": platform.python_version(),
         "numpy": np.__version__,

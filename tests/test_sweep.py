@@ -26,11 +26,12 @@ from hypothesis import strategies as st
 import analysim as asim
 from analysim.cli import main
 from analysim.policies import SCHEDULERS, Scheduler
-from analysim.sweep import runner, store
+from analysim.sweep import runner
 from analysim.sweep.files import load_sweep_file
 from analysim.sweep.grid import expand
 from analysim.sweep.plots import jct_vs_load, metric_bars
 from analysim.sweep.report import overview
+from analysim.version import code_version
 
 matplotlib.use("Agg")
 
@@ -316,10 +317,10 @@ def test_a_run_saved_by_another_grid_is_reused_with_this_grids_columns(tmp_path)
 def test_a_run_file_records_the_code_that_made_it(tmp_path):
     frame = quiet_sweep({"scheduler": ["fifo"]}, workload="toy", out=tmp_path)
     stored = pd.read_parquet(tmp_path / "runs" / f"{frame.loc[0, 'run_id']}.parquet")
-    assert stored.loc[0, "analysim_version"] == store.code_version()
-    assert store.code_version().startswith(asim.__version__)
+    assert stored.loc[0, "analysim_version"] == code_version()
+    assert code_version().startswith(asim.__version__)
     if (REPO_ROOT / ".git").exists():  # a checkout: the commit is part of it
-        assert "+" in store.code_version()
+        assert "+" in code_version()
 
 
 def test_runs_reused_from_other_code_are_reported_and_counted(tmp_path, monkeypatch, caplog):
@@ -333,7 +334,7 @@ def test_runs_reused_from_other_code_are_reported_and_counted(tmp_path, monkeypa
     assert again.attrs["reused_other_version"] == 2
     warning = f"2 of the 2 runs reused from {tmp_path} were made by other analysim code"
     assert warning in caplog.text
-    assert f"2 by {store.code_version()}" in caplog.text and "9.9.9+later" in caplog.text
+    assert f"2 by {code_version()}" in caplog.text and "9.9.9+later" in caplog.text
 
 
 def test_retry_errors_reruns_only_the_failed_runs(tmp_path, monkeypatch):

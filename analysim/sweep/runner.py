@@ -41,7 +41,8 @@ from analysim import presets
 from analysim.config import SimConfig
 from analysim.simulate import simulate
 from analysim.sweep.grid import Run, expand
-from analysim.sweep.store import OUTCOME, RunStore, code_version, row
+from analysim.sweep.store import OUTCOME, RunStore, row
+from analysim.version import code_version
 
 log = logging.getLogger("analysim.sweep")
 

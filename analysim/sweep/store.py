@@ -9,17 +9,15 @@ A run's key hashes its workload, cluster, configuration and seed (:func:`grid.ru
 second call of the same sweep finds the files of the runs already done and skips them. A file
 is written to a temporary name in the same folder and then renamed over its final name
 (``os.replace``), so a file that exists is complete, whatever dies when. Each file also
-records the code version that made it (:func:`code_version`), so that reusing runs made by
-other code can be reported.
+records the code version that made it (:func:`analysim.version.code_version`), so that
+reusing runs made by other code can be reported.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from analysim.sweep.grid import Run
+from analysim.version import code_version
 
 log = logging.getLogger("analysim.sweep")
 
@@ -49,27 +48,6 @@ def row(run: Run, outcome: dict[str, Any]) -> dict[str, Any]:
         "seconds": outcome["seconds"],
         "run_id": run.key,
     }
-
-
-@functools.cache
-def code_version() -> str:
-    """analysim's version, with the git commit of its checkout when it runs from one
-    (``0.1.0+5d0040c``; ``.dirty`` added when the package has uncommitted changes)."""
-    import analysim
-
-    package = Path(analysim.__file__).resolve().parent
-
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=package, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--", ".")
-    except (OSError, subprocess.SubprocessError):
-        return analysim.__version__  # an installed package, or no git
-    return f"{analysim.__version__}+{commit}" + (".dirty" if dirty else "")
 
 
 def write_atomic(frame: pd.DataFrame, path: Path) -> None:
