@@ -30,6 +30,7 @@ from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.errors import PolicyError
 from analysim.fragmentation import Capture, capture
+from analysim.las_ranking import LASRanking, keeps_las_rules
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.rounds import EPS, Rounds
@@ -204,6 +205,12 @@ class Simulation(Tenancy, Rounds):
         self._static = self.scheduler.static
         self._ranking_kept = self.scheduler.ranking_kept and not self._static
         self._kept_ranking: list[np.ndarray | None] = [None] * groups  # see Rounds._ranked
+        # LAS's own rules: its ranking kept job by job instead of asked for over arrays
+        self._las = (
+            LASRanking(self, self.scheduler, groups)
+            if self._ranking_kept and keeps_las_rules(self.scheduler)
+            else None
+        )
         if self._static:
             self._rank_all_jobs()
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
@@ -470,6 +477,8 @@ class Simulation(Tenancy, Rounds):
             self.active += 1
             self.changes += 1
             self._enqueue(j)
+            if self._las is not None:
+                self._las.arrived(j)
             self._record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
             self._kept_ranking[self._group[j]] = None
@@ -492,6 +501,8 @@ class Simulation(Tenancy, Rounds):
             self.remaining[j] = 0.0
             self.end[j] = end
             self.status[j] = DONE
+            if self._las is not None:
+                self._las.finished(j)
             self.finished += 1
             self.active -= 1
             self._record(end, FINISH, j, self.last_nodes[j])
@@ -524,6 +535,8 @@ class Simulation(Tenancy, Rounds):
         step = self.config.step
         due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
         heapq.heappush(self.completions, (due, end, j, version))
+        if self._las is not None:
+            self._las.ran(j)
 
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked)."""
@@ -608,6 +621,8 @@ class Simulation(Tenancy, Rounds):
         self._version[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
+        if self._las is not None:
+            self._las.stopped(j)
         self._record(self.now, kind, j, nodes)
         if cause is not None:
             self.event_cause[len(self.event_time) - 1] = cause

@@ -45,7 +45,9 @@ class Rounds:
         if self._ranking_kept:
             kept = self._kept_ranking[group]
             if kept is None:
-                kept = self._kept_ranking[group] = self._rank(group, include_running=True)
+                las = self._las
+                kept = las.order(group) if las else self._rank(group, include_running=True)
+                self._kept_ranking[group] = kept
             return kept
         if not preemptive and self.group_waiting[group] == 1:
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
@@ -76,11 +78,17 @@ class Rounds:
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
         promotes; True if any."""
-        view = self._view(group, include_running=False)
-        resets = self.scheduler.service_resets(view)
-        if resets is None or not np.any(resets):
-            return False
-        self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
+        if self._las is not None:
+            promoted = self._las.promotions(group)
+            if not promoted:
+                return False
+            self.attained[promoted] = 0.0
+        else:
+            view = self._view(group, include_running=False)
+            resets = self.scheduler.service_resets(view)
+            if resets is None or not np.any(resets):
+                return False
+            self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
         self._promoted = True
         self._kept_ranking[group] = None
         return True
@@ -142,8 +150,11 @@ class Rounds:
             self.ranking_valid_until[group] = math.inf
             self._change_unknown[group] = True
             return
-        view = self._view(group, include_running=True)
-        self.ranking_valid_until[group] = self.scheduler.next_change(view)
+        if self._las is not None:
+            self.ranking_valid_until[group] = self._las.next_change(group)
+        else:
+            view = self._view(group, include_running=True)
+            self.ranking_valid_until[group] = self.scheduler.next_change(view)
         self._change_unknown[group] = False
 
     def _next_unprotected(self, group: int) -> float:

@@ -4,6 +4,8 @@ Each shortcut is switched off through a policy subclass (or compared with the nu
 replaces), and the runs must agree frame for frame:
 
 * a LAS ranking kept between rounds (``Scheduler.ranking_kept``) vs ranking afresh each round;
+* LAS's ranking, promotions and next change kept job by job (``analysim.las_ranking``) vs
+  asked of the scheduler over ``JobView`` arrays, as for a custom scheduler;
 * eviction and reclaim trials counted in plain Python for jobs that fit on one node
   (``Placer.picks_any_fitting_node``) vs asking the placer about every trial;
 * ``consolidate``'s plain-Python placement on a few nodes vs its numpy rule.
@@ -19,7 +21,9 @@ from hypothesis import strategies as st
 from jobs_table import make_jobs
 from strategies import cases, workloads
 
-from analysim import Cluster, simulate
+from analysim import Cluster, SimConfig, Workload, simulate
+from analysim.engine import Simulation
+from analysim.las_ranking import LASRanking, keeps_las_rules
 from analysim.policies.placement import Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
@@ -30,6 +34,13 @@ class RerankingLAS(LAS):
     """LAS without the kept ranking: the engine ranks afresh every round."""
 
     ranking_kept = False
+
+
+class ArrayLAS(LAS):
+    """LAS with its rules asked over ``JobView`` arrays (its ranking is still kept)."""
+
+    def next_change(self, jobs):
+        return super().next_change(jobs)
 
 
 class AskingConsolidate(Consolidate):
@@ -59,6 +70,111 @@ def test_a_kept_las_ranking_gives_the_runs_of_ranking_every_round(drawn, data, l
         simulate(workload, case.cluster, config.replace(scheduler=kept)),
         simulate(workload, case.cluster, config.replace(scheduler=afresh)),
     )
+
+
+@RUNS
+@given(
+    cases(max_jobs=10, max_duration=400),
+    st.data(),
+    st.sampled_from([(60.0,), (100.0, 1000.0), (30.0, 90.0, 300.0), (70.0, 71.0)]),
+    st.sampled_from([None, 1.0, 2.5]),
+    st.sampled_from([1.0, 0.7, 1 / 3]),
+)
+def test_las_kept_job_by_job_gives_the_runs_of_its_array_rules(drawn, data, limits, factor, scale):
+    case, _, config = drawn
+    workload = data.draw(workloads(case.vcs, max_jobs=10, max_duration=400, gpus=(1, 2, 3, 4)))
+    jobs = workload.jobs  # fractional times too: float noise must not tell the two apart
+    workload = Workload.from_frame(
+        jobs.assign(submit_time=jobs.submit_time * scale, duration=jobs.duration * scale)
+    )
+    config = config.replace(
+        preemption=data.draw(st.booleans()), quantum=data.draw(st.sampled_from([1, 7, 60]))
+    )
+    fast, arrays = LAS(limits, factor), ArrayLAS(limits, factor)
+    assert keeps_las_rules(fast) and not keeps_las_rules(arrays)
+    _same_runs(
+        simulate(workload, case.cluster, config.replace(scheduler=fast)),
+        simulate(workload, case.cluster, config.replace(scheduler=arrays)),
+    )
+
+
+class CheckedLASRanking(LASRanking):
+    """Every answer checked, as it is given, against LAS's array rules on the same state."""
+
+    promoted = 0
+
+    def order(self, group):
+        got = super().order(group)
+        np.testing.assert_array_equal(got, self.sim._rank(group, include_running=True))
+        return got
+
+    def next_change(self, group):
+        got = super().next_change(group)
+        view = self.sim._view(group, include_running=True)
+        assert got == self.sim.scheduler.next_change(view)  # the very same float
+        return got
+
+    def promotions(self, group):
+        view = self.sim._view(group, include_running=False)
+        resets = self.sim.scheduler.service_resets(view)
+        wanted = set() if resets is None else set(view.index[resets].tolist())
+        got = super().promotions(group)
+        assert sorted(got) == sorted(wanted) and len(got) == len(set(got))
+        self.promoted += len(got)
+        return got
+
+
+def _checked_run(workload, cluster, config):
+    sim = Simulation(workload, cluster, config)
+    assert isinstance(sim._las, LASRanking)
+    sim._las = CheckedLASRanking(sim, sim.scheduler, sim.partition.n_groups)
+    sim.run()
+    return sim
+
+
+@RUNS
+@given(
+    cases(max_jobs=12, max_duration=400),
+    st.data(),
+    st.sampled_from([(60.0,), (100.0, 1000.0), (30.0, 90.0, 300.0), (70.0, 71.0)]),
+    st.sampled_from([None, 1.0, 2.5]),
+    st.sampled_from([1.0, 0.7, 1 / 3]),
+)
+def test_las_kept_job_by_job_answers_as_its_array_rules_at_every_round(
+    drawn, data, limits, factor, scale
+):
+    case, _, config = drawn
+    workload = data.draw(workloads(case.vcs, max_jobs=12, max_duration=400, gpus=(1, 2, 3, 4)))
+    jobs = workload.jobs
+    workload = Workload.from_frame(
+        jobs.assign(submit_time=jobs.submit_time * scale, duration=jobs.duration * scale)
+    )
+    config = config.replace(preemption=data.draw(st.booleans()), scheduler=LAS(limits, factor))
+    _checked_run(workload, case.cluster, config)
+
+
+def test_las_kept_job_by_job_answers_as_its_array_rules_on_a_busy_day():
+    from analysim import presets
+
+    workload = presets.workload("venus", seed=5, days=1, load_scale=1.5)
+    config = SimConfig(scheduler=LAS((3_600.0, 36_000.0), 1.5), preemption=True, migration=True)
+    sim = _checked_run(workload, presets.cluster("venus"), config)
+    assert sim.preemptions.sum() > 100 and sim._las.promoted > 10
+    assert max(sim._las.queue_of) == 2  # jobs were demoted twice
+
+
+def test_las_kept_job_by_job_on_a_busy_week_gives_the_runs_of_its_array_rules():
+    """A realistic run (thousands of promotions, demotions and evictions) both ways."""
+    from analysim import presets
+
+    workload = presets.workload("venus", seed=3, days=3, load_scale=1.3)
+    cluster = presets.cluster("venus")
+    config = SimConfig(preemption=True, quantum=60)
+    for limits, factor in [((18_000.0,), 4.0), ((3_600.0, 36_000.0), 1.5)]:
+        _same_runs(
+            simulate(workload, cluster, config.replace(scheduler=LAS(limits, factor))),
+            simulate(workload, cluster, config.replace(scheduler=ArrayLAS(limits, factor))),
+        )
 
 
 @RUNS

@@ -1,0 +1,215 @@
+"""LAS's ranking kept job by job, for the engine's hot loop.
+
+:class:`~analysim.policies.scheduling.LAS` ranks, promotes and bounds its ranking through
+:class:`~analysim.policies.scheduling.JobView` arrays: simple, and the rule custom schedulers
+follow, but each round pays for arrays over all of a group's active jobs. When a simulation's
+scheduler keeps LAS's own rules (:func:`keeps_las_rules`), the engine asks this class instead.
+It gives the same answers from state kept per job:
+
+* a sorted list of ``queue * n_jobs + job`` keys per group (LAS's order: queue, then job);
+* a heap per group of the times running jobs reach their queue's limit;
+* a heap per group of the times waiting jobs are due a promotion (the starvation guard).
+
+Each answer recomputes LAS's own expressions for the few jobs at the top of a heap, so the
+values are the very floats the array code gives (``tests/test_fast_paths.py`` runs both).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, bisect_right, insort
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysim.policies.scheduling import LAS, Scheduler
+from analysim.status import RUNNING, WAITING
+
+if TYPE_CHECKING:
+    from analysim.engine import Simulation
+
+#: how far (seconds) past a heap entry's time the exact expression is also evaluated: far
+#: above float noise, so no job whose exact time is the smallest can be missed
+_SLACK = 1.0
+
+_RULES = ("priority", "next_change", "service_resets", "queue")
+
+
+def keeps_las_rules(scheduler: Scheduler) -> bool:
+    """Whether ``scheduler`` is LAS with its ranking, promotions and bound unchanged."""
+    cls = type(scheduler)
+    return isinstance(scheduler, LAS) and all(getattr(cls, m) is getattr(LAS, m) for m in _RULES)
+
+
+class LASRanking:
+    """Per group: the active jobs in LAS's order, when it next changes, who is promoted."""
+
+    def __init__(self, sim: Simulation, scheduler: LAS, groups: int) -> None:
+        self.sim = sim
+        self.limits = [*scheduler.thresholds, math.inf]  # upper bound of each queue
+        self.factor = scheduler.starvation_factor
+        self.n = max(sim.n_jobs, 1)
+        self.queue_of = [0] * sim.n_jobs  # as last ranked
+        self.keys: list[list[int]] = [[] for _ in range(groups)]
+        self.crossings: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
+        self.dues: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
+        self.dirty: list[set[int]] = [set() for _ in range(groups)]  # queue to recompute
+
+    # -- what the engine tells it -----------------------------------------------------------
+    def arrived(self, j: int) -> None:
+        """``j`` arrived: it waits in the top queue (no service yet)."""
+        self.queue_of[j] = 0
+        insort(self.keys[self.sim._group[j]], j)
+
+    def ran(self, j: int) -> None:
+        """``j`` (re)started or migrated: note when it will reach its queue's limit."""
+        sim = self.sim
+        group = sim._group[j]
+        self.dirty[group].add(j)  # its queue may have changed while it was stopping
+        left = self._left(j)
+        if left < math.inf:
+            heapq.heappush(self.crossings[group], (sim.now + left, j, sim._version[j]))
+
+    def stopped(self, j: int) -> None:
+        """``j`` was evicted and waits: note when it is due a promotion, if ever."""
+        sim = self.sim
+        group = sim._group[j]
+        self.dirty[group].add(j)
+        if self.factor is not None and bisect_right(self.limits, sim.attained[j]) > 0:
+            due = float(sim.since[j]) + self.factor * float(sim.executed[j])
+            heapq.heappush(self.dues[group], (due, j, sim._version[j]))
+
+    def finished(self, j: int) -> None:
+        """``j`` finished: it leaves the ranking."""
+        group = self.sim._group[j]
+        keys = self.keys[group]
+        del keys[bisect_left(keys, self.queue_of[j] * self.n + j)]
+        self.dirty[group].discard(j)
+
+    # -- what the engine asks -----------------------------------------------------------------
+    def order(self, group: int) -> np.ndarray:
+        """The group's active jobs in LAS's order now, as ``Rounds._rank(group,
+        include_running=True)`` gives them: by queue (of the service attained by now), then
+        by job."""
+        now, crossings, dirty = self.sim.now, self.crossings[group], self.dirty[group]
+        near = []
+        while crossings and crossings[0][0] <= now + _SLACK:  # may have reached a limit
+            entry = heapq.heappop(crossings)
+            if self._running(entry):
+                near.append(entry)
+                dirty.add(entry[1])
+        for j in dirty:
+            self._requeue(j, group)
+        dirty.clear()
+        for entry in near:  # a job that passed a limit: when it reaches the next one
+            t, j, version = entry
+            renewed = now + self._left(j)
+            if renewed > t + _SLACK:
+                entry = (renewed, j, version)
+            if entry[0] < math.inf:
+                heapq.heappush(crossings, entry)
+        return np.array(self.keys[group], dtype=np.int64) % self.n
+
+    def next_change(self, group: int) -> float:
+        """``LAS.next_change`` over the group's active jobs now (the same float)."""
+        return min(self._next_crossing(group), self._next_due(group))
+
+    def promotions(self, group: int) -> list[int]:
+        """The waiting jobs ``LAS.service_resets`` promotes now."""
+        if self.factor is None:
+            return []
+        sim, now, factor = self.sim, self.sim.now, self.factor
+        dues, promoted, again = self.dues[group], [], []
+        while dues and dues[0][0] <= now + _SLACK:
+            entry = heapq.heappop(dues)
+            if not self._starving(entry):
+                continue
+            j = entry[1]
+            if now - float(sim.since[j]) >= factor * float(sim.executed[j]) - 1e-9:
+                promoted.append(j)
+                self.dirty[group].add(j)
+            else:
+                again.append(entry)
+        for entry in again:
+            heapq.heappush(dues, entry)
+        return promoted
+
+    # -- helpers --------------------------------------------------------------------------
+    def _left(self, j: int) -> float:
+        """Seconds until running job ``j`` reaches its present queue's limit: LAS's
+        expression, in the same order of operations."""
+        sim = self.sim
+        gpus = sim._gpus[j]
+        attained = float(sim.attained[j]) + (sim.now - float(sim.since[j])) * gpus
+        limit = self.limits[bisect_right(self.limits, attained)]
+        return (limit - attained) / gpus
+
+    def _running(self, entry: tuple[float, int, int]) -> bool:
+        """Whether a crossing entry belongs to the job's present run."""
+        j = entry[1]
+        return entry[2] == self.sim._version[j] and self.sim.status[j] == RUNNING
+
+    def _starving(self, entry: tuple[float, int, int]) -> bool:
+        """Whether a due entry still belongs to a waiting job out of the top queue."""
+        _, j, version = entry
+        sim = self.sim
+        return (
+            version == sim._version[j]
+            and sim.status[j] == WAITING
+            and bisect_right(self.limits, sim.attained[j]) > 0
+        )
+
+    def _next_crossing(self, group: int) -> float:
+        """The earliest time a running job reaches its queue's limit. Entries are exact up
+        to float noise unless the job passed a limit since (its entry is then early): the
+        entries near the top are evaluated exactly, and any found early are renewed."""
+        now, crossings = self.sim.now, self.crossings[group]
+        while True:
+            while crossings and not self._running(crossings[0]):
+                heapq.heappop(crossings)
+            if not crossings:
+                return math.inf
+            near = [e for e in crossings if e[0] <= crossings[0][0] + _SLACK and self._running(e)]
+            lefts = [self._left(e[1]) for e in near]
+            early = [
+                (e, now + left)
+                for e, left in zip(near, lefts, strict=True)
+                if now + left > e[0] + _SLACK
+            ]
+            if not early:
+                return now + min(lefts)
+            for e, _ in early:
+                self.dirty[group].add(e[1])  # its queue changes at the next ranking
+            stale = {e for e, _ in early}
+            crossings[:] = [e for e in crossings if e not in stale]
+            crossings += [(t, e[1], e[2]) for e, t in early if t < math.inf]
+            heapq.heapify(crossings)
+
+    def _next_due(self, group: int) -> float:
+        """The earliest promotion due after now (LAS counts none due already)."""
+        now, dues = self.sim.now, self.dues[group]
+        while dues and not self._starving(dues[0]):
+            heapq.heappop(dues)
+        if not dues:
+            return math.inf
+        if dues[0][0] > now:
+            return dues[0][0]
+        return min((e[0] for e in dues if e[0] > now and self._starving(e)), default=math.inf)
+
+    def _requeue(self, j: int, group: int) -> None:
+        """Move active ``j`` to the queue its attained service gives now."""
+        sim = self.sim
+        status = sim.status[j]
+        if status != RUNNING and status != WAITING:
+            return
+        attained = float(sim.attained[j])
+        if status == RUNNING:
+            attained += (sim.now - float(sim.since[j])) * sim._gpus[j]
+        queue = bisect_right(self.limits, attained)
+        old = self.queue_of[j]
+        if queue != old:
+            keys = self.keys[group]
+            del keys[bisect_left(keys, old * self.n + j)]
+            self.queue_of[j] = queue
+            insort(keys, queue * self.n + j)
