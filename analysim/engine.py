@@ -145,6 +145,9 @@ class Simulation(Tenancy, Rounds):
         domains = self.partition.domains
         self._domain_index = self.job_domain.tolist()
         self._domain = [domains[d] for d in self._domain_index]
+        self._node_position = [  # per domain: node -> its index among the domain's nodes
+            {node: i for i, node in enumerate(d.nodes.tolist())} for d in domains
+        ]
         self._columns = {
             "num_gpus": self.gpus,
             "submit_time": self.submit,

@@ -8,6 +8,7 @@ replaces), and the runs must agree frame for frame:
   asked of the scheduler over ``JobView`` arrays, as for a custom scheduler;
 * eviction and reclaim trials counted in plain Python for jobs that fit on one node
   (``Placer.picks_any_fitting_node``) vs asking the placer about every trial;
+* trial evictions on a few nodes kept in a Python list vs on a copy of the numpy free map;
 * ``consolidate``'s plain-Python placement on a few nodes vs its numpy rule.
 """
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from jobs_table import make_jobs
 from strategies import cases, workloads
 
-from analysim import Cluster, SimConfig, Workload, simulate
+from analysim import Cluster, SimConfig, Workload, rounds, simulate
 from analysim.engine import Simulation
 from analysim.las_ranking import LASRanking, keeps_las_rules
 from analysim.policies.placement import Consolidate, Topology, best_fit
@@ -175,6 +176,26 @@ def test_las_kept_job_by_job_on_a_busy_week_gives_the_runs_of_its_array_rules():
             simulate(workload, cluster, config.replace(scheduler=LAS(limits, factor))),
             simulate(workload, cluster, config.replace(scheduler=ArrayLAS(limits, factor))),
         )
+
+
+@RUNS
+@given(cases(max_jobs=10, max_duration=400), st.data())
+def test_trials_on_few_nodes_in_a_list_choose_the_victims_of_the_numpy_free_map(drawn, data):
+    case, workload, config = drawn
+    config = config.replace(
+        preemption=True,
+        placement=data.draw(st.sampled_from(["consolidate", "topology", "random", "spread"])),
+    )
+    placer = config.make_placer()
+
+    class Asking(type(placer)):  # every trial asks the placer, none is counted
+        picks_any_fitting_node = False
+
+    config = config.replace(placement=Asking())
+    listed = simulate(workload, case.cluster, config)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rounds, "FEW_NODES", 0)
+        _same_runs(listed, simulate(workload, case.cluster, config))
 
 
 @RUNS
