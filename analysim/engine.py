@@ -163,6 +163,7 @@ class Simulation(Tenancy, Rounds):
         # where each running job is: its nodes, GPUs taken on each, and global GPU indices
         self.alloc_nodes: dict[int, np.ndarray] = {}
         self.alloc_counts: dict[int, np.ndarray] = {}
+        self._alloc_pairs: dict[int, tuple[tuple[int, int], ...]] = {}  # (node, GPUs) pairs
         self.alloc_gpus: dict[int, list[list[int]]] = {}  # per node used, the GPUs taken
         self.last_nodes: dict[int, np.ndarray] = {}
 
@@ -546,7 +547,8 @@ class Simulation(Tenancy, Rounds):
         self.changes += 1
         taken: list[tuple[int, ...]] = []
         free = self.free
-        for node, count in zip(nodes.tolist(), counts.tolist(), strict=True):
+        pairs = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
+        for node, count in pairs:
             slots = self.free_slots[node]
             if len(slots) < count:
                 raise PolicyError(
@@ -560,6 +562,7 @@ class Simulation(Tenancy, Rounds):
         self.alloc_gpus[j] = taken
         self.alloc_nodes[j] = nodes
         self.alloc_counts[j] = counts
+        self._alloc_pairs[j] = pairs
         self.last_nodes[j] = nodes
         vc, size = self._vc[j], self._gpus[j]
         self._integrate(vc)
@@ -588,6 +591,7 @@ class Simulation(Tenancy, Rounds):
         self.since[j] = at
         nodes = self.alloc_nodes.pop(j)
         del self.alloc_counts[j]
+        del self._alloc_pairs[j]
         self.group_free[self._group[j]] += self._gpus[j]
         free = self.free
         for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):

@@ -384,12 +384,14 @@ class Rounds:
             trial = _FewNodesTrial(self, j, room)
         else:
             trial = _FreeMapTrial(self, j, room)
-        # evicting more never hurts: if evicting them all does not make room, nothing will
-        for r in candidates:
-            trial.release(r, +1)
-        if not trial.fits():
-            return None
-        trial.reset()
+        if not trial.cheap:
+            # evicting more never hurts: if evicting them all does not make room, nothing
+            # will (a quick way to fail when asking whether it fits costs much)
+            for r in candidates:
+                trial.release(r, +1)
+            if not trial.fits():
+                return None
+            trial.reset()
         victims: list[int] = []
         for r in candidates:
             trial.release(r, +1)
@@ -439,6 +441,9 @@ class _Trial:
     """Trial evictions for job ``j``: release (+1) or take back (-1) a running job's GPUs,
     and ask whether ``j`` would fit; ``reset`` starts again from the present state."""
 
+    #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
+    cheap = False
+
     def reset(self) -> None:
         raise NotImplementedError
 
@@ -486,8 +491,7 @@ class _FewNodesTrial(_Trial):
 
     def release(self, r: int, sign: int) -> None:
         sim, free, position = self.sim, self.free, self.position
-        counts = sim.alloc_counts[r].tolist()
-        for node, count in zip(sim.alloc_nodes[r].tolist(), counts, strict=True):
+        for node, count in sim._alloc_pairs[r]:
             i = position.get(node)
             if i is not None:
                 free[i] += sign * count
@@ -505,28 +509,34 @@ class _FewNodesTrial(_Trial):
 class _OneNodeTrial(_Trial):
     """For a job that fits on one node, when the placer takes any node with room: counted
     in plain Python over the nodes the released jobs hold (the job fits once one node of its
-    domain has room and its quota allows)."""
+    domain has room and its quota allows). Each release updates how many nodes have room,
+    so asking costs nothing."""
+
+    cheap = True
 
     def __init__(self, sim: Rounds, j: int) -> None:
         domain = sim._domain[j]
-        self.sim, self.j, self.need, self.mask = sim, j, sim._gpus[j], domain.mask
+        self.sim, self.j, self.need = sim, j, sim._gpus[j]
+        self.position = sim._node_position[sim._domain_index[j]]  # the domain's nodes
         self.fits_now = int(sim.free[domain.nodes].max()) >= self.need  # the quota may block
         self.reset()
 
     def reset(self) -> None:
         self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
         self.vc_used = list(self.sim.vc_used)
+        self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
 
     def release(self, r: int, sign: int) -> None:
-        sim = self.sim
+        sim, added, need = self.sim, self.added, self.need
         if not sim.borrowed[r]:
             self.vc_used[sim._vc[r]] -= sign * sim._gpus[r]
-        counts = sim.alloc_counts[r].tolist()
-        for node, count in zip(sim.alloc_nodes[r].tolist(), counts, strict=True):
-            self.added[node] = self.added.get(node, 0) + sign * count
+        for node, count in sim._alloc_pairs[r]:
+            before = added.get(node, 0)
+            added[node] = before + sign * count
+            if node in self.position:
+                free = len(sim.free_slots[node])
+                if (free + before >= need) != (free + before + sign * count >= need):
+                    self.roomy += sign
 
     def fits(self) -> bool:
-        free, need, mask = self.sim.free, self.need, self.mask
-        return self.sim._quota_allows(self.j, self.vc_used) and (
-            self.fits_now or any(free[n] + a >= need for n, a in self.added.items() if mask[n])
-        )
+        return (self.fits_now or self.roomy > 0) and self.sim._quota_allows(self.j, self.vc_used)
