@@ -208,7 +208,7 @@ class Simulation(Tenancy, Rounds):
         self._promoted = False  # whether the current round reset any job's attained service
         self._static = self.scheduler.static
         self._ranking_kept = self.scheduler.ranking_kept and not self._static
-        self._kept_ranking: list[np.ndarray | None] = [None] * groups  # see Rounds._ranked
+        self._kept_ranking: list[Any] = [None] * groups  # see Rounds._ranked
         # LAS's own rules: its ranking kept job by job instead of asked for over arrays
         self._las = (
             LASRanking(self, self.scheduler, groups)

@@ -6,7 +6,9 @@ follow, but each round pays for arrays over all of a group's active jobs. When a
 scheduler keeps LAS's own rules (:func:`keeps_las_rules`), the engine asks this class instead.
 It gives the same answers from state kept per job:
 
-* a sorted list of ``queue * n_jobs + job`` keys per group (LAS's order: queue, then job);
+* per group, sorted lists of the ``queue * n_jobs + job`` keys of its waiting jobs and of
+  its running jobs (LAS's order: queue, then job), handed to the rounds as a
+  :class:`KeyedOrder`;
 * a heap per group of the times running jobs reach their queue's limit;
 * a heap per group of the times waiting jobs are due a promotion (the starvation guard).
 
@@ -42,6 +44,34 @@ def keeps_las_rules(scheduler: Scheduler) -> bool:
     return isinstance(scheduler, LAS) and all(getattr(cls, m) is getattr(LAS, m) for m in _RULES)
 
 
+class KeyedOrder:
+    """A group's active jobs in LAS's order, as the sorted keys (``queue * n + job``) of its
+    waiting jobs and of its running jobs. The rounds read it in place of a ranked array: a
+    job's key stands for its position, and the lists follow starts and evictions live (a
+    job keeps its key), so they always hold exactly the group's waiting and running jobs."""
+
+    __slots__ = ("waiting", "running", "n")
+
+    def __init__(self, n: int) -> None:
+        self.waiting: list[int] = []
+        self.running: list[int] = []
+        self.n = n
+
+    def waiting_from(self, key: int) -> list[tuple[int, int]]:
+        """(key, job) of the waiting jobs from ``key`` on, in order."""
+        n, waiting = self.n, self.waiting
+        return [(k, k % n) for k in waiting[bisect_left(waiting, key) :]]
+
+    def running_below(self, key: int) -> list[int]:
+        """The running jobs ranked below ``key``, lowest-ranked first."""
+        n, running = self.n, self.running
+        return [k % n for k in reversed(running[bisect_right(running, key) :])]
+
+    def jobs(self) -> np.ndarray:
+        """All the jobs, in order."""
+        return np.array(sorted(self.waiting + self.running), dtype=np.int64) % self.n
+
+
 class LASRanking:
     """Per group: the active jobs in LAS's order, when it next changes, who is promoted."""
 
@@ -51,7 +81,7 @@ class LASRanking:
         self.factor = scheduler.starvation_factor
         self.n = max(sim.n_jobs, 1)
         self.queue_of = [0] * sim.n_jobs  # as last ranked
-        self.keys: list[list[int]] = [[] for _ in range(groups)]
+        self.orders = [KeyedOrder(self.n) for _ in range(groups)]
         self.crossings: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
         self.dues: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
         self.dirty: list[set[int]] = [set() for _ in range(groups)]  # queue to recompute
@@ -60,12 +90,18 @@ class LASRanking:
     def arrived(self, j: int) -> None:
         """``j`` arrived: it waits in the top queue (no service yet)."""
         self.queue_of[j] = 0
-        insort(self.keys[self.sim._group[j]], j)
+        insort(self.orders[self.sim._group[j]].waiting, j)
 
     def ran(self, j: int) -> None:
         """``j`` (re)started or migrated: note when it will reach its queue's limit."""
         sim = self.sim
         group = sim._group[j]
+        order, key = self.orders[group], self.queue_of[j] * self.n + j
+        waiting = order.waiting
+        i = bisect_left(waiting, key)
+        if i < len(waiting) and waiting[i] == key:  # it started (else it migrated)
+            del waiting[i]
+            insort(order.running, key)
         self.dirty[group].add(j)  # its queue may have changed while it was stopping
         left = self._left(j)
         if left < math.inf:
@@ -75,6 +111,9 @@ class LASRanking:
         """``j`` was evicted and waits: note when it is due a promotion, if ever."""
         sim = self.sim
         group = sim._group[j]
+        order, key = self.orders[group], self.queue_of[j] * self.n + j
+        del order.running[bisect_left(order.running, key)]
+        insort(order.waiting, key)
         self.dirty[group].add(j)
         if self.factor is not None and bisect_right(self.limits, sim.attained[j]) > 0:
             due = float(sim.since[j]) + self.factor * float(sim.executed[j])
@@ -83,15 +122,15 @@ class LASRanking:
     def finished(self, j: int) -> None:
         """``j`` finished: it leaves the ranking."""
         group = self.sim._group[j]
-        keys = self.keys[group]
-        del keys[bisect_left(keys, self.queue_of[j] * self.n + j)]
+        running = self.orders[group].running
+        del running[bisect_left(running, self.queue_of[j] * self.n + j)]
         self.dirty[group].discard(j)
 
     # -- what the engine asks -----------------------------------------------------------------
-    def order(self, group: int) -> np.ndarray:
-        """The group's active jobs in LAS's order now, as ``Rounds._rank(group,
-        include_running=True)`` gives them: by queue (of the service attained by now), then
-        by job."""
+    def order(self, group: int) -> KeyedOrder:
+        """The group's active jobs in LAS's order now (what ``Rounds._rank(group,
+        include_running=True)`` gives): by queue of the service attained by now, then by
+        job. Queues change only here, as a new ranking would change them."""
         now, crossings, dirty = self.sim.now, self.crossings[group], self.dirty[group]
         near = []
         while crossings and crossings[0][0] <= now + _SLACK:  # may have reached a limit
@@ -109,7 +148,7 @@ class LASRanking:
                 entry = (renewed, j, version)
             if entry[0] < math.inf:
                 heapq.heappush(crossings, entry)
-        return np.array(self.keys[group], dtype=np.int64) % self.n
+        return self.orders[group]
 
     def next_change(self, group: int) -> float:
         """``LAS.next_change`` over the group's active jobs now (the same float)."""
@@ -209,7 +248,8 @@ class LASRanking:
         queue = bisect_right(self.limits, attained)
         old = self.queue_of[j]
         if queue != old:
-            keys = self.keys[group]
+            order = self.orders[group]
+            keys = order.running if status == RUNNING else order.waiting
             del keys[bisect_left(keys, old * self.n + j)]
             self.queue_of[j] = queue
             insort(keys, queue * self.n + j)

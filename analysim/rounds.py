@@ -9,18 +9,21 @@ changes only through the engine's ``_start_running`` and ``_preempt``. See
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import chain
 
 import numpy as np
 
 from analysim.domains import Domain
 from analysim.errors import PolicyError
+from analysim.las_ranking import KeyedOrder
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
 from analysim.status import RUNNING, WAITING
 
 EPS = 1e-9  # tolerance when comparing times
+#: a ranking: jobs in rank order (an array, or lazily), or LAS's keys
+Ranked = np.ndarray | Iterator[int] | KeyedOrder
 #: up to this many nodes, trial evictions keep the free GPUs in a Python list (faster there)
 FEW_NODES = 64
 
@@ -38,10 +41,10 @@ class Rounds:
         index = np.fromiter(jobs, dtype=np.int64, count=count)
         return JobView(self.now, index, self._columns, self._held_by_vc())
 
-    def _ranked(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+    def _ranked(self, group: int, preemptive: bool) -> Ranked:
         """The group's jobs in rank order: its waiting jobs, and its running ones too if
         ``preemptive`` (or if the ranking is kept between rounds; finished jobs may be among
-        them then, until it is next ranked)."""
+        them then, until it is next ranked). LAS's kept ranking is a :class:`KeyedOrder`."""
         if self._static:
             return self._ranked_static(group, preemptive)
         if self._ranking_kept:
@@ -173,6 +176,13 @@ class Rounds:
                 return math.inf
             top, rank_of = waiting[0], self._rank_of
             running = [r for r in running if rank_of[r] > top]
+        elif isinstance(self._kept_ranking[group], KeyedOrder):
+            keyed = self._kept_ranking[group]
+            if not keyed.waiting:
+                return math.inf
+            evictable_from = self.evictable_from
+            later = [evictable_from[r] for r in keyed.running_below(keyed.waiting[0])]
+            return float(min((t for t in later if t > now), default=math.inf))
         elif self._ranking_kept and self._kept_ranking[group] is not None:
             order = self._kept_ranking[group]
             status = self.status[order]
@@ -206,7 +216,7 @@ class Rounds:
                 if self._try_start(j) or (self._own_room and self._try_own_room(j)):
                     changed = True
                     continue
-                if preemptive and self._try_preempt_for(j, ranked[pos + 1 :]):
+                if preemptive and self._try_preempt_for(j, ranked, pos):
                     # its victims wait now, further down the order: read the rest anew
                     changed, start = True, pos + 1
                     break
@@ -247,10 +257,11 @@ class Rounds:
                 done.add(vc)
         return changed
 
-    def _waiting_in_order(
-        self, ranked: np.ndarray | Iterator[int], start: int
-    ) -> Iterator[tuple[int, int]]:
-        """(position, job) of the waiting jobs in a ranking, from position ``start`` on."""
+    def _waiting_in_order(self, ranked: Ranked, start: int) -> Iterable[tuple[int, int]]:
+        """(position, job) of the waiting jobs in a ranking, from position ``start`` on (in
+        a :class:`KeyedOrder`, a job's key is its position)."""
+        if isinstance(ranked, KeyedOrder):
+            return ranked.waiting_from(start)
         if not isinstance(ranked, np.ndarray):
             return enumerate(ranked)  # a lazy ranking of waiting jobs only
         tail = ranked[start:]
@@ -335,21 +346,32 @@ class Rounds:
         self._start_running(j, *placed)
         return True
 
-    def _try_preempt_for(self, j: int, below: np.ndarray) -> bool:
-        """Evict the lowest-ranked running jobs below ``j`` that free room for it, if any do."""
+    def _try_preempt_for(self, j: int, ranked: Ranked, pos: int) -> bool:
+        """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
+        free room for it, if any do."""
         epoch = self._evict_epoch[self._group[j]]
         if self._preempt_failed_at.get(j) == epoch:
             return False  # nothing it could use has changed since it last failed
-        if not self._evict_for(j, below):
+        if not self._evict_for(j, self._evictable_below(ranked, pos)):
             self._preempt_failed_at[j] = epoch
             return False
         return True
 
-    def _evict_for(self, j: int, below: np.ndarray) -> bool:
+    def _evictable_below(self, ranked: Ranked, pos: int) -> list[int]:
+        """The running jobs ranked below position ``pos`` whose protection has ended,
+        lowest-ranked first."""
+        now = self.now + EPS
+        if isinstance(ranked, KeyedOrder):
+            evictable_from = self.evictable_from
+            return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
+        below = ranked[pos + 1 :][::-1]  # lowest-ranked first
+        evictable = (self.status[below] == RUNNING) & (self.evictable_from[below] <= now)
+        return below[evictable].tolist()
+
+    def _evict_for(self, j: int, candidates: list[int]) -> bool:
+        """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``
+        start, and start it; False if none would."""
         domain, vc = self._domain[j], self._vc[j]
-        below = below[::-1]  # lowest-ranked first
-        evictable = (self.status[below] == RUNNING) & (self.evictable_from[below] <= self.now + EPS)
-        candidates = below[evictable].tolist()
         if not self._covers_group[self.job_domain[j]]:
             candidates = [
                 r

@@ -106,7 +106,7 @@ class CheckedLASRanking(LASRanking):
 
     def order(self, group):
         got = super().order(group)
-        np.testing.assert_array_equal(got, self.sim._rank(group, include_running=True))
+        np.testing.assert_array_equal(got.jobs(), self.sim._rank(group, include_running=True))
         return got
 
     def next_change(self, group):
