@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -57,10 +58,11 @@ class KeyedOrder:
         self.running: list[int] = []
         self.n = n
 
-    def waiting_from(self, key: int) -> list[tuple[int, int]]:
-        """(key, job) of the waiting jobs from ``key`` on, in order."""
+    def waiting_from(self, key: int) -> Iterator[tuple[int, int]]:
+        """(key, job) of the jobs waiting now from ``key`` on, in order (read lazily from a
+        copy: jobs that come to wait later are not among them)."""
         n, waiting = self.n, self.waiting
-        return [(k, k % n) for k in waiting[bisect_left(waiting, key) :]]
+        return ((k, k % n) for k in waiting[bisect_left(waiting, key) :])
 
     def running_below(self, key: int) -> list[int]:
         """The running jobs ranked below ``key``, lowest-ranked first."""

@@ -522,10 +522,10 @@ class _FewNodesTrial(_Trial):
         self.room += sign * sim._gpus[r]
 
     def fits(self) -> bool:
-        sim, need = self.sim, self.need
-        if self.room < need or not sim._quota_allows(self.j, self.vc_used):
+        sim, need, free = self.sim, self.need, self.free
+        if self.room < need or sum(free) < need or not sim._quota_allows(self.j, self.vc_used):
             return False
-        return sim.placer_fits(need, np.array(self.free, dtype=np.int64), sim._domain[self.j])
+        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j])
 
 
 class _OneNodeTrial(_Trial):

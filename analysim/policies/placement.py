@@ -32,6 +32,16 @@ class Topology:
         """GPUs of the largest usable node: jobs up to this size go on one node."""
         return int(self.capacity.max(initial=0))
 
+    @cached_property
+    def capacity_list(self) -> list[int]:
+        """``capacity`` as a Python list (for placers that loop over a few nodes)."""
+        return self.capacity.tolist()
+
+    @cached_property
+    def rack_list(self) -> list[int]:
+        """``rack`` as a Python list."""
+        return self.rack.tolist()
+
 
 class Placer(Policy):
     """Base class for placement policies."""
@@ -157,22 +167,21 @@ class Consolidate(Placer):
     @staticmethod
     def _spread_few(num_gpus: int, free: np.ndarray, topo: Topology) -> np.ndarray | None:
         """:meth:`spread_over_nodes` for a few nodes, in plain Python (same answer)."""
-        room, rack_of = free.tolist(), topo.rack.tolist()
-        whole = [f > 0 and f == c for f, c in zip(room, topo.capacity.tolist(), strict=True)]
+        room, rack_of = free.tolist(), topo.rack_list
+        capacity = topo.capacity_list
+        whole = [n for n, f in enumerate(room) if f and f == capacity[n]]  # wholly free
         per_rack = [0] * topo.n_racks
-        for node, is_whole in enumerate(whole):
-            if is_whole:
-                per_rack[rack_of[node]] += room[node]
+        for node in whole:
+            per_rack[rack_of[node]] += room[node]
         fitting = [total for total in per_rack if total >= num_gpus]
         rack = per_rack.index(min(fitting) if fitting else max(per_rack))
-        nodes = range(len(room))
-        order = [n for n in nodes if whole[n] and rack_of[n] == rack]
-        order += [n for n in nodes if whole[n] and rack_of[n] != rack]
+        order = [n for n in whole if rack_of[n] == rack]
+        order += [n for n in whole if rack_of[n] != rack]
         take, left = _take_whole_nodes(order, room, num_gpus)
         if left == 0:
             return np.array(take, dtype=free.dtype)
         fitting_nodes = [
-            (rack_of[n] != rack, room[n], n) for n in nodes if not take[n] and room[n] >= left
+            (rack_of[n] != rack, f, n) for n, f in enumerate(room) if not take[n] and f >= left
         ]
         if not fitting_nodes:
             return None
