@@ -328,9 +328,12 @@ class Rounds:
         self, need: int, free: np.ndarray, topology: Topology
     ) -> np.ndarray | int | None:
         """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
-        placer keeps the base class's rule that such jobs take one node) that node's index."""
-        if self._picks_one_node and need <= topology.largest:
-            return self.placer.pick_node(need, free, topology, self.rng)
+        placer keeps the base class's rule that such jobs take one node) that node's index.
+        Callers have checked that ``free`` holds ``need`` GPUs in all."""
+        if self._picks_one_node:  # Placer.place's rule, less its check of the total
+            if need <= topology.largest:
+                return self.placer.pick_node(need, free, topology, self.rng)
+            return self.placer.spread_over_nodes(need, free, topology, self.rng)
         return self.placer.place(need, free, topology, self.rng)
 
     def _try_start(self, j: int) -> bool:
@@ -403,7 +406,7 @@ class Rounds:
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             trial: _Trial = _OneNodeTrial(self, j)
         elif len(domain.nodes) <= FEW_NODES:
-            trial = _FewNodesTrial(self, j, room)
+            trial = _FewNodesTrial(self, j)
         else:
             trial = _FreeMapTrial(self, j, room)
         if not trial.cheap:
@@ -443,12 +446,14 @@ class Rounds:
         domain = self._domain[j]
         return self.placer_fits(self._gpus[j], free[domain.nodes], domain)
 
-    def placer_fits(self, need: int, room: np.ndarray, domain: Domain) -> bool:
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
         """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
-        nodes? (Draws nothing from the rng.)"""
+        nodes (``total`` of them, if the caller has counted)? (Draws nothing from the rng.)"""
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             return bool(room.max() >= need)  # it fits on one node iff some node has room
-        if room.sum() < need:
+        if (room.sum() if total is None else total) < need:
             return False
         # only whether it fits: the placement itself is checked when the job really starts
         if not self.placer.random:
@@ -500,16 +505,15 @@ class _FreeMapTrial(_Trial):
 class _FewNodesTrial(_Trial):
     """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
 
-    def __init__(self, sim: Rounds, j: int, room: int) -> None:
+    def __init__(self, sim: Rounds, j: int) -> None:
         domain = sim._domain[j]
-        self.sim, self.j, self.need, self.start_room = sim, j, sim._gpus[j], room
+        self.sim, self.j, self.need = sim, j, sim._gpus[j]
         self.position = sim._node_position[sim._domain_index[j]]  # node -> index in domain
         self.start_free = sim.free[domain.nodes].tolist()
         self.reset()
 
     def reset(self) -> None:
         self.free, self.vc_used = list(self.start_free), list(self.sim.vc_used)
-        self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
 
     def release(self, r: int, sign: int) -> None:
         sim, free, position = self.sim, self.free, self.position
@@ -519,13 +523,13 @@ class _FewNodesTrial(_Trial):
                 free[i] += sign * count
         if not sim.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
             self.vc_used[sim._vc[r]] -= sign * sim._gpus[r]
-        self.room += sign * sim._gpus[r]
 
     def fits(self) -> bool:
         sim, need, free = self.sim, self.need, self.free
-        if self.room < need or sum(free) < need or not sim._quota_allows(self.j, self.vc_used):
+        total = sum(free)
+        if total < need or not sim._quota_allows(self.j, self.vc_used):
             return False
-        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j])
+        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j], total)
 
 
 class _OneNodeTrial(_Trial):
