@@ -389,8 +389,8 @@ class Simulation(Tenancy, Rounds):
         if completions and completions[0][0] < soonest:
             soonest = self.completions[0][0]
         if self.n_waiting:
-            round_time = self._next_full_round()
-            if round_time is not None and round_time < soonest:
+            round_time = self._next_full_round(soonest)
+            if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
             defrag = _ceil_to(self.now + self.config.step, self._defrag_every)
@@ -403,12 +403,15 @@ class Simulation(Tenancy, Rounds):
     def _first_time(self) -> float:
         return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
 
-    def _next_full_round(self) -> float | None:
-        """The next quantum boundary at which a full round could change anything."""
+    def _next_full_round(self, before: float) -> float | None:
+        """The next quantum boundary before ``before`` at which a full round could change
+        anything, if any."""
         if not (self.config.preemption or self.scheduler.dynamic or not self._round_stable):
             return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
         after = _ceil_to(self.now + self.config.step, quantum)
+        if after >= before:
+            return None  # something happens first anyway
         due, change = after + EPS, math.inf
         for waiting, pending, wake in zip(
             self.group_waiting, self._pending(), self.wake_at, strict=True
@@ -417,7 +420,10 @@ class Simulation(Tenancy, Rounds):
                 if pending or wake <= due:
                     return after
                 change = min(change, wake)
-        return None if math.isinf(change) else max(after, _ceil_to(change, quantum))
+        if math.isinf(change):
+            return None
+        due = max(after, _ceil_to(change, quantum))
+        return due if due < before else None
 
     def _pending(self) -> list[bool]:
         """Per group: has anything happened that a full round at the next boundary must

@@ -101,10 +101,11 @@ class LASRanking:
         order, key = self.orders[group], self.queue_of[j] * self.n + j
         waiting = order.waiting
         i = bisect_left(waiting, key)
-        if i < len(waiting) and waiting[i] == key:  # it started (else it migrated)
+        if i < len(waiting) and waiting[i] == key:  # it started
             del waiting[i]
             insort(order.running, key)
-        self.dirty[group].add(j)  # its queue may have changed while it was stopping
+        else:  # it migrated: it may have passed a limit whose entry is now out of date
+            self.dirty[group].add(j)
         left = self._left(j)
         if left < math.inf:
             heapq.heappush(self.crossings[group], (sim.now + left, j, sim._version[j]))
