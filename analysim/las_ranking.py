@@ -212,7 +212,7 @@ class LASRanking:
                 heapq.heappop(crossings)
             if not crossings:
                 return math.inf
-            near = [e for e in crossings if e[0] <= crossings[0][0] + _SLACK and self._running(e)]
+            near = [e for e in _near_top(crossings) if self._running(e)]
             lefts = [self._left(e[1]) for e in near]
             early = [
                 (e, now + left)
@@ -256,3 +256,16 @@ class LASRanking:
             del keys[bisect_left(keys, old * self.n + j)]
             self.queue_of[j] = queue
             insort(keys, queue * self.n + j)
+
+
+def _near_top(heap: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """The entries of a non-empty heap within ``_SLACK`` of its top: a walk down from the
+    root that stops below any entry beyond (all below it are later still)."""
+    limit, size = heap[0][0] + _SLACK, len(heap)
+    near, stack = [], [0]
+    while stack:
+        i = stack.pop()
+        if heap[i][0] <= limit:
+            near.append(heap[i])
+            stack.extend(c for c in (2 * i + 1, 2 * i + 2) if c < size)
+    return near
