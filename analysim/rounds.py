@@ -182,7 +182,7 @@ class Rounds:
                 return math.inf
             evictable_from = self.evictable_from
             later = [evictable_from[r] for r in keyed.running_below(keyed.waiting[0])]
-            return float(min((t for t in later if t > now), default=math.inf))
+            return float(min([t for t in later if t > now], default=math.inf))
         elif self._ranking_kept and self._kept_ranking[group] is not None:
             order = self._kept_ranking[group]
             status = self.status[order]

@@ -24,7 +24,7 @@ from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, rounds, simulate
 from analysim.engine import Simulation
-from analysim.las_ranking import LASRanking, keeps_las_rules
+from analysim.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.policies.placement import Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
@@ -162,6 +162,17 @@ def test_las_kept_job_by_job_answers_as_its_array_rules_on_a_busy_day():
     sim = _checked_run(workload, presets.cluster("venus"), config)
     assert sim.preemptions.sum() > 100 and sim._las.promoted > 10
     assert max(sim._las.queue_of) == 2  # jobs were demoted twice
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 10, allow_nan=False), min_size=1, max_size=40))
+def test_the_heap_entries_near_the_top_are_all_found(times):
+    import heapq
+
+    heap = [(t, j, 0) for j, t in enumerate(times)]
+    heapq.heapify(heap)
+    wanted = sorted(e for e in heap if e[0] <= heap[0][0] + _SLACK)
+    assert sorted(_near_top(heap)) == wanted
 
 
 def test_las_kept_job_by_job_on_a_busy_week_gives_the_runs_of_its_array_rules():
