@@ -529,7 +529,12 @@ class _FewNodesTrial(_Trial):
         total = sum(free)
         if total < need or not sim._quota_allows(self.j, self.vc_used):
             return False
-        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j], total)
+        domain = sim._domain[self.j]
+        if sim._picks_one_node and need > domain.topology.largest:
+            answer = sim.placer.can_spread(need, free, domain.topology)
+            if answer is not None:
+                return answer
+        return sim.placer_fits(need, np.array(free, dtype=np.int64), domain, total)
 
 
 class _OneNodeTrial(_Trial):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jobs_table import make_jobs
 from strategies import cases, workloads
@@ -25,7 +25,7 @@ from strategies import cases, workloads
 from analysim import Cluster, SimConfig, Workload, rounds, simulate
 from analysim.engine import Simulation
 from analysim.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
-from analysim.policies.placement import Consolidate, Topology, best_fit
+from analysim.policies.placement import PLACERS, Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
 RUNS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -303,6 +303,26 @@ def test_consolidate_places_few_nodes_in_python_as_numpy_would(drawn):
     else:
         assert few is not None and few.dtype == many.dtype
         np.testing.assert_array_equal(few, many)
+
+
+@settings(max_examples=600, deadline=None)
+@given(free_maps(), st.sampled_from(["consolidate", "first_fit", "spread", "random", "topology"]))
+def test_can_spread_says_whether_the_placer_would_spread(drawn, name):
+    num_gpus, free, topology = drawn
+    placer = PLACERS.make(name)
+    assume(topology.largest < num_gpus <= free.sum())  # spread_over_nodes is asked only then
+    taken = placer.spread_over_nodes(num_gpus, free, topology, np.random.default_rng(0))
+    assert placer.can_spread(num_gpus, free.tolist(), topology) is (taken is not None)
+
+
+def test_consolidate_can_spread_examples():
+    topology = Topology(np.array([8, 8, 8, 4]), np.array([0, 0, 1, 1]), 2)
+    can = Consolidate().can_spread
+    assert can(16, [8, 8, 0, 0], topology)  # two whole nodes
+    assert can(12, [8, 3, 0, 4], topology)  # a whole node, then the rest on n1 or n3
+    assert not can(12, [8, 3, 1, 0], topology)  # 4 left over, and no node has 4
+    assert can(10, [8, 8, 0, 0], topology)  # the second whole node takes the 2 left over
+    assert can(28, [8, 8, 8, 4], topology)  # every node wholly free and needed, exactly
 
 
 @settings(max_examples=300, deadline=None)

@@ -80,6 +80,12 @@ class Placer(Policy):
         """GPUs per node for a job larger than any node (enough GPUs are free in total)."""
         raise NotImplementedError
 
+    def can_spread(self, num_gpus: int, free: list[int], topo: Topology) -> bool | None:
+        """Whether :meth:`spread_over_nodes` would place ``num_gpus`` (enough GPUs are free
+        in total), said without placing, for the engine's trial evictions; ``None`` (the
+        default) if the engine must ask it."""
+        return None
+
 
 PLACERS: Registry[Placer] = Registry("placement", Placer)
 
@@ -109,6 +115,11 @@ def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     return None if room[node] == _NEVER else node
 
 
+def _fills_in_order(num_gpus: int, free: list[int], topo: Topology) -> bool:
+    """:meth:`Placer.can_spread` of a placer that fills nodes in some order: it always can."""
+    return True
+
+
 def _take_whole_nodes(order: list[int], room: list[int], num_gpus: int) -> tuple[list[int], int]:
     """Take whole free nodes in ``order`` while each fits entirely in what is left: the GPUs
     taken per node, and how many are still to place."""
@@ -133,6 +144,14 @@ class Consolidate(Placer):
 
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
+
+    def can_spread(self, num_gpus, free, topo):
+        # The wholly free nodes are taken until one is larger than what is left, which then
+        # fits the rest; so only when they are all taken may the rest find no node.
+        capacity = topo.capacity_list
+        whole = sum(f for f, c in zip(free, capacity, strict=True) if f and f == c)
+        left = num_gpus - whole
+        return left <= 0 or any(f >= left for f, c in zip(free, capacity, strict=True) if f != c)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         if len(free) <= 64:  # a VC's few nodes: the same rule in plain Python is faster
@@ -199,6 +218,8 @@ class FirstFit(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(fits[0]) if fits.size else None
 
+    can_spread = staticmethod(_fills_in_order)
+
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.arange(len(free)))
 
@@ -212,6 +233,8 @@ class Spread(Placer):
     def pick_node(self, num_gpus, free, topo, rng):
         node = int(free.argmax())
         return node if free[node] >= num_gpus else None
+
+    can_spread = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.argsort(-free, kind="stable"))
@@ -230,6 +253,8 @@ class RandomPlacer(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(rng.choice(fits)) if fits.size else None
 
+    can_spread = staticmethod(_fills_in_order)
+
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         order = rng.permutation(np.flatnonzero(free > 0))
         return fill_in_order(num_gpus, free, order)
@@ -245,6 +270,8 @@ class TopologyAware(Placer):
 
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
+
+    can_spread = staticmethod(_fills_in_order)  # within one rack or across racks
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         by_free = np.lexsort((np.arange(len(free)), -free))  # emptiest nodes first
