@@ -212,6 +212,11 @@ class LASRanking:
                 heapq.heappop(crossings)
             if not crossings:
                 return math.inf
+            t, j, _ = crossings[0]
+            if all(c >= len(crossings) or crossings[c][0] > t + _SLACK for c in (1, 2)):
+                left = self._left(j)  # the top alone is near (the usual case)
+                if now + left <= t + _SLACK:
+                    return now + left
             near = [e for e in _near_top(crossings) if self._running(e)]
             lefts = [self._left(e[1]) for e in near]
             early = [
