@@ -154,6 +154,22 @@ def test_las_kept_job_by_job_answers_as_its_array_rules_at_every_round(
     _checked_run(workload, case.cluster, config)
 
 
+@RUNS
+@given(cases(max_jobs=12, max_duration=400), st.data())
+def test_las_kept_job_by_job_answers_as_its_array_rules_under_defragmentation(drawn, data):
+    """Migrations (here by periodic defragmentation) move running jobs between their
+    reaching a queue's limit and the next ranking."""
+    case, workload, config = drawn
+    config = config.replace(
+        scheduler=LAS((20.0, 50.0, 120.0, 400.0), data.draw(st.sampled_from([None, 1.0]))),
+        preemption=data.draw(st.booleans()),
+        migration=True,
+        defrag_every=data.draw(st.sampled_from([1, 7, 30])),
+        quantum=data.draw(st.sampled_from([1, 7, 60])),
+    )
+    _checked_run(workload, case.cluster, config)
+
+
 def test_las_kept_job_by_job_answers_as_its_array_rules_on_a_busy_day():
     from analysim import presets
 
