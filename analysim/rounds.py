@@ -455,6 +455,10 @@ class Rounds:
             return bool(room.max() >= need)  # it fits on one node iff some node has room
         if (room.sum() if total is None else total) < need:
             return False
+        if self._picks_one_node and need > domain.topology.largest:
+            answer = self.placer.can_spread(need, room, domain.topology)
+            if answer is not None:  # said without placing
+                return answer
         # only whether it fits: the placement itself is checked when the job really starts
         if not self.placer.random:
             return self._ask_placer(need, room, domain.topology) is not None
@@ -529,12 +533,7 @@ class _FewNodesTrial(_Trial):
         total = sum(free)
         if total < need or not sim._quota_allows(self.j, self.vc_used):
             return False
-        domain = sim._domain[self.j]
-        if sim._picks_one_node and need > domain.topology.largest:
-            answer = sim.placer.can_spread(need, free, domain.topology)
-            if answer is not None:
-                return answer
-        return sim.placer_fits(need, np.array(free, dtype=np.int64), domain, total)
+        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j], total)
 
 
 class _OneNodeTrial(_Trial):

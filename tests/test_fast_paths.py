@@ -328,15 +328,33 @@ def test_can_spread_says_whether_the_placer_would_spread(drawn, name):
     placer = PLACERS.make(name)
     assume(topology.largest < num_gpus <= free.sum())  # spread_over_nodes is asked only then
     taken = placer.spread_over_nodes(num_gpus, free, topology, np.random.default_rng(0))
-    assert placer.can_spread(num_gpus, free.tolist(), topology) is (taken is not None)
+    assert placer.can_spread(num_gpus, free, topology) is (taken is not None)
+    if name == "consolidate":  # its rule for many nodes (numpy): pad with 65 empty nodes
+        pad = np.zeros(65, dtype=np.int64)
+        many = (
+            np.r_[free, pad],
+            Topology(np.r_[topology.capacity, pad], np.r_[topology.rack, pad], topology.n_racks),
+        )
+        taken = placer.spread_over_nodes(num_gpus, *many, np.random.default_rng(0))
+        assert placer.can_spread(num_gpus, *many) is (taken is not None)
 
 
 def test_consolidate_can_spread_examples():
     topology = Topology(np.array([8, 8, 8, 4]), np.array([0, 0, 1, 1]), 2)
-    can = Consolidate().can_spread
+
+    def can(num_gpus, free, topology):
+        """The answer on these nodes, checked to be the same with 65 empty nodes added
+        (consolidate's numpy rule for many nodes)."""
+        pad = np.zeros(65, dtype=np.int64)
+        padded = Topology(np.r_[topology.capacity, pad], np.r_[topology.rack, pad], 2)
+        answer = Consolidate().can_spread(num_gpus, np.array(free), topology)
+        assert Consolidate().can_spread(num_gpus, np.r_[free, pad], padded) is answer
+        return answer
+
     assert can(16, [8, 8, 0, 0], topology)  # two whole nodes
     assert can(12, [8, 3, 0, 4], topology)  # a whole node, then the rest on n1 or n3
     assert not can(12, [8, 3, 1, 0], topology)  # 4 left over, and no node has 4
+    assert not can(20, [8, 8, 3, 1], topology)  # 4 left over: only the whole nodes have 4
     assert can(10, [8, 8, 0, 0], topology)  # the second whole node takes the 2 left over
     assert can(28, [8, 8, 8, 4], topology)  # every node wholly free and needed, exactly
 

@@ -80,9 +80,9 @@ class Placer(Policy):
         """GPUs per node for a job larger than any node (enough GPUs are free in total)."""
         raise NotImplementedError
 
-    def can_spread(self, num_gpus: int, free: list[int], topo: Topology) -> bool | None:
+    def can_spread(self, num_gpus: int, free: np.ndarray, topo: Topology) -> bool | None:
         """Whether :meth:`spread_over_nodes` would place ``num_gpus`` (enough GPUs are free
-        in total), said without placing, for the engine's trial evictions; ``None`` (the
+        in total), said without placing, for the engine's trial placements; ``None`` (the
         default) if the engine must ask it."""
         return None
 
@@ -115,7 +115,7 @@ def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     return None if room[node] == _NEVER else node
 
 
-def _fills_in_order(num_gpus: int, free: list[int], topo: Topology) -> bool:
+def _fills_in_order(num_gpus: int, free: np.ndarray, topo: Topology) -> bool:
     """:meth:`Placer.can_spread` of a placer that fills nodes in some order: it always can."""
     return True
 
@@ -148,10 +148,13 @@ class Consolidate(Placer):
     def can_spread(self, num_gpus, free, topo):
         # The wholly free nodes are taken until one is larger than what is left, which then
         # fits the rest; so only when they are all taken may the rest find no node.
-        capacity = topo.capacity_list
-        whole = sum(f for f, c in zip(free, capacity, strict=True) if f and f == c)
-        left = num_gpus - whole
-        return left <= 0 or any(f >= left for f, c in zip(free, capacity, strict=True) if f != c)
+        if len(free) > 64:  # many nodes: numpy
+            whole = (free == topo.capacity) & (free > 0)
+            left = num_gpus - int(free[whole].sum())
+            return left <= 0 or bool((free[free != topo.capacity] >= left).any())
+        room, capacity = free.tolist(), topo.capacity_list
+        left = num_gpus - sum(f for f, c in zip(room, capacity, strict=True) if f and f == c)
+        return left <= 0 or any(f >= left for f, c in zip(room, capacity, strict=True) if f != c)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         if len(free) <= 64:  # a VC's few nodes: the same rule in plain Python is faster
