@@ -73,29 +73,34 @@ def test_a_kept_las_ranking_gives_the_runs_of_ranking_every_round(drawn, data, l
     )
 
 
-@RUNS
-@given(
-    cases(max_jobs=10, max_duration=400),
-    st.data(),
-    st.sampled_from([(60.0,), (100.0, 1000.0), (30.0, 90.0, 300.0), (70.0, 71.0)]),
-    st.sampled_from([None, 1.0, 2.5]),
-    st.sampled_from([1.0, 0.7, 1 / 3]),
-)
-def test_las_kept_job_by_job_gives_the_runs_of_its_array_rules(drawn, data, limits, factor, scale):
-    case, _, config = drawn
-    workload = data.draw(workloads(case.vcs, max_jobs=10, max_duration=400, gpus=(1, 2, 3, 4)))
-    jobs = workload.jobs  # fractional times too: float noise must not tell the two apart
+@st.composite
+def las_cases(draw, max_jobs: int):
+    """(cluster, workload, config, LAS thresholds, starvation factor): any cluster and
+    options, 1-4 GPU jobs with fractional times too (float noise must not tell LAS's two
+    paths apart), preemption on or off."""
+    case, _, config = draw(cases(max_jobs=max_jobs, max_duration=400))
+    workload = draw(workloads(case.vcs, max_jobs=max_jobs, max_duration=400, gpus=(1, 2, 3, 4)))
+    scale = draw(st.sampled_from([1.0, 0.7, 1 / 3]))
+    jobs = workload.jobs
     workload = Workload.from_frame(
         jobs.assign(submit_time=jobs.submit_time * scale, duration=jobs.duration * scale)
     )
     config = config.replace(
-        preemption=data.draw(st.booleans()), quantum=data.draw(st.sampled_from([1, 7, 60]))
+        preemption=draw(st.booleans()), quantum=draw(st.sampled_from([1, 7, 60]))
     )
+    limits = draw(st.sampled_from([(60.0,), (100.0, 1000.0), (30.0, 90.0, 300.0), (70.0, 71.0)]))
+    return case.cluster, workload, config, limits, draw(st.sampled_from([None, 1.0, 2.5]))
+
+
+@RUNS
+@given(las_cases(max_jobs=10))
+def test_las_kept_job_by_job_gives_the_runs_of_its_array_rules(drawn):
+    cluster, workload, config, limits, factor = drawn
     fast, arrays = LAS(limits, factor), ArrayLAS(limits, factor)
     assert keeps_las_rules(fast) and not keeps_las_rules(arrays)
     _same_runs(
-        simulate(workload, case.cluster, config.replace(scheduler=fast)),
-        simulate(workload, case.cluster, config.replace(scheduler=arrays)),
+        simulate(workload, cluster, config.replace(scheduler=fast)),
+        simulate(workload, cluster, config.replace(scheduler=arrays)),
     )
 
 
@@ -134,24 +139,10 @@ def _checked_run(workload, cluster, config):
 
 
 @RUNS
-@given(
-    cases(max_jobs=12, max_duration=400),
-    st.data(),
-    st.sampled_from([(60.0,), (100.0, 1000.0), (30.0, 90.0, 300.0), (70.0, 71.0)]),
-    st.sampled_from([None, 1.0, 2.5]),
-    st.sampled_from([1.0, 0.7, 1 / 3]),
-)
-def test_las_kept_job_by_job_answers_as_its_array_rules_at_every_round(
-    drawn, data, limits, factor, scale
-):
-    case, _, config = drawn
-    workload = data.draw(workloads(case.vcs, max_jobs=12, max_duration=400, gpus=(1, 2, 3, 4)))
-    jobs = workload.jobs
-    workload = Workload.from_frame(
-        jobs.assign(submit_time=jobs.submit_time * scale, duration=jobs.duration * scale)
-    )
-    config = config.replace(preemption=data.draw(st.booleans()), scheduler=LAS(limits, factor))
-    _checked_run(workload, case.cluster, config)
+@given(las_cases(max_jobs=12))
+def test_las_kept_job_by_job_answers_as_its_array_rules_at_every_round(drawn):
+    cluster, workload, config, limits, factor = drawn
+    _checked_run(workload, cluster, config.replace(scheduler=LAS(limits, factor)))
 
 
 @RUNS
