@@ -108,7 +108,7 @@ def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float 
 
     if not (isinstance(speedup, (int, float)) and speedup > 0):
         raise ValueError(f"speedup must be a number > 0, got {speedup!r}")
-    folder = Path(path).expanduser()
+    folder = traces.bundled.resolve(path)
     trace = traces.read_folder(folder, trace_format)
     if trace.cluster is None:
         raise ValueError(f"the {trace_format} trace at {folder} defines no cluster")

@@ -300,9 +300,10 @@ class Explorer:
     ) -> None:
         self.sync, self.debounce = sync, float(debounce)
         if str(workload) not in PRESETS and isinstance(workload, (str, Path)):
-            if Path(workload).expanduser().is_dir():
-                from analysim.traces import read_folder
+            from analysim.traces import read_folder
+            from analysim.traces.bundled import resolve
 
+            if resolve(workload).is_dir():
                 workload = read_folder(workload)  # a trace folder: its format told from its files
         if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
             # a trace reader's Trace: its workload, and its cluster unless one is given

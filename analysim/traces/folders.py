@@ -1,6 +1,7 @@
 """Read a downloaded trace folder by format name, or tell its format from the files in it.
 
->>> trace = read_folder("../shared/data/openb")            # the format is told from the files
+>>> trace = read_folder("bundled:openb")                   # the openb trace shipped with analysim
+>>> trace = read_folder("downloads/openb")                 # the format is told from the files
 >>> trace = read_folder("data/Venus", "helios")             # or named
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysim.traces.bundled import resolve
 from analysim.traces.helios import read_helios
 from analysim.traces.openb import read_openb
 from analysim.traces.pai import read_pai
@@ -28,7 +30,7 @@ TRACE_FORMATS = tuple(MARKERS)
 
 def detect_format(folder: str | Path) -> str:
     """The format of the trace in ``folder``, told by which of the known files it holds."""
-    folder = Path(folder).expanduser()
+    folder = resolve(folder)
     if not folder.is_dir():
         raise TraceError(folder, "no such folder", expected="a folder holding a trace")
     found = [name for name, files in MARKERS.items() if any((folder / f).exists() for f in files)]
@@ -45,8 +47,9 @@ def detect_format(folder: str | Path) -> str:
 def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
     """Read the trace in ``folder`` with the reader of ``trace_format`` (``helios``,
     ``philly``, ``pai`` or ``openb``; ``None``: told from the files), with each reader's
-    defaults (see ``docs/traces.md``)."""
-    folder = Path(folder).expanduser()
+    defaults (see ``docs/traces.md``). ``"bundled:openb"`` names the openb trace shipped with
+    the package (:mod:`analysim.traces.bundled`)."""
+    folder = resolve(folder)
     if trace_format is None:
         trace_format = detect_format(folder)
     if trace_format == "helios":
