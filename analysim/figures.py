@@ -259,6 +259,9 @@ def _execute(papermill: Any, path: Path, output: Path, parameters: dict, timeout
         cwd=str(path.parent),
         progress_bar=False,
         execution_timeout=timeout,
+        # the kernel's own start-up warnings (e.g. "running over TCP without encryption" on
+        # a loopback-only kernel) are not the user's business; cell errors still surface
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
 
 
@@ -419,6 +422,17 @@ def write_log(outcomes: Sequence[Outcome], path: str | Path) -> Path:
     return path
 
 
+def default_figures_dir(*, quick: bool, overridden: bool, update: bool) -> str:
+    """Where ``analysim figures`` writes, relative to the checkout: the committed
+    ``figures/`` only for the committed parameters (or when told to ``update`` them), else a
+    folder under the git-ignored ``build/``, so an experiment never overwrites them."""
+    if update:
+        return "figures"
+    if quick:
+        return "build/figures-quick"
+    return "build/figures" if overridden else "figures"
+
+
 def default_workers() -> int:
     """Two workers (or the CPUs, if fewer): notebooks mostly wait on one simulation each."""
     return max(1, min(2, os.cpu_count() or 1))
@@ -433,7 +447,8 @@ def add_figures_command(commands: Any, common: argparse.ArgumentParser) -> None:
         help="regenerate the figures: run the notebooks with papermill",
         description="Run the parameterised notebooks in notebooks/ with papermill (in "
         "parallel on a local Dask cluster), writing the figures (SVG, PNG, CSV) to figures/ "
-        "and the executed notebooks to build/notebooks/. Any notebook that fails is "
+        "(to build/figures/ when -p changes a parameter, unless --update) and the executed "
+        "notebooks to build/notebooks/. Any notebook that fails is "
         "reported with its failing cell while the others finish; the exit code is 1 if any "
         "failed.",
     )
@@ -473,7 +488,14 @@ def add_figures_command(commands: Any, common: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="where the notebooks write figures (default: figures/ of the checkout)",
+        help="where the notebooks write figures (default: figures/ of the checkout; "
+        "build/figures/ when -p changes a parameter, build/figures-quick/ with --quick)",
+    )
+    figures.add_argument(
+        "--update",
+        action="store_true",
+        help="write into figures/ of the checkout even with -p or --quick (the committed "
+        "figures then show your parameters)",
     )
     figures.add_argument(
         "--notebooks",
@@ -508,8 +530,10 @@ def cmd_figures(args: argparse.Namespace) -> int:
     notebooks = select(find_notebooks(args.notebooks or root / "notebooks"), args.only)
     if not notebooks:
         raise ValueError(f"no notebooks ({NOTEBOOK_PATTERN}) in {args.notebooks or root}")
-    figures_dir = args.figures_dir or root / ("build/figures-quick" if args.quick else "figures")
     overrides = {name: parse_value(value) for name, value in args.parameter}
+    figures_dir = args.figures_dir or root / default_figures_dir(
+        quick=args.quick, overridden=bool(overrides), update=args.update
+    )
     plans = plan(notebooks, quick=args.quick, overrides=overrides, figures_dir=figures_dir)
     out = args.out or root / "build" / "notebooks"
     log.info(

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysim.traces.bundled import resolve
+
 
 class ParameterError(ValueError):
     """A notebook parameter with a bad value; the message names the parameter."""
@@ -90,8 +92,12 @@ def list_of(item: Rule, *, allow_empty: bool = False) -> Rule:
 
 def existing_path(value: Any) -> str | None:
     if not isinstance(value, (str, Path)) or not str(value):
-        return "must be the path of a trace file or folder"
-    if not Path(value).expanduser().exists():
+        return "must be the path of a trace file or folder, or bundled:openb"
+    try:
+        path = resolve(value)
+    except ValueError as exc:
+        return str(exc)
+    if not path.exists():
         return (
             "no such file or folder; download the trace, or pass its path with -p trace_path PATH"
         )

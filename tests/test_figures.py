@@ -186,3 +186,18 @@ def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
     # a run of one notebook keeps the other's record
     figures.write_log([figures.Outcome("02_b", True, 5.0, tmp_path / "02_b.ipynb")], path)
     assert figures.read_log(path) == {"01_a": 12.3, "02_b": 5.0}
+
+
+@pytest.mark.parametrize(
+    ("quick", "overridden", "update", "folder"),
+    [
+        (False, False, False, "figures"),  # the main job: the committed parameters
+        (False, True, False, "build/figures"),  # -p: never over the committed figures
+        (True, False, False, "build/figures-quick"),
+        (True, True, False, "build/figures-quick"),
+        (False, True, True, "figures"),  # --update: asked for
+        (True, False, True, "figures"),
+    ],
+)
+def test_only_the_committed_parameters_write_into_figures(quick, overridden, update, folder):
+    assert figures.default_figures_dir(quick=quick, overridden=overridden, update=update) == folder
