@@ -27,6 +27,6 @@ def bundled_folder(name: str) -> Path:
 def resolve(folder: str | Path) -> Path:
     """``folder`` as a path: ``"bundled:NAME"`` is the bundled trace's folder, anything else
     the path it says (``~`` expanded)."""
-    if isinstance(folder, str) and folder.startswith(PREFIX):
-        return bundled_folder(folder[len(PREFIX) :])
+    if str(folder).startswith(PREFIX):
+        return bundled_folder(str(folder)[len(PREFIX) :])
     return Path(folder).expanduser()
