@@ -134,18 +134,42 @@ def test_comparison_table_in_hours(toy_results):
     assert table.loc["fifo", "finished"] == 8
 
 
-def test_metric_curve_mean_and_t_interval_over_seeds():
+def test_metric_curve_mean_and_range_over_seeds_by_default():
     data = pd.DataFrame(
         {"quantum": [60, 60, 60, 300], "seed": [0, 1, 2, 0], "avg_jct": [1, 2, 3, 5.0]}
     )
     table = plotting.curve_data(data, "quantum", "avg_jct")
     first = table.iloc[0]
     assert first["avg_jct"] == 2 and first["count"] == 3
-    assert first["high"] - first["avg_jct"] == pytest.approx(4.303 / np.sqrt(3))
+    assert (first["low"], first["high"]) == (1, 3)  # lowest and highest seed
     assert table.iloc[1]["low"] == table.iloc[1]["high"] == 5
     ax = plotting.metric_curve(data, x="quantum", y="avg_jct", unit="s")
     assert ax.lines[0].get_ydata().tolist() == [2, 5]
-    assert len(ax.collections) == 1  # the confidence band
+    assert len(ax.collections) == 1  # the band
+    assert ax.get_xlabel().endswith("(mean of n = 1-3 seeds; band: lowest to highest)")
+
+
+def test_the_t_interval_is_an_option():
+    data = pd.DataFrame({"quantum": [60, 60, 60], "avg_jct": [1, 2, 3.0]})
+    first = plotting.curve_data(data, "quantum", "avg_jct", interval="ci95").iloc[0]
+    assert first["high"] - first["avg_jct"] == pytest.approx(4.303 / np.sqrt(3))
+    assert first["interval"] == "95% confidence interval (Student t)"
+    with pytest.raises(ValueError, match="interval must be one of"):
+        plotting.curve_data(data, "quantum", "avg_jct", interval="sd")
+
+
+def test_error_bars_over_seeds_never_go_below_zero():
+    # three seeds far apart: a t interval of the mean would reach below zero (2 - 4.3 * 1.5)
+    data = pd.DataFrame({"scheduler": ["fifo"] * 3, "avg_jct": [100.0, 200, 7000]})
+    ax = plotting.summary_bars(data, unit="s")
+    low = ax.containers[0].lines  # the error bar artists
+    (segments,) = [c.get_segments() for c in low[2]]
+    assert segments[0][0][1] == 100 and segments[0][1][1] == 7000
+    assert "n = 3 seeds; whiskers: lowest to highest" in ax.get_xlabel()
+    saved = plotting.plotted_data(ax)
+    drawn = saved[["avg_jct", "low", "high"]].iloc[0].tolist()
+    assert drawn == pytest.approx([7300 / 3, 100, 7000])
+    assert saved["unit"].iloc[0] == "s"
 
 
 def test_metric_curve_reference_line_in_the_same_unit():
@@ -222,6 +246,30 @@ def test_saved_csv_holds_the_plotted_numbers(toy_results, tmp_path):
     assert fifo["jct"].iloc[0] == 300 and fifo["jct"].iloc[-1] == 1620
     with pytest.raises(ValueError, match="plain file name"):
         plotting.save_figure(ax.figure, "../escape", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "plot, column",
+    [
+        (lambda r: plotting.jct_cdf(r, unit="min"), "jct"),
+        (lambda r: plotting.per_vc_bars(r, "avg_jct", unit="min"), "avg_jct"),
+    ],
+)
+def test_the_csv_unit_column_is_true_to_its_values(toy_results, plot, column):
+    ax = plot(toy_results)
+    data = plotting.plotted_data(ax)
+    assert set(data["unit"]) == {"min"}
+    fifo = data.loc[data["label"] == "fifo", column]
+    # the longest job (j4, 1,620 s); VC b: (900 + 1,260 + 960 + 660) / 4 = 945 s
+    assert fifo.max() == pytest.approx(1620 / 60 if column == "jct" else 945 / 60)
+
+
+def test_a_cdf_equal_to_an_earlier_one_is_labelled_and_marked_apart(toy_results):
+    same = {"fifo": toy_results["fifo"], "fair": toy_results["fifo"], "sjf": toy_results["sjf"]}
+    ax = plotting.jct_cdf(same)
+    assert [line.get_label() for line in ax.lines] == ["fifo", "fair (same as fifo)", "sjf"]
+    styles = {(line.get_linestyle(), line.get_marker()) for line in ax.lines}
+    assert len(styles) == 3  # no two lines look alike, whatever their colours
 
 
 def test_node_time_heatmap_shows_gpus_per_node(toy_results):

@@ -554,3 +554,26 @@ def test_metric_bars_uses_the_given_axes_and_names_a_missing_column(load_frame):
     with pytest.raises(ValueError, match="no finished"):
         metric_bars(load_frame.assign(status="error"))
     matplotlib.pyplot.close(fig)
+
+
+def test_plots_never_pool_runs_across_a_parameter_they_do_not_show(load_frame):
+    both = pd.concat(
+        [load_frame.assign(preemption=False), load_frame.assign(preemption=True, avg_jct=1.0)],
+        ignore_index=True,
+    )
+    both.insert(list(both.columns).index("seed"), "preemption", both.pop("preemption"))
+    ax = jct_vs_load(both)  # preemption becomes the line style: four lines, none pooled
+    curves = [line for line in ax.get_lines() if len(line.get_xdata()) == 2]  # not legend keys
+    assert len(curves) == 4
+    flat = [line for line in curves if set(line.get_ydata()) == {1.0}]  # the preempting runs
+    assert len(flat) == 2
+    assert len({line.get_linestyle() for line in curves}) == 2
+    ax = metric_bars(both, x="scheduler")  # preemption becomes the hue
+    assert ax.get_legend().get_title().get_text() == "preemption"
+    three = both.assign(quantum=np.where(both.index % 2 == 0, 60, 300))
+    three.insert(list(three.columns).index("seed"), "quantum", three.pop("quantum"))
+    with pytest.raises(ValueError, match=r"also differ in \{'preemption'.*'quantum'"):
+        jct_vs_load(three)
+    with pytest.raises(ValueError, match="give it as hue="):
+        metric_bars(three, x="scheduler")
+    matplotlib.pyplot.close("all")

@@ -33,6 +33,13 @@ PLAIN_NUMBERS = FuncFormatter(lambda value, _: f"{value:g}")
 LINESTYLES = ("-", "--", "-.", ":")
 """Line styles of successive runs in a CDF, so curves that coincide stay visible."""
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""Markers of successive runs in a CDF (with the line style, no two of eight runs look
+alike, whatever the colours)."""
+
+MARK_EVERY = 20
+"""A CDF marks one point in this many (the quantile levels 0, 0.1, ... with 201 points)."""
+
 CDF_POINTS = 201
 """Quantile levels a CDF is drawn at (0, 0.005, ..., 1): exact at those levels, and small."""
 
@@ -87,17 +94,23 @@ def jct_cdf(
     data = cdf_data(results, column)
     medians = data.loc[data["fraction"] == 0.5, column]
     unit, scale = resolve_unit(unit, medians)  # the unit of a typical job
+    data[column] = data[column] / scale
     ax = get_ax(ax)
     labels = list(dict.fromkeys(data["label"]))
     palette = colors_for(labels)
+    same = identical_curves(data, column)
     for k, label in enumerate(labels):
         part = data[data["label"] == label]
         ax.plot(
-            part[column] / scale,
+            part[column],
             part["fraction"],
-            label=label,
+            label=f"{label} (same as {same[label]})" if label in same else label,
             color=palette[label],
             linestyle=LINESTYLES[k % len(LINESTYLES)],
+            marker=MARKERS[k % len(MARKERS)],
+            markevery=(k * 3 % MARK_EVERY, MARK_EVERY),  # runs' markers never sit together
+            markersize=5,
+            markerfacecolor="none" if label in same else palette[label],
         )
     if log:
         ax.set_xscale("log")
@@ -108,6 +121,22 @@ def jct_cdf(
     ax.legend(title=None)
     remember(ax, data.assign(unit=unit))
     return ax
+
+
+def identical_curves(data: pd.DataFrame, column: str) -> dict[str, str]:
+    """``{label: earlier label}`` for each run whose CDF equals an earlier run's at every
+    level (its line would hide under that one)."""
+    curves: dict[str, np.ndarray] = {
+        label: part[column].to_numpy() for label, part in data.groupby("label", sort=False)
+    }
+    same: dict[str, str] = {}
+    labels = list(curves)
+    for k, label in enumerate(labels):
+        for earlier in labels[:k]:
+            if earlier not in same and np.array_equal(curves[label], curves[earlier]):
+                same[label] = earlier
+                break
+    return same
 
 
 def _stats(values: np.ndarray) -> dict[str, float]:
@@ -261,7 +290,7 @@ def per_vc_bars(
     if metric in FRACTION_METRICS:
         ax.set_ylim(0, 1)
     ax.legend(title=None)
-    remember(ax, data)
+    remember(ax, data.assign(**{metric: data[metric] / scale}, unit=unit or ""))
     return ax
 
 

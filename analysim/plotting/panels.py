@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.plotting.base import get_ax, new_figure, remember
-from analysim.plotting.jobs import jct_cdf, per_vc_bars, queue_delay
+from analysim.plotting.jobs import LINESTYLES, MARKERS, jct_cdf, per_vc_bars, queue_delay
 from analysim.plotting.style import (
     ALL_VCS,
     FRACTION_METRICS,
@@ -43,13 +43,22 @@ def _t95(dof: int) -> float:
 
 
 def policy_comparison(results: Any, metric: str = "avg_jct", *, unit: str | None = None) -> Figure:
-    """JCT CDF, queueing-delay boxes and per-VC bars of ``metric``, side by side."""
+    """JCT CDF, queueing-delay boxes and per-VC bars of ``metric``, side by side, lettered
+    (a), (b), (c)."""
     fig, axes = new_figure((15.0, 4.2), 1, 3, width_ratios=[1.0, 1.0, 1.6])
     cdf, box, bars = axes
     jct_cdf(results, ax=cdf, unit=unit)
     queue_delay(results, ax=box, unit=unit)
     per_vc_bars(results, metric, ax=bars, unit=unit)
+    panel_letters(fig)
     return fig
+
+
+def panel_letters(fig: Figure) -> None:
+    """Letter the panels of a multi-panel figure (a), (b), ... in reading order, at the left
+    of each panel's title line."""
+    for k, ax in enumerate(fig.axes):
+        ax.set_title(f"({chr(ord('a') + k)})", loc="left", fontweight="bold")
 
 
 def timeline_panels(
@@ -67,23 +76,43 @@ def timeline_panels(
             ax.set_xlabel("")
         if k > 0 and ax.get_legend() is not None:
             ax.get_legend().remove()
+    if len(columns) > 1:
+        panel_letters(fig)
     return fig
 
 
-def curve_data(data: pd.DataFrame, x: str, y: str, hue: str | None = None) -> pd.DataFrame:
-    """Mean, count and 95% confidence interval (Student t over the rows, e.g. seeds) of ``y``
-    per value of ``x`` (and ``hue``): sorted along a numeric ``x``, else in order of first
-    appearance."""
+INTERVALS = {
+    "range": "lowest to highest",
+    "ci95": "95% confidence interval (Student t)",
+}
+"""What a band or an error bar over seeds may show, and how a figure says it."""
+
+
+def curve_data(
+    data: pd.DataFrame, x: str, y: str, hue: str | None = None, *, interval: str = "range"
+) -> pd.DataFrame:
+    """Mean, count and interval (``low``, ``high``) of ``y`` over the rows (e.g. seeds) per
+    value of ``x`` (and ``hue``): sorted along a numeric ``x``, else in order of first
+    appearance. ``interval="range"`` spans the lowest to the highest row (never past the
+    data: a positive metric's bar never goes below zero); ``"ci95"`` is the Student t 95%
+    confidence interval of the mean (wide for few seeds, and it may cross zero)."""
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {list(INTERVALS)}, got {interval!r}")
     missing = [c for c in (x, y, hue) if c is not None and c not in data.columns]
     if missing:
         raise ValueError(f"no column(s) {missing} in the table; it has {list(data.columns)}")
     keys = [x] if hue is None else [hue, x]
     grouped = data.groupby(keys, sort=False, observed=True)[y]
-    out = grouped.agg(["mean", "std", "count"]).reset_index()
-    half = out["std"].fillna(0.0) / np.sqrt(out["count"]) * out["count"].map(lambda n: _t95(n - 1))
-    out["low"] = out["mean"] - half.fillna(0.0)
-    out["high"] = out["mean"] + half.fillna(0.0)
-    out = out.drop(columns="std").rename(columns={"mean": y})
+    out = grouped.agg(["mean", "std", "count", "min", "max"]).reset_index()
+    if interval == "range":
+        out["low"], out["high"] = out["min"], out["max"]
+    else:
+        t = out["count"].map(lambda n: _t95(n - 1))
+        half = (out["std"].fillna(0.0) / np.sqrt(out["count"]) * t).fillna(0.0)
+        out["low"] = out["mean"] - half
+        out["high"] = out["mean"] + half
+    out["interval"] = INTERVALS[interval]
+    out = out.drop(columns=["std", "min", "max"]).rename(columns={"mean": y})
     if pd.api.types.is_numeric_dtype(out[x]) and out[x].dtype != bool:
         out = out.sort_values(keys, kind="stable")  # along a numeric axis
     return out.reset_index(drop=True)
@@ -99,22 +128,29 @@ def metric_curve(
     unit: str | None = None,
     x_label: str | None = None,
     reference: Mapping[str, float] | None = None,
+    interval: str = "range",
 ) -> Axes:
-    """``y`` (a summary metric) against the parameter ``x``, one line per ``hue`` value, with
-    a shaded 95% confidence band where several rows (seeds) share a point. ``reference``
-    draws a dashed horizontal line per ``{label: value}`` (in ``y``'s own units, seconds for
-    times), e.g. the run without the feature being varied."""
-    table = curve_data(data, x, y, hue)
-    scale = 1.0
-    shown_unit = None
-    if y in TIME_METRICS:
-        shown_unit, scale = resolve_unit(unit, table[y])
+    """``y`` (a summary metric) against the parameter ``x``, one line per ``hue`` value, the
+    mean over the rows (seeds) that share a point with a shaded band (``interval``: lowest
+    to highest by default, see :func:`curve_data`); the x label says what the line and band
+    are and over how many seeds. ``reference`` draws a dashed horizontal line per ``{label:
+    value}`` (in ``y``'s own units, seconds for times), e.g. the run without the feature
+    being varied."""
+    table = curve_data(data, x, y, hue, interval=interval)
+    shown_unit, scale = _y_scale(y, table[y], unit)
     ax = get_ax(ax)
     groups = [(None, table)] if hue is None else list(table.groupby(hue, sort=False))
     palette = colors_for([str(name) for name, _ in groups if name is not None])
-    for name, part in groups:
+    for k, (name, part) in enumerate(groups):
         color = palette.get(str(name), "#0173b2")
-        ax.plot(part[x], part[y] / scale, marker="o", color=color, label=name)
+        ax.plot(
+            part[x],
+            part[y] / scale,
+            marker=MARKERS[k % len(MARKERS)],
+            linestyle=LINESTYLES[k % len(LINESTYLES)],
+            color=color,
+            label=name,
+        )
         if (part["count"] > 1).any():
             ax.fill_between(
                 part[x],
@@ -129,13 +165,14 @@ def metric_curve(
     )
     for label, value in zip(references["reference"], references[y], strict=True):
         ax.axhline(value / scale, color=policy_color(label), linestyle="--", label=label)
-    ax.set_xlabel(x_label or label_for(x))
+    ax.set_xlabel(_with_spread(x_label or label_for(x), table, "band"))
     ax.set_ylabel(label_for(y, shown_unit))
     if y in FRACTION_METRICS:
         ax.set_ylim(0, 1)
     if hue is not None or reference:
         ax.legend(title=hue)
-    remember(ax, pd.concat([table, references], ignore_index=True) if reference else table)
+    drawn = pd.concat([table, references], ignore_index=True) if reference else table
+    remember(ax, _in_unit(drawn, [y, "low", "high"], scale, shown_unit))
     return ax
 
 
@@ -146,19 +183,19 @@ def summary_bars(
     ax: Axes | None = None,
     *,
     unit: str | None = None,
+    interval: str = "range",
 ) -> Axes:
     """A summary metric per value of ``x`` (one row per run, e.g. a sweep frame): bars of
-    the mean over the rows (seeds) in each value's policy colour, with 95% confidence error
-    bars when there are several. A boolean ``x`` (a switch such as ``migration``) is shown
-    as ``"no migration"`` / ``"migration"``."""
+    the mean over the rows (seeds) in each value's policy colour, with error bars
+    (``interval``: lowest to highest by default, see :func:`curve_data`) when there are
+    several; the x label says what they are and over how many seeds. A boolean ``x`` (a
+    switch such as ``migration``) is shown as ``"no migration"`` / ``"migration"``."""
     if "status" in data.columns:
         data = data[data["status"] == "ok"]
-    table = curve_data(data, x, y)
+    table = curve_data(data, x, y, interval=interval)
     if table[x].dtype == bool:  # a switch: "no migration" / "migration", as the palette says
         table[x] = table[x].map({False: f"no {x}", True: x})
-    shown_unit, scale = (None, 1.0)
-    if y in TIME_METRICS:
-        shown_unit, scale = resolve_unit(unit, table[y])
+    shown_unit, scale = _y_scale(y, table[y], unit)
     labels = [str(v) for v in table[x]]
     palette = colors_for(labels)
     ax = get_ax(ax)
@@ -174,9 +211,38 @@ def summary_bars(
         capsize=4,
     )
     ax.set_xticks(positions, labels)
-    ax.set_xlabel(label_for(x))
+    ax.set_xlabel(_with_spread(label_for(x), table, "whiskers"))
     ax.set_ylabel(label_for(y, shown_unit))
     if y in FRACTION_METRICS:
         ax.set_ylim(0, 1)
-    remember(ax, table)
+    remember(ax, _in_unit(table, [y, "low", "high"], scale, shown_unit))
     return ax
+
+
+def _y_scale(y: str, values: Any, unit: str | None) -> tuple[str | None, float]:
+    """The unit and seconds per unit a summary metric is shown in (times only)."""
+    if y in TIME_METRICS:
+        return resolve_unit(unit, values)
+    return None, 1.0
+
+
+def _with_spread(label: str, table: pd.DataFrame, mark: str) -> str:
+    """An axis label with, when points average several rows, what the ``mark`` (band,
+    whiskers) shows and over how many seeds."""
+    counts = sorted(set(table["count"]))
+    if counts[-1] <= 1:
+        return label
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{label}\n(mean of n = {n} seeds; {mark}: {table['interval'].iloc[0]})"
+
+
+def _in_unit(
+    table: pd.DataFrame, columns: list[str], scale: float, unit: str | None
+) -> pd.DataFrame:
+    """``columns`` of the table as drawn (divided by ``scale``), with a ``unit`` column."""
+    shown = table.copy()
+    for column in columns:
+        if column in shown.columns:
+            shown[column] = shown[column] / scale
+    shown["unit"] = unit or ""
+    return shown

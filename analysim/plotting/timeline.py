@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.plotting.base import as_results, get_ax, remember
+from analysim.plotting.jobs import LINESTYLES
 from analysim.plotting.style import (
     ALL_VCS,
     FRACTION_METRICS,
@@ -97,7 +98,7 @@ def timeline(
     ax = get_ax(ax, figsize=(8.0, 3.5))
     labels = list(dict.fromkeys(data["label"]))
     palette = colors_for(labels)
-    for label in labels:
+    for k, label in enumerate(labels):
         part = data[data["label"] == label]
         ax.plot(
             part["time"] / scale,
@@ -105,6 +106,7 @@ def timeline(
             label=label,
             color=palette[label],
             linewidth=1.0,
+            linestyle=LINESTYLES[k % len(LINESTYLES)],  # lines that coincide stay visible
             drawstyle="steps-post",
         )
     ax.set_xlabel(f"time ({unit})")

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from analysim.sweep.report import parameter_columns
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -55,6 +57,28 @@ def finished_rows(data: pd.DataFrame, columns: list[str | None]) -> pd.DataFrame
     return ok
 
 
+def unshown_parameters(rows: pd.DataFrame, shown: list[str | None]) -> list[str]:
+    """The sweep's parameter columns that take several values in ``rows`` but are not among
+    ``shown``: a plot that averaged over them would pool different configurations."""
+    if "seed" not in rows.columns:
+        return []
+    return [
+        column
+        for column in parameter_columns(rows)
+        if column not in shown and rows[column].astype(str).nunique() > 1
+    ]
+
+
+def _refuse_pooling(rows: pd.DataFrame, shown: list[str | None], how: str) -> None:
+    unshown = unshown_parameters(rows, shown)
+    if unshown:
+        values = {c: sorted(rows[c].astype(str).unique()) for c in unshown}
+        raise ValueError(
+            f"the frame's runs also differ in {values}, which this plot does not show: "
+            f"{how}, or plot a subset (frame[frame[...] == ...])"
+        )
+
+
 def _label(ax: Axes, x: str, y: str) -> None:
     ax.set_xlabel(LABELS.get(x, x))
     ax.set_ylabel(LABELS.get(y, y))
@@ -73,10 +97,18 @@ def metric_vs(
 ) -> Axes:
     """A metric against a numeric parameter: one line per ``hue`` (and ``style``) value, the
     mean over seeds with a band (``errorbar``, as in ``seaborn.lineplot``: ``("ci", 95)``,
-    ``"sd"``, ``None``). Extra keywords go to ``seaborn.lineplot``."""
+    ``"sd"``, ``None``). Extra keywords go to ``seaborn.lineplot``.
+
+    Runs are never pooled across a parameter the plot does not show: one other parameter
+    that varies becomes the line ``style`` (dashes and markers) when ``style`` is free;
+    more, and the call is refused with a ``ValueError`` that names them."""
     import seaborn as sns
 
     rows = finished_rows(data, [x, y, hue, style])
+    unshown = unshown_parameters(rows, [x, hue, style])
+    if style is None and len(unshown) == 1:
+        style = unshown[0]
+    _refuse_pooling(rows, [x, hue, style], "give it as hue= or style=")
     ax = sns.lineplot(
         data=rows,
         x=x,
@@ -95,7 +127,8 @@ def metric_vs(
 
 def jct_vs_load(data: pd.DataFrame, *, ax: Axes | None = None, **kwargs: Any) -> Axes:
     """Average JCT against ``workload.load_scale``, a line per scheduler, a 95% confidence
-    band over seeds (:func:`metric_vs` with those defaults)."""
+    band over seeds (:func:`metric_vs` with those defaults: one other parameter that varies,
+    such as ``preemption``, is told apart by line style)."""
     return metric_vs(data, x="workload.load_scale", y="avg_jct", hue="scheduler", ax=ax, **kwargs)
 
 
@@ -111,10 +144,15 @@ def metric_bars(
 ) -> Axes:
     """A metric per value of a categorical parameter (bars: the mean over seeds, with error
     bars), optionally split by ``hue`` (e.g. ``"preemption"``). Extra keywords go to
-    ``seaborn.barplot``."""
+    ``seaborn.barplot``. One other parameter that varies becomes the ``hue`` when ``hue``
+    is free; more, and the call is refused (runs are never pooled across them)."""
     import seaborn as sns
 
     rows = finished_rows(data, [x, y, hue])
+    unshown = unshown_parameters(rows, [x, hue])
+    if hue is None and len(unshown) == 1:
+        hue = unshown[0]
+    _refuse_pooling(rows, [x, hue], "give it as hue=")
     ax = sns.barplot(data=rows, x=x, y=y, hue=hue, errorbar=errorbar, seed=0, ax=ax, **kwargs)
     _label(ax, x, y)
     return ax
