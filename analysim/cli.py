@@ -24,13 +24,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 import analysim as asim
 from analysim.config import SimConfig
 from analysim.figures import add_figures_command
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
+from analysim.readable import summary_text, table_text
 
 PROG = "analysim"
 USAGE_ERROR = 2
@@ -385,10 +384,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         **values,
     )
 
-    print(format_table(result.summary()))
+    print(summary_text(result.summary()).to_string())
     if args.by_vc:
         print()
-        print(format_table(result.summary(by="vc")))
+        print(table_text(result.summary(by="vc")).to_string())
     if args.out is not None:
         result.save(args.out)
         log.info("wrote the result to %s", args.out)
@@ -400,7 +399,7 @@ def cmd_study(args: argparse.Namespace) -> int:
 
     workload, cluster = workload_and_cluster(args, args.seed)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
-    print(format_table(table))
+    print(table_text(table).to_string())
     if args.out is not None:
         table.to_csv(args.out, float_format="%.6g")
         log.info("wrote the study table to %s", args.out)
@@ -458,27 +457,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         retry_errors=args.retry_errors,
         progress=not args.no_progress,
     )
-    print(format_table(overview(frame)))
+    print(table_text(overview(frame)).to_string())
     log.info("wrote %s (one row per run) and runs/ to %s", "sweep.parquet", args.out)
     return 1 if frame.attrs["failed"] else 0
 
 
 # -- output -----------------------------------------------------------------------------------
-def _cell(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    if value != value:  # NaN
-        return "-"
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3f}"
-
-
-def format_table(table: pd.Series | pd.DataFrame) -> str:
-    """A summary Series or per-VC DataFrame as aligned text, numbers kept readable."""
-    return table.map(_cell).to_string()
-
-
 # -- entry point ------------------------------------------------------------------------------
 def _one_line(message: str) -> str:
     return " ".join(str(message).split())

@@ -66,6 +66,23 @@ def compare(
     return results
 
 
+def conditions(workload: str, **settings: Any) -> str:
+    """A figure title's statement of the conditions a result holds under:
+    ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is
+    ``"venus, 26 days, load x1, seed 0"``; seeds (a list) read ``"seeds 0-2"``."""
+    words = {"days": "{:g} days", "load_scale": "load x{:g}", "seed": "seed {}"}
+    parts = [str(workload)]
+    for name, value in settings.items():
+        if name == "seeds":
+            seeds = list(value)
+            parts.append(f"seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}")
+        elif name in words:
+            parts.append(words[name].format(value))
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
 def sensitivity(
     workload: Workload | Callable[[int], Workload],
     cluster: Cluster,
@@ -259,9 +276,10 @@ def _execute(papermill: Any, path: Path, output: Path, parameters: dict, timeout
         cwd=str(path.parent),
         progress_bar=False,
         execution_timeout=timeout,
-        # the kernel's own start-up warnings (e.g. "running over TCP without encryption" on
-        # a loopback-only kernel) are not the user's business; cell errors still surface
-        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+        # the kernel's own log lines (a warning that a loopback kernel runs over TCP without
+        # encryption, an error when it is interrupted at shutdown) are not the user's
+        # business; cell errors still surface in the outcome
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
     )
 
 

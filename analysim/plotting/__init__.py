@@ -36,6 +36,7 @@ from analysim.plotting.jobs import (
 from analysim.plotting.panels import (
     curve_data,
     metric_curve,
+    panel_letters,
     policy_comparison,
     summary_bars,
     timeline_panels,
@@ -67,6 +68,7 @@ __all__ = [
     "new_figure",
     "node_time_heatmap",
     "node_usage_data",
+    "panel_letters",
     "per_vc_bars",
     "per_vc_data",
     "plotted_data",

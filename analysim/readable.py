@@ -1,0 +1,133 @@
+"""Summaries as people read them: each metric with its unit, times also in hours or days.
+
+``Result.summary()`` returns a :class:`Summary` (a pandas Series) and ``summary(by=...)`` a
+:class:`SummaryTable` (a DataFrame). They hold the plain numbers (seconds for times) and
+compute like any Series or DataFrame; only their display changes: in a notebook and in
+``print`` each metric shows its unit, and times are shown in a readable unit as well.
+
+>>> res.summary()["avg_jct"]          # 21645.1: seconds, a plain float
+>>> res.summary()                     # avg_jct  21,645 s  (6.0 h) ...
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+TIME = "s"
+UNITS: dict[str, str] = {
+    "avg_jct": TIME,
+    "median_jct": TIME,
+    "p95_jct": TIME,
+    "p99_jct": TIME,
+    "avg_queue_delay": TIME,
+    "median_queue_delay": TIME,
+    "p95_queue_delay": TIME,
+    "makespan": TIME,
+    "avg_slowdown": "x",  # JCT over run time
+    "gpu_utilization": "fraction",
+    "borrowed_gpu_hours": "GPU-h",
+    "gpu_hours": "GPU-h",
+    "share_gpu_hours": "fraction",
+    "avg_fragmented_gpus": "GPUs",
+    "avg_frag_index": "0-1",
+    "idle_while_waiting": "fraction",
+    "jain_fairness": "0-1",
+}
+"""The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
+
+# (from this many seconds, unit, seconds per unit)
+_READABLE = ((120.0, "min", 60.0), (7_200.0, "h", 3_600.0), (172_800.0, "days", 86_400.0))
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a summary metric (``""`` for one this module does not know)."""
+    return UNITS.get(metric, "")
+
+
+def number(value: Any) -> str:
+    """A number as people read it: thousands separated, no exponent, ``-`` for NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if value != value:
+        return "-"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def duration(seconds: float) -> str:
+    """Seconds in minutes (from 2 min), hours (from 2 h) or days (from 2 days); ``""`` below
+    2 minutes, where seconds read well."""
+    size = abs(seconds)
+    if seconds != seconds or size < _READABLE[0][0]:
+        return ""
+    uppers = [lower for lower, _, _ in _READABLE[1:]] + [math.inf]
+    for (_, name, scale), upper in zip(_READABLE, uppers, strict=True):
+        if size < upper:
+            return f"{seconds / scale:.1f} {name}"
+    return ""
+
+
+def readable(metric: str, value: Any) -> str:
+    """One metric's value with its unit: ``"21,645 s (6.0 h)"``, ``"0.838 fraction"``."""
+    text = number(value)
+    unit = unit_of(metric)
+    if unit == TIME and isinstance(value, (int, float)) and value == value:
+        extra = duration(float(value))
+        return f"{text} s ({extra})" if extra else f"{text} s"
+    return f"{text} {unit}".rstrip() if text != "-" else text
+
+
+def summary_text(summary: pd.Series) -> pd.Series:
+    """A summary Series as text: each value with its unit."""
+    return pd.Series(
+        [readable(str(m), v) for m, v in summary.items()], index=summary.index, name=summary.name
+    )
+
+
+def table_text(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-VC or per-user summary as text: times in hours, columns named with units."""
+    shown = {}
+    for metric in table.columns:
+        unit = unit_of(str(metric))
+        values = table[metric]
+        if unit == TIME:
+            shown[f"{metric} (h)"] = (values.astype(float) / 3_600.0).map(number)
+        else:
+            shown[f"{metric} ({unit})" if unit else str(metric)] = values.map(number)
+    return pd.DataFrame(shown, index=table.index)
+
+
+class Summary(pd.Series):
+    """A summary Series that shows each metric with its unit (the values stay plain numbers:
+    seconds for times)."""
+
+    @property
+    def _constructor(self) -> type[pd.Series]:
+        return pd.Series  # arithmetic and selections give plain Series
+
+    def __repr__(self) -> str:
+        return summary_text(self).to_string()
+
+    def _repr_html_(self) -> str:
+        return summary_text(self).to_frame("value").to_html()
+
+
+class SummaryTable(pd.DataFrame):
+    """A per-VC or per-user summary DataFrame that shows times in hours and names each
+    column's unit (the values stay plain numbers: seconds for times)."""
+
+    @property
+    def _constructor(self) -> type[pd.DataFrame]:
+        return pd.DataFrame
+
+    def __repr__(self) -> str:
+        return table_text(self).to_string()
+
+    def _repr_html_(self) -> str:
+        return table_text(self).to_html()

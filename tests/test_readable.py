@@ -1,0 +1,64 @@
+"""Summaries shown with units and readable numbers, values unchanged underneath."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysim import readable
+from analysim.metrics import SUMMARY_FIELDS
+from analysim.cli import main
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (119, ""),  # seconds read well below 2 minutes
+        (120, "2.0 min"),
+        (7_199, "120.0 min"),
+        (7_200, "2.0 h"),
+        (21_645.1, "6.0 h"),
+        (172_799, "48.0 h"),
+        (172_800, "2.0 days"),
+        (float("nan"), ""),
+    ],
+)
+def test_a_duration_is_shown_in_the_unit_that_reads_best(seconds, text):
+    assert readable.duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("metric", "value", "text"),
+    [
+        ("avg_jct", 21_645.1, "21,645 s (6.0 h)"),
+        ("avg_jct", 95.5, "95.5 s"),
+        ("gpu_utilization", 0.8381, "0.838 fraction"),
+        ("preemptions", 21_761, "21,761"),
+        ("borrowed_gpu_hours", 1234.5, "1,234 GPU-h"),
+        ("share_gpu_hours", float("nan"), "-"),
+        ("avg_jct", 2.164513e04, "21,645 s (6.0 h)"),  # never 2.164513e+04
+    ],
+)
+def test_a_metric_is_shown_with_its_unit(metric, value, text):
+    assert readable.readable(metric, value) == text
+
+
+def test_every_summary_metric_has_a_unit_or_is_a_count():
+    counts = {
+        "jobs",
+        "finished",
+        "unschedulable",
+        "preemptions",
+        "preempted_jobs",
+        "migrations",
+        "migrated_jobs",
+        "reclaims",
+        "avg_blocked_jobs",
+    }
+    assert set(SUMMARY_FIELDS) == set(readable.UNITS) | counts
+
+
+def test_the_cli_summary_shows_units_and_readable_numbers(capsys):
+    assert main(["run", "--workload", "toy", "--by-vc", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "862 s (14.4 min)" in out  # the toy's mean JCT under FIFO, 862.5 s
+    assert "avg_jct (h)" in out and "e+0" not in out
