@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analysim import readable
-from analysim.metrics import SUMMARY_FIELDS
 from analysim.cli import main
+from analysim.metrics import SUMMARY_FIELDS
 
 
 @pytest.mark.parametrize(
