@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from analysim.progress import progress_bar
+
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
     from analysim.result import Result
@@ -54,14 +56,14 @@ def compare(
 ) -> dict[str, Result]:
     """Run ``workload`` on ``cluster`` once per arm: ``{label: SimConfig fields}``, each
     merged over ``common``; return ``{label: Result}`` in the arms' order."""
-    from tqdm.auto import tqdm
-
     from analysim.simulate import simulate
 
     if not arms:
         raise ValueError("compare: no arms to run")
     results = {}
-    for label, options in tqdm(arms.items(), desc="runs", disable=not progress, leave=False):
+    for label, options in progress_bar(
+        arms.items(), desc="runs", disable=not progress, leave=False
+    ):
         results[str(label)] = simulate(workload, cluster, **{**common, **options})
     return results
 
@@ -98,13 +100,11 @@ def sensitivity(
 
     ``workload`` may be a function of the seed, so each seed also draws its own workload.
     """
-    from tqdm.auto import tqdm
-
     from analysim.simulate import simulate
 
     rows = []
     runs = [(value, seed) for value in values for seed in seeds]
-    for value, seed in tqdm(runs, desc=parameter, disable=not progress, leave=False):
+    for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
         trace = workload(seed) if callable(workload) else workload
         options = {**common, "seed": seed, parameter: value}
         summary = simulate(trace, cluster, **options).summary()
@@ -341,14 +341,12 @@ def run_notebooks(
     several and ``workers > 1``; else one after another); return their outcomes in
     ``notebooks`` order. ``expected`` (seconds per notebook, e.g. from the last run's log)
     starts the longest first on Dask, so the run ends sooner."""
-    from tqdm.auto import tqdm
-
     output_dir = Path(output_dir)
     jobs = [
         (name, path, output_dir / path.name, plans.get(name, {}))
         for name, path in notebooks.items()
     ]
-    bar = tqdm(total=len(jobs), desc="notebooks", unit="nb", disable=not progress)
+    bar = progress_bar(total=len(jobs), desc="notebooks", unit="nb", disable=not progress)
     outcomes: dict[str, Outcome] = {}
     try:
         if workers > 1 and len(jobs) > 1:

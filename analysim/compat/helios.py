@@ -110,9 +110,9 @@ def simulate_helios(
     rejected = np.zeros(len(jobs), dtype=bool)
     vcs = cluster.vcs
     if progress:
-        from tqdm.auto import tqdm
+        from analysim.progress import progress_bar
 
-        vcs = tqdm(vcs, desc=f"helios {scheduler}", unit="VC")
+        vcs = progress_bar(vcs, desc=f"helios {scheduler}", unit="VC")
     for vc in vcs:
         node_ids = np.flatnonzero(vc_of_node == vc).tolist()
         members = np.flatnonzero(vc_of_job == vc).tolist()
