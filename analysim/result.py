@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysim import metrics
+from analysim.readable import Summary, SummaryTable
 
 if TYPE_CHECKING:
     from analysim.engine import Simulation
@@ -86,9 +87,11 @@ class Result:
 
     def summary(self, by: str | None = None) -> pd.Series | pd.DataFrame:
         """Cluster-wide metrics as a Series, or one row per VC (``by="vc"``) or per user
-        (``by="user"``) as a DataFrame."""
+        (``by="user"``) as a DataFrame. Their values are plain numbers (seconds for times);
+        they are displayed with units and times also in hours or days
+        (:mod:`analysim.readable`)."""
         if by is None:
-            return metrics.summarize(self.jobs, self.meta, vc=None)
+            return Summary(metrics.summarize(self.jobs, self.meta, vc=None))
         if by == "vc":
             rows = {vc: metrics.summarize(self.jobs, self.meta, vc=vc) for vc in self.meta["vcs"]}
         elif by == "user":
@@ -96,7 +99,7 @@ class Result:
             rows = {u: metrics.summarize(self.jobs, self.meta, user=u) for u in users}
         else:
             raise ValueError(f"summary: by must be None, 'vc' or 'user', got {by!r}")
-        return pd.DataFrame(rows).T.rename_axis(by)
+        return SummaryTable(pd.DataFrame(rows).T.rename_axis(by))
 
     # -- occupancy ----------------------------------------------------------------------------
     def snapshot(self, time: float) -> pd.DataFrame:

@@ -62,3 +62,17 @@ def test_the_cli_summary_shows_units_and_readable_numbers(capsys):
     out = capsys.readouterr().out
     assert "862 s (14.4 min)" in out  # the toy's mean JCT under FIFO, 862.5 s
     assert "avg_jct (h)" in out and "e+0" not in out
+
+
+def test_a_results_summary_displays_units_and_keeps_plain_numbers():
+    import analysim as asim
+
+    result = asim.simulate(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    summary = result.summary()
+    assert summary["avg_jct"] == 862.5  # seconds, a plain number underneath
+    assert "862 s (14.4 min)" in repr(summary) and "0.838 fraction" in repr(summary)
+    assert "<table" in summary._repr_html_() and "862 s (14.4 min)" in summary._repr_html_()
+    per_vc = result.summary(by="vc")
+    assert per_vc.loc["b", "avg_jct"] == 945.0
+    assert "avg_jct (h)" in repr(per_vc) and "avg_jct (h)" in per_vc._repr_html_()
+    assert type(summary * 2) is not type(summary)  # computed Series display as usual
