@@ -305,3 +305,28 @@ def test_reexports_the_sweep_and_occupancy_plots():
     assert plotting.metric_vs is sweep_plots.metric_vs
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         plotting.nope  # noqa: B018
+
+
+def test_saturation_curves_draw_the_mean_and_range_over_seeds_per_placement():
+    # two placements x two seeds x three arrived percents
+    frame = pd.DataFrame(
+        {
+            "arrived_pct": [0, 1, 2] * 4,
+            "allocated_pct": [0, 1, 2, 0, 1, 1, 0, 1, 1.5, 0, 0.5, 1.5],
+            "placement": ["fgd"] * 6 + ["random"] * 6,
+            "seed": ([42] * 3 + [43] * 3) * 2,
+        }
+    )
+    ax = plotting.saturation_curves(frame, "allocated_pct")
+    fgd, random = ax.lines
+    assert fgd.get_label() == "fgd" and fgd.get_ydata().tolist() == [0, 1, 1.5]
+    assert random.get_ydata().tolist() == [0, 0.75, 1.5]
+    assert fgd.get_linestyle() != random.get_linestyle()
+    data = plotting.plotted_data(ax)
+    row = data[(data["placement"] == "fgd") & (data["arrived_pct"] == 2)].iloc[0]
+    assert (row["low"], row["high"], row["count"], row["unit"]) == (1, 2, 2, "%")
+    assert "n = 2 seeds; band: lowest to highest" in ax.get_xlabel()
+    with pytest.raises(ValueError, match="no column"):
+        plotting.saturation_curves(frame.drop(columns="placement"))
+    fig = plotting.saturation_panels(frame.assign(frag_ratio_pct=1.0))
+    assert [a.get_title(loc="left") for a in fig.axes] == ["(a)", "(b)"]

@@ -41,6 +41,7 @@ from analysim.plotting.panels import (
     summary_bars,
     timeline_panels,
 )
+from analysim.plotting.saturation import saturation_curves, saturation_panels
 from analysim.plotting.save import save_figure, write_csv
 from analysim.plotting.style import PALETTE, colors_for, policy_color, time_unit
 from analysim.plotting.timeline import (
@@ -76,6 +77,8 @@ __all__ = [
     "policy_comparison",
     "queue_delay",
     "run_label",
+    "saturation_curves",
+    "saturation_panels",
     "save_figure",
     "summary_bars",
     "time_unit",

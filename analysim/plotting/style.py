@@ -43,6 +43,12 @@ PALETTE: dict[str, str] = {
     "spread": COLORBLIND[2],
     "random": COLORBLIND[7],
     "topology": COLORBLIND[4],
+    # placement policies of the FGD study (GPU sharing, analysim.sharing)
+    "fgd": COLORBLIND[3],
+    "best_fit": COLORBLIND[0],
+    "dot_product": COLORBLIND[2],
+    "gpu_packing": COLORBLIND[1],
+    "gpu_clustering": COLORBLIND[4],
     # on/off arms of the paper's experiments (analysim.study's "baseline" has neither switch)
     "baseline": COLORBLIND[7],
     "no preemption": COLORBLIND[7],
