@@ -47,6 +47,10 @@ class SharedTrace:
 
 
 def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:
+    if isinstance(workload, (str, Path)):
+        from analysim.traces.openb import read_openb_tasks
+
+        workload = read_openb_tasks(workload)
     nodes_frame = cluster
     if isinstance(workload, SharedTrace):
         nodes_frame = workload.nodes if cluster is None else cluster
@@ -115,8 +119,14 @@ def read_peer_tie_break(path: str | Path) -> dict[str, str]:
     return dict(zip(frame["node_name"].astype(str), frame["tiebreak_prefix"]))
 
 
-def _tie_rank(nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None) -> np.ndarray:
-    if tie_break is None:
+def _tie_rank(nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None,
+              rng: np.random.Generator) -> np.ndarray:
+    if tie_break is None:  # the peer's rule: a random prefix per node, drawn per run
+        by_name = np.argsort(nodes.names.astype(str), kind="stable")
+        rank = np.empty(len(nodes), dtype=np.int64)
+        rank[by_name] = rng.permutation(len(nodes))
+        return rank
+    if isinstance(tie_break, str) and tie_break == "name":
         labels = nodes.names.astype(str)
     else:
         if not isinstance(tie_break, Mapping):
@@ -147,8 +157,10 @@ def saturation_log(
     (``"3"`` or ``"0-1-2-3"``, empty without GPUs), ``arrived_gpu_milli, used_gpu_milli,
     frag_milli, frag_ratio`` (cluster state right after the arrival) and ``failed`` (count
     so far). ``arrivals`` (names, or a peer arrival file) replaces the seeded sampling;
-    ``tie_break`` (``{node: prefix}`` or a peer prefix file) orders nodes with equal scores
-    by ``prefix-node`` instead of by node name.
+    Among nodes with equal scores the one with the smallest tie-break rank wins: by default
+    a random order of the nodes drawn from ``seed`` (the peer gives every node a random
+    prefix per run); ``tie_break="name"`` orders by node name; ``{node: prefix}`` or a peer
+    prefix file orders by ``prefix-node``.
     """
     tasks, nodes = _as_tables(workload, cluster)
     check_tasks_fit_somewhere(tasks, nodes)
@@ -162,7 +174,8 @@ def saturation_log(
         order = sample_arrivals(tasks, nodes.total_gpu_milli, inflate, rng)
     else:
         order = arrivals_from_names(tasks, arrivals)
-    return _run(tasks, nodes, order, placer, rng, _tie_rank(nodes, tie_break))
+    tie_rank = _tie_rank(nodes, tie_break, rng)
+    return _run(tasks, nodes, order, placer, rng, tie_rank)
 
 
 def _run(tasks: Tasks, nodes: Nodes, order: np.ndarray, placer: SharePlacer,
@@ -281,7 +294,7 @@ def saturate(
     """The saturation curve: one row per percent of arrived GPU demand, 0..int(inflate*100),
     columns ``arrived_pct, allocated_pct, frag_amount_pct, frag_ratio_pct, failed_pods``.
 
-    ``workload``: a task table (``cpu_milli, memory_mib, num_gpus, gpu_milli, gpu_type``,
+    ``workload``: an openb folder (``"bundled:openb"``), a task table (``cpu_milli, memory_mib, num_gpus, gpu_milli, gpu_type``,
     ``name``), a Workload, or the :class:`SharedTrace` of ``read_openb_tasks`` (then
     ``cluster`` may be omitted). ``cluster``: a node table (``node, cpu_milli, memory_mib,
     gpus, gpu_type``). ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
