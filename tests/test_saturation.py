@@ -28,21 +28,34 @@ from analysim.sharing.placers import best_fit_gpus, packing_score
 from analysim.sharing.resources import Nodes, task_kind
 
 POLICIES = ["fgd", "best_fit", "dot_product", "gpu_packing", "gpu_clustering", "random"]
-PEER_NAMES = {"fgd": "FGD", "best_fit": "BestFit", "dot_product": "DotProd",
-              "gpu_packing": "GpuPacking", "gpu_clustering": "GpuClustering",
-              "random": "Random"}
+PEER_NAMES = {
+    "fgd": "FGD",
+    "best_fit": "BestFit",
+    "dot_product": "DotProd",
+    "gpu_packing": "GpuPacking",
+    "gpu_clustering": "GpuClustering",
+    "random": "Random",
+}
 
 
 def nodes_frame(*specs) -> pd.DataFrame:
     """Nodes from (name, cpu_milli, gpus, model); memory 1,000,000 MiB each."""
-    return pd.DataFrame([{"node": n, "cpu_milli": c, "memory_mib": 1_000_000, "gpus": g,
-                          "gpu_type": m} for n, c, g, m in specs])
+    return pd.DataFrame(
+        [
+            {"node": n, "cpu_milli": c, "memory_mib": 1_000_000, "gpus": g, "gpu_type": m}
+            for n, c, g, m in specs
+        ]
+    )
 
 
 def tasks_frame(*specs) -> pd.DataFrame:
     """Tasks from (name, cpu_milli, num_gpus, gpu_milli); memory 0, no model constraint."""
-    return pd.DataFrame([{"name": n, "cpu_milli": c, "memory_mib": 0, "num_gpus": k,
-                          "gpu_milli": m} for n, c, k, m in specs])
+    return pd.DataFrame(
+        [
+            {"name": n, "cpu_milli": c, "memory_mib": 0, "num_gpus": k, "gpu_milli": m}
+            for n, c, k, m in specs
+        ]
+    )
 
 
 def request(cpu: int, num: int, milli: int) -> Request:
@@ -57,6 +70,7 @@ def context(nodes: pd.DataFrame, shapes_from: pd.DataFrame) -> Context:
 
 # -- fragmentation: hand-computed node examples -----------------------------------------------
 
+
 def three_shapes() -> pd.DataFrame:
     """Shapes with weights 0.5 (a 500-milli share, 4 CPUs), 0.3 (two whole GPUs, 2 CPUs)
     and 0.2 (CPU-only, 1 CPU)."""
@@ -69,7 +83,10 @@ def three_shapes() -> pd.DataFrame:
 def test_typical_shapes_are_the_common_shapes_with_their_frequencies():
     shapes = typical_shapes(Tasks.from_frame(three_shapes()))
     assert [(s.cpu, s.milli, s.num_gpus, s.weight) for s in shapes] == [
-        (4000, 500, 1, 0.5), (2000, 1000, 2, 0.3), (1000, 0, 0, 0.2)]
+        (4000, 500, 1, 0.5),
+        (2000, 1000, 2, 0.3),
+        (1000, 0, 0, 0.2),
+    ]
 
 
 def test_typical_shapes_stop_at_95_percent_and_renormalise():
@@ -110,6 +127,7 @@ def test_a_gpu_model_the_shape_may_not_use_is_fragmented():
 
 # -- the placers: hand cases ------------------------------------------------------------------
 
+
 def scores(policy: str, ctx: Context, task: Request) -> list[int]:
     nodes = np.arange(len(ctx.state.nodes))
     return SHARE_PLACERS.make(policy).scores(ctx, nodes, task).tolist()
@@ -129,8 +147,10 @@ def test_dot_product_scores_one_minus_half_the_normalised_dot_product():
 
 
 def test_gpu_packing_prefers_shared_gpus_then_used_nodes_then_small_idle_nodes():
-    ctx = context(nodes_frame(("a", 64000, 2, "A"), ("b", 64000, 2, "A"),
-                              ("c", 64000, 8, "A")), three_shapes())
+    ctx = context(
+        nodes_frame(("a", 64000, 2, "A"), ("b", 64000, 2, "A"), ("c", 64000, 8, "A")),
+        three_shapes(),
+    )
     ctx.state.place(1, [1], 0, 0, 600, "share-gpu")  # b: GPUs left [1000, 400]
     # a idle with 2 GPUs: 33 - 2 = 31; b: the 400-milli GPU holds 300: 100 - 40 // 10 = 96;
     # c idle with 8 GPUs: 33 - 8 = 25
@@ -192,20 +212,26 @@ def test_random_places_on_a_node_that_fits_and_repeats_with_the_seed():
 def test_ties_go_to_the_smallest_tie_break_prefix():
     nodes = nodes_frame(("a", 8000, 1, "A"), ("b", 8000, 1, "A"))
     tasks = tasks_frame(("t", 1000, 1, 1000))
-    plain = saturation_log(tasks, nodes, placement="best_fit", arrivals=["t"],
-                           tie_break="name")
-    swapped = saturation_log(tasks, nodes, placement="best_fit", arrivals=["t"],
-                             tie_break={"a": "0002", "b": "0001"})
+    plain = saturation_log(tasks, nodes, placement="best_fit", arrivals=["t"], tie_break="name")
+    swapped = saturation_log(
+        tasks, nodes, placement="best_fit", arrivals=["t"], tie_break={"a": "0002", "b": "0001"}
+    )
     assert plain["node"].tolist() == ["a"] and swapped["node"].tolist() == ["b"]
 
 
 def test_a_small_saturation_run_by_hand():
     # two nodes of 2 GPUs; best_fit packs shares onto the same GPU, whole GPUs on free ones
     nodes = nodes_frame(("a", 16000, 2, "A"), ("b", 16000, 2, "A"))
-    tasks = tasks_frame(("s1", 1000, 1, 600), ("s2", 1000, 1, 400), ("w", 1000, 2, 1000),
-                        ("big", 1000, 2, 1000), ("c", 1000, 0, 0))
-    log = saturation_log(tasks, nodes, placement="best_fit", arrivals=tasks["name"],
-                         tie_break="name")
+    tasks = tasks_frame(
+        ("s1", 1000, 1, 600),
+        ("s2", 1000, 1, 400),
+        ("w", 1000, 2, 1000),
+        ("big", 1000, 2, 1000),
+        ("c", 1000, 0, 0),
+    )
+    log = saturation_log(
+        tasks, nodes, placement="best_fit", arrivals=tasks["name"], tie_break="name"
+    )
     # the CPU task: a keeps 14 CPUs and a free GPU (score 88), b 15 CPUs and none (94)
     assert log["node"].tolist() == ["a", "a", "b", "", "b"]
     assert log["gpu_index"].tolist() == ["0", "0", "0-1", "", ""]
@@ -229,21 +255,37 @@ def test_a_custom_placer_plugs_in():
 
 # -- invariants -------------------------------------------------------------------------------
 
+
 @st.composite
 def small_cases(draw):
     n_nodes = draw(st.integers(1, 4))
-    nodes = nodes_frame(*[
-        (f"n{i}", draw(st.sampled_from([4000, 8000, 16000])), draw(st.sampled_from([1, 2, 4])),
-         draw(st.sampled_from(["A", "B"]))) for i in range(n_nodes)])
+    nodes = nodes_frame(
+        *[
+            (
+                f"n{i}",
+                draw(st.sampled_from([4000, 8000, 16000])),
+                draw(st.sampled_from([1, 2, 4])),
+                draw(st.sampled_from(["A", "B"])),
+            )
+            for i in range(n_nodes)
+        ]
+    )
     nodes["memory_mib"] = [draw(st.sampled_from([4000, 16000])) for _ in range(n_nodes)]
     rows = []
     for i in range(draw(st.integers(1, 25))):
         kind = draw(st.sampled_from(["share", "whole", "cpu"]))
         num = 0 if kind == "cpu" else 1 if kind == "share" else draw(st.sampled_from([1, 2, 4]))
         milli = draw(st.integers(1, 999)) if kind == "share" else 1000 if num else 0
-        rows.append({"name": f"t{i}", "cpu_milli": draw(st.sampled_from([0, 1000, 3000])),
-                     "memory_mib": draw(st.sampled_from([0, 2000, 4000])), "num_gpus": num,
-                     "gpu_milli": milli, "gpu_type": draw(st.sampled_from(["", "A", "A|B"]))})
+        rows.append(
+            {
+                "name": f"t{i}",
+                "cpu_milli": draw(st.sampled_from([0, 1000, 3000])),
+                "memory_mib": draw(st.sampled_from([0, 2000, 4000])),
+                "num_gpus": num,
+                "gpu_milli": milli,
+                "gpu_type": draw(st.sampled_from(["", "A", "A|B"])),
+            }
+        )
     tasks = pd.DataFrame(rows)
     tasks["num_gpus"] = tasks["num_gpus"].clip(upper=nodes["gpus"].max())
     tasks["cpu_milli"] = tasks["cpu_milli"].clip(upper=nodes["cpu_milli"].max())
@@ -256,10 +298,10 @@ def small_cases(draw):
 def test_no_gpu_over_1000_milli_no_node_over_cpu_or_memory_and_failures_had_no_room(case):
     nodes, tasks, policy = case
     log = saturation_log(tasks, nodes, placement=policy, arrivals=tasks["name"])
-    cpu = dict(zip(nodes["node"], nodes["cpu_milli"]))
-    mem = dict(zip(nodes["node"], nodes["memory_mib"]))
-    gpus = {n: [1000] * g for n, g in zip(nodes["node"], nodes["gpus"])}
-    model = dict(zip(nodes["node"], nodes["gpu_type"]))
+    cpu = dict(zip(nodes["node"], nodes["cpu_milli"], strict=True))
+    mem = dict(zip(nodes["node"], nodes["memory_mib"], strict=True))
+    gpus = {n: [1000] * g for n, g in zip(nodes["node"], nodes["gpus"], strict=True)}
+    model = dict(zip(nodes["node"], nodes["gpu_type"], strict=True))
     spec = tasks.set_index("name")
     for row in log.itertuples():
         t = spec.loc[row.task]
@@ -267,8 +309,11 @@ def test_no_gpu_over_1000_milli_no_node_over_cpu_or_memory_and_failures_had_no_r
             for n in cpu:
                 allowed = not t.gpu_type or model[n] in t.gpu_type.split("|")
                 room = sum(g >= t.gpu_milli for g in gpus[n]) >= t.num_gpus
-                assert not (cpu[n] >= t.cpu_milli and mem[n] >= t.memory_mib
-                            and (t.num_gpus == 0 or (allowed and room)))
+                assert not (
+                    cpu[n] >= t.cpu_milli
+                    and mem[n] >= t.memory_mib
+                    and (t.num_gpus == 0 or (allowed and room))
+                )
             continue
         cpu[row.node] -= t.cpu_milli
         mem[row.node] -= t.memory_mib
@@ -285,11 +330,15 @@ def test_no_gpu_over_1000_milli_no_node_over_cpu_or_memory_and_failures_had_no_r
 
 # -- bad input --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("column", "value", "words"), [
-    ("gpu_milli", 1500, "between 1 and 1000"),
-    ("gpu_milli", -5, ">= 0"),
-    ("cpu_milli", 2.5, "whole number"),
-])
+
+@pytest.mark.parametrize(
+    ("column", "value", "words"),
+    [
+        ("gpu_milli", 1500, "between 1 and 1000"),
+        ("gpu_milli", -5, ">= 0"),
+        ("cpu_milli", 2.5, "whole number"),
+    ],
+)
 def test_bad_task_values_name_column_and_row(column, value, words):
     tasks = tasks_frame(("a", 1000, 1, 500), ("b", 1000, 1, 500)).astype({column: float})
     tasks.loc[1, column] = value
@@ -335,7 +384,8 @@ def test_read_openb_tasks_counts_bad_rows(tmp_path):
         "p3,1000,100,2,500,\n"
         "p4,99000,100,1,1000,\n"
         "p5,-1,100,1,1000,\n"
-        "p0,1000,100,1,1000,\n")
+        "p0,1000,100,1,1000,\n"
+    )
     nodes = tmp_path / "openb_node_list_x.csv"
     nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,1000,2,P100\n")
     trace = asim.traces.read_openb_tasks(tmp_path)
@@ -344,15 +394,19 @@ def test_read_openb_tasks_counts_bad_rows(tmp_path):
     assert report.count("bad_value") == 3 and report.count("oversized") == 1
     assert report.count("duplicate_id") == 1 and report.count("cpu_task") == 1
     assert trace.nodes.to_dict("records") == [
-        {"node": "n0", "cpu_milli": 64000, "memory_mib": 1000, "gpus": 2, "gpu_type": "P100"}]
+        {"node": "n0", "cpu_milli": 64000, "memory_mib": 1000, "gpus": 2, "gpu_type": "P100"}
+    ]
 
 
 # -- the real openb trace against the FGD simulator -------------------------------------------
 
+
 def peer_files(shared: Path, seed: int) -> tuple:
     data = shared / "fgd" / "seed_orders"
-    return (data / f"openb_pod_list_default_tune1.3_seed{seed}_arrivals.csv",
-            data / f"openb_pod_list_default_seed{seed}_node_prefix.csv")
+    return (
+        data / f"openb_pod_list_default_tune1.3_seed{seed}_arrivals.csv",
+        data / f"openb_pod_list_default_seed{seed}_node_prefix.csv",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -365,9 +419,10 @@ def test_every_placement_of_the_peers_seed_42_runs_is_replayed_exactly(
     openb, shared_data, policy, peer
 ):
     arrivals, prefixes = peer_files(shared_data, 42)
-    golden = pd.read_csv(shared_data / "fgd" /
-                         f"trace_openb_pod_list_default_{peer}_tune1.3_seed42.csv",
-                         dtype={"gpu_index": str})
+    golden = pd.read_csv(
+        shared_data / "fgd" / f"trace_openb_pod_list_default_{peer}_tune1.3_seed42.csv",
+        dtype={"gpu_index": str},
+    )
     log = saturation_log(openb, placement=policy, arrivals=arrivals, tie_break=prefixes)
     node = golden["node"].fillna("").str.replace(r"^\d+-", "", regex=True)
     assert len(log) == len(golden) == 10866
@@ -393,8 +448,9 @@ def curves(openb, shared: Path, seeds, own: bool) -> pd.DataFrame:
                 curve = asim.saturate(openb, placement=policy, seed=seed)
             else:
                 arrivals, prefixes = peer_files(shared, seed)
-                curve = asim.saturate(openb, placement=policy, seed=seed, arrivals=arrivals,
-                                      tie_break=prefixes)
+                curve = asim.saturate(
+                    openb, placement=policy, seed=seed, arrivals=arrivals, tie_break=prefixes
+                )
             frames.append(curve.assign(policy=PEER_NAMES[policy], seed=seed))
     return pd.concat(frames)
 
@@ -405,11 +461,10 @@ def assert_close_to_peer(ours: pd.DataFrame, shared_data: Path, peer_seeds) -> N
     peer = expected.groupby(["policy", "arrived_pct"])[["alloc_pct", "frag_ratio_pct"]].mean()
     mine = ours.groupby(["policy", "arrived_pct"])[["allocated_pct", "frag_ratio_pct"]].mean()
     for pct in (100, 110, 120, 130):
-        gap = (mine.xs(pct, level=1)["allocated_pct"] - peer.xs(pct, level=1)["alloc_pct"])
+        gap = mine.xs(pct, level=1)["allocated_pct"] - peer.xs(pct, level=1)["alloc_pct"]
         assert gap.abs().max() <= 1.0, (pct, gap)
     for pct in (50, 80):
-        gap = (mine.xs(pct, level=1)["frag_ratio_pct"]
-               - peer.xs(pct, level=1)["frag_ratio_pct"])
+        gap = mine.xs(pct, level=1)["frag_ratio_pct"] - peer.xs(pct, level=1)["frag_ratio_pct"]
         assert gap.abs().max() <= 3.0, (pct, gap)
     final = mine.xs(130, level=1)["allocated_pct"]
     assert final.idxmax() == "FGD" and final.idxmin() == "Random"

@@ -24,8 +24,15 @@ from analysim.sharing.resources import Tasks, allowed_models
 
 # The peer's categories, in its order: lack both, lack GPU, satisfied, lack CPU,
 # CPU-only satisfied, CPU-only lacking CPU, no access (GPU model not allowed).
-BUCKETS = ("q1_lack_both", "q2_lack_gpu", "q3_satisfied", "q4_lack_cpu", "xl_satisfied",
-           "xr_lack_cpu", "no_access")
+BUCKETS = (
+    "q1_lack_both",
+    "q2_lack_gpu",
+    "q3_satisfied",
+    "q4_lack_cpu",
+    "xl_satisfied",
+    "xr_lack_cpu",
+    "no_access",
+)
 POPULARITY = 95.0
 
 
@@ -42,8 +49,13 @@ def typical_shapes(tasks: Tasks, popularity: float = POPULARITY) -> list[Shape]:
     """The most common task shapes covering ``popularity`` % of the tasks, weights summing
     to 1 (peer: ``GetTypicalPods`` with threshold 95, step 1, CPU tasks included)."""
     counts: dict[tuple, float] = {}
-    for key in zip(tasks.cpu.tolist(), tasks.gpu_milli.tolist(), tasks.num_gpus.tolist(),
-                   tasks.gpu_type.tolist()):
+    for key in zip(
+        tasks.cpu.tolist(),
+        tasks.gpu_milli.tolist(),
+        tasks.num_gpus.tolist(),
+        tasks.gpu_type.tolist(),
+        strict=True,
+    ):
         counts[key] = counts.get(key, 0.0) + 1.0
     total = float(len(tasks))
     # most common first; among equal counts the larger (cpu, milli, num, type) first
@@ -57,8 +69,10 @@ def typical_shapes(tasks: Tasks, popularity: float = POPULARITY) -> list[Shape]:
     weights = [count / total for _, count in ordered[:chosen]]
     if chosen < len(ordered):
         weights = [w / (cum / total) for w in weights]
-    return [Shape(int(k[0]), int(k[1]), int(k[2]), str(k[3]), w)
-            for (k, _), w in zip(ordered[:chosen], weights)]
+    return [
+        Shape(int(k[0]), int(k[1]), int(k[2]), str(k[3]), w)
+        for (k, _), w in zip(ordered[:chosen], weights, strict=True)
+    ]
 
 
 class FragMeter:
@@ -71,7 +85,10 @@ class FragMeter:
         for s in shapes:
             allowed = allowed_models(s.gpu_type)
             access.append(tuple(allowed is None or m in allowed for m in self.models))
-        self._plan = [(s.cpu, s.milli, s.num_gpus, s.weight, acc) for s, acc in zip(shapes, access)]
+        self._plan = [
+            (s.cpu, s.milli, s.num_gpus, s.weight, acc)
+            for s, acc in zip(shapes, access, strict=True)
+        ]
         self._memo: dict[tuple, tuple[float, ...]] = {}
 
     def buckets(self, key: tuple) -> tuple[float, ...]:

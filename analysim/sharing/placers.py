@@ -77,8 +77,9 @@ class SharePlacer(Policy):
     def scores(self, ctx: Context, nodes: np.ndarray, task: Request) -> np.ndarray:
         raise NotImplementedError
 
-    def choose_node(self, ctx: Context, feasible: np.ndarray, scores: np.ndarray,
-                    tie_rank: np.ndarray) -> int:
+    def choose_node(
+        self, ctx: Context, feasible: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray
+    ) -> int:
         """The feasible node with the highest score, the smallest tie rank among equals."""
         best = scores == scores.max()
         candidates = feasible[best]
@@ -272,8 +273,9 @@ class RandomShare(SharePlacer):
     def scores(self, ctx: Context, nodes: np.ndarray, task: Request) -> np.ndarray:
         return np.zeros(len(nodes), dtype=np.int64)
 
-    def choose_node(self, ctx: Context, feasible: np.ndarray, scores: np.ndarray,
-                    tie_rank: np.ndarray) -> int:
+    def choose_node(
+        self, ctx: Context, feasible: np.ndarray, scores: np.ndarray, tie_rank: np.ndarray
+    ) -> int:
         return int(feasible[ctx.rng.integers(len(feasible))])
 
     def choose_gpus(self, ctx: Context, node: int, task: Request) -> list[int]:

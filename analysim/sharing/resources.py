@@ -39,7 +39,9 @@ def _bad(frame: pd.DataFrame, mask: np.ndarray, table: str, column: str, rule: s
         )
 
 
-def _whole(frame: pd.DataFrame, table: str, column: str, default: float | None = None) -> np.ndarray:
+def _whole(
+    frame: pd.DataFrame, table: str, column: str, default: float | None = None
+) -> np.ndarray:
     if column not in frame.columns:
         if default is None:
             raise ResourceError(f"{table}: missing column {column!r}; found {list(frame.columns)}")
@@ -82,10 +84,20 @@ class Tasks:
         default_milli = None if "gpu_milli" in frame.columns else MILLI
         milli = _whole(frame, table, "gpu_milli", default_milli)
         milli = np.where(num == 0, 0, milli)
-        _bad(frame, (num > 0) & ((milli < 1) | (milli > MILLI)), table, "gpu_milli",
-             "between 1 and 1000 for a task with GPUs")
-        _bad(frame, (milli < MILLI) & (num > 1), table, "num_gpus",
-             "1 for a share of a GPU (gpu_milli < 1000)")
+        _bad(
+            frame,
+            (num > 0) & ((milli < 1) | (milli > MILLI)),
+            table,
+            "gpu_milli",
+            "between 1 and 1000 for a task with GPUs",
+        )
+        _bad(
+            frame,
+            (milli < MILLI) & (num > 1),
+            table,
+            "num_gpus",
+            "1 for a share of a GPU (gpu_milli < 1000)",
+        )
         cpu = _whole(frame, table, "cpu_milli", 0)
         memory = _whole(frame, table, "memory_mib", 0)
         if "gpu_type" in frame.columns:
@@ -94,9 +106,12 @@ class Tasks:
         else:
             spec = np.full(len(frame), "", dtype=object)
         spec = np.where(num == 0, "", spec)
-        name_col = "name" if "name" in frame.columns else "job_id" if "job_id" in frame.columns else None
-        names = (frame[name_col].astype(str).to_numpy(dtype=object) if name_col
-                 else np.array([f"task-{i}" for i in range(len(frame))], dtype=object))
+        name_col = next((c for c in ("name", "job_id") if c in frame.columns), None)
+        names = (
+            frame[name_col].astype(str).to_numpy(dtype=object)
+            if name_col
+            else np.array([f"task-{i}" for i in range(len(frame))], dtype=object)
+        )
         return cls(names, cpu, memory, num, milli, spec)
 
     def __len__(self) -> int:
@@ -106,8 +121,19 @@ class Tasks:
         return self.gpu_milli * self.num_gpus
 
     def take(self, index: np.ndarray) -> Tasks:
-        return Tasks(*(a[index] for a in (self.names, self.cpu, self.memory, self.num_gpus,
-                                          self.gpu_milli, self.gpu_type)))
+        return Tasks(
+            *(
+                a[index]
+                for a in (
+                    self.names,
+                    self.cpu,
+                    self.memory,
+                    self.num_gpus,
+                    self.gpu_milli,
+                    self.gpu_type,
+                )
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -206,8 +232,9 @@ class NodeState:
     def gpus_of(self, node: int) -> list[int]:
         return self.gpu_left[node, : self.nodes.gpus[node]].tolist()
 
-    def feasible(self, cpu: int, memory: int, num_gpus: int, milli: int,
-                 model_ok: np.ndarray) -> np.ndarray:
+    def feasible(
+        self, cpu: int, memory: int, num_gpus: int, milli: int, model_ok: np.ndarray
+    ) -> np.ndarray:
         """Boolean mask of the nodes a task fits (the fit rules above)."""
         ok = (self.cpu_left >= cpu) & (self.mem_left >= memory)
         if num_gpus > 0:
@@ -218,8 +245,9 @@ class NodeState:
                 ok &= (self.gpu_left >= milli).sum(axis=1) >= num_gpus
         return ok
 
-    def place(self, node: int, gpus: list[int], cpu: int, memory: int, milli: int,
-              kind: str | None) -> None:
+    def place(
+        self, node: int, gpus: list[int], cpu: int, memory: int, milli: int, kind: str | None
+    ) -> None:
         """Take ``cpu``, ``memory`` and ``milli`` on each GPU in ``gpus`` of ``node``."""
         if self.cpu_left[node] < cpu or self.mem_left[node] < memory:
             raise AssertionError(f"node {self.nodes.names[node]}: CPU or memory over capacity")

@@ -32,8 +32,7 @@ from analysim.sharing.resources import (
 
 log = logging.getLogger(__name__)
 
-CURVE_COLUMNS = ("arrived_pct", "allocated_pct", "frag_amount_pct", "frag_ratio_pct",
-                 "failed_pods")
+CURVE_COLUMNS = ("arrived_pct", "allocated_pct", "frag_amount_pct", "frag_ratio_pct", "failed_pods")
 _CLONE = re.compile(r"-tuned-\d+$")
 
 
@@ -66,8 +65,9 @@ def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:
     return Tasks.from_frame(workload), Nodes.from_frame(nodes_frame)
 
 
-def sample_arrivals(tasks: Tasks, capacity_milli: int, inflate: float,
-                    rng: np.random.Generator) -> np.ndarray:
+def sample_arrivals(
+    tasks: Tasks, capacity_milli: int, inflate: float, rng: np.random.Generator
+) -> np.ndarray:
     """The peer's arrival order with our generator: every task in a shuffled order (of the
     tasks sorted by name), then clones of tasks drawn uniformly, appended while the demand
     stays within ``inflate`` x capacity. As in the peer, the stop test adds the drawn task's
@@ -116,11 +116,12 @@ def read_peer_tie_break(path: str | Path) -> dict[str, str]:
     for column in ("tiebreak_prefix", "node_name"):
         if column not in frame.columns:
             raise ResourceError(f"{path}: no column {column!r} (found {list(frame.columns)})")
-    return dict(zip(frame["node_name"].astype(str), frame["tiebreak_prefix"]))
+    return dict(zip(frame["node_name"].astype(str), frame["tiebreak_prefix"], strict=True))
 
 
-def _tie_rank(nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None,
-              rng: np.random.Generator) -> np.ndarray:
+def _tie_rank(
+    nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None, rng: np.random.Generator
+) -> np.ndarray:
     if tie_break is None:  # the peer's rule: a random prefix per node, drawn per run
         by_name = np.argsort(nodes.names.astype(str), kind="stable")
         rank = np.empty(len(nodes), dtype=np.int64)
@@ -133,8 +134,9 @@ def _tie_rank(nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None,
             tie_break = read_peer_tie_break(tie_break)
         missing = [n for n in nodes.names if n not in tie_break]
         if missing:
-            raise ResourceError(f"tie_break: no prefix for node {missing[0]!r} "
-                                f"({len(missing)} node(s) without one)")
+            raise ResourceError(
+                f"tie_break: no prefix for node {missing[0]!r} ({len(missing)} node(s) without one)"
+            )
         labels = np.array([f"{tie_break[n]}-{n}" for n in nodes.names], dtype=str)
     rank = np.empty(len(labels), dtype=np.int64)
     rank[np.argsort(labels, kind="stable")] = np.arange(len(labels))
@@ -178,8 +180,14 @@ def saturation_log(
     return _run(tasks, nodes, order, placer, rng, tie_rank)
 
 
-def _run(tasks: Tasks, nodes: Nodes, order: np.ndarray, placer: SharePlacer,
-         rng: np.random.Generator, tie_rank: np.ndarray) -> pd.DataFrame:
+def _run(
+    tasks: Tasks,
+    nodes: Nodes,
+    order: np.ndarray,
+    placer: SharePlacer,
+    rng: np.random.Generator,
+    tie_rank: np.ndarray,
+) -> pd.DataFrame:
     state = NodeState(nodes)
     meter = FragMeter(typical_shapes(tasks), state.models)
     ctx = Context(state, meter, rng)
@@ -200,13 +208,18 @@ def _run(tasks: Tasks, nodes: Nodes, order: np.ndarray, placer: SharePlacer,
     failed = np.empty(n, dtype=np.int64)
     arrived_now = used_now = failed_now = 0
     for k, t in enumerate(order.tolist()):
-        req = Request(int(tasks.cpu[t]), int(tasks.memory[t]), int(tasks.num_gpus[t]),
-                      int(tasks.gpu_milli[t]), None)
-        req = Request(req.cpu, req.memory, req.num_gpus, req.milli,
-                      task_kind(req.num_gpus, req.milli))
+        req = Request(
+            int(tasks.cpu[t]),
+            int(tasks.memory[t]),
+            int(tasks.num_gpus[t]),
+            int(tasks.gpu_milli[t]),
+            None,
+        )
+        req = Request(
+            req.cpu, req.memory, req.num_gpus, req.milli, task_kind(req.num_gpus, req.milli)
+        )
         arrived_now += req.total_milli
-        fits = state.feasible(req.cpu, req.memory, req.num_gpus, req.milli,
-                              model_ok[spec_codes[t]])
+        fits = state.feasible(req.cpu, req.memory, req.num_gpus, req.milli, model_ok[spec_codes[t]])
         feasible = np.flatnonzero(fits)
         gpu_out[k] = ""
         if feasible.size == 0:
@@ -236,17 +249,19 @@ def _run(tasks: Tasks, nodes: Nodes, order: np.ndarray, placer: SharePlacer,
         frag[k] = total[[0, 1, 3, 4, 5, 6]].sum()
         idle[k] = total.sum()
     names = np.where(node_out >= 0, nodes.names[np.maximum(node_out, 0)], "")
-    return pd.DataFrame({
-        "arrival_idx": np.arange(n),
-        "task": tasks.names[order],
-        "node": names,
-        "gpu_index": gpu_out,
-        "arrived_gpu_milli": arrived,
-        "used_gpu_milli": used,
-        "frag_milli": frag,
-        "frag_ratio": 100.0 * frag / np.where(idle > 0, idle, np.nan),
-        "failed": failed,
-    })
+    return pd.DataFrame(
+        {
+            "arrival_idx": np.arange(n),
+            "task": tasks.names[order],
+            "node": names,
+            "gpu_index": gpu_out,
+            "arrived_gpu_milli": arrived,
+            "used_gpu_milli": used,
+            "frag_milli": frag,
+            "frag_ratio": 100.0 * frag / np.where(idle > 0, idle, np.nan),
+            "failed": failed,
+        }
+    )
 
 
 def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130) -> pd.DataFrame:
@@ -269,13 +284,15 @@ def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130
         if not pick.any():
             rows.append((pct, np.nan, np.nan, np.nan, np.nan))
             continue
-        rows.append((
-            pct,
-            round(float(pd.Series(alloc[pick]).mean()), 2),
-            round(100 * float(pd.Series(amount[pick]).mean()) / 1000 / total_gpus, 2),
-            float(pd.Series(ratio[pick]).mean()),
-            int(failed[np.flatnonzero(pick)[-1]]),
-        ))
+        rows.append(
+            (
+                pct,
+                round(float(pd.Series(alloc[pick]).mean()), 2),
+                round(100 * float(pd.Series(amount[pick]).mean()) / 1000 / total_gpus, 2),
+                float(pd.Series(ratio[pick]).mean()),
+                int(failed[np.flatnonzero(pick)[-1]]),
+            )
+        )
     frame = pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
     frame["failed_pods"] = frame["failed_pods"].astype("Int64")
     return frame
@@ -294,13 +311,21 @@ def saturate(
     """The saturation curve: one row per percent of arrived GPU demand, 0..int(inflate*100),
     columns ``arrived_pct, allocated_pct, frag_amount_pct, frag_ratio_pct, failed_pods``.
 
-    ``workload``: an openb folder (``"bundled:openb"``), a task table (``cpu_milli, memory_mib, num_gpus, gpu_milli, gpu_type``,
-    ``name``), a Workload, or the :class:`SharedTrace` of ``read_openb_tasks`` (then
-    ``cluster`` may be omitted). ``cluster``: a node table (``node, cpu_milli, memory_mib,
-    gpus, gpu_type``). ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
+    ``workload``: an openb folder (``"bundled:openb"``), a task table (``cpu_milli,
+    memory_mib, num_gpus, gpu_milli, gpu_type, name``), a Workload, or the
+    :class:`SharedTrace` of ``read_openb_tasks`` (then ``cluster`` may be omitted).
+    ``cluster``: a node table (``node, cpu_milli, memory_mib, gpus, gpu_type``).
+    ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
     See :func:`saturation_log` for ``arrivals`` and ``tie_break``.
     """
-    frame = saturation_log(workload, cluster, placement=placement, inflate=inflate, seed=seed,
-                           arrivals=arrivals, tie_break=tie_break)
+    frame = saturation_log(
+        workload,
+        cluster,
+        placement=placement,
+        inflate=inflate,
+        seed=seed,
+        arrivals=arrivals,
+        tie_break=tie_break,
+    )
     _, nodes = _as_tables(workload, cluster)
     return saturation_curve(frame, int(nodes.gpus.sum()), int(inflate * 100))

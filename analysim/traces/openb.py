@@ -182,36 +182,49 @@ def read_openb_tasks(pods: str | Path, nodes: str | Path | None = None) -> Share
     report = LoadReport(main="tasks")
     node_frame = _shared_nodes(Path(nodes), report)
     path = existing_file(pods, "an openb pod list")
-    raw, first = read_csv(path, required=TASK_COLUMNS, optional=("gpu_spec",),
-                          strings=("name", "gpu_spec"))
-    filt = RowFilter(report, "tasks", path.name, len(raw), lambda i: f"line {first + i}",
-                     ids=raw["name"], id_name="name")
+    raw, first = read_csv(
+        path, required=TASK_COLUMNS, optional=("gpu_spec",), strings=("name", "gpu_spec")
+    )
+    filt = RowFilter(
+        report,
+        "tasks",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}",
+        ids=raw["name"],
+        id_name="name",
+    )
     name = keep_labels(filt, raw["name"], "name")
     cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
     memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
     gpus = keep_counts(filt, raw["num_gpu"], "num_gpu")
     milli = keep_counts(filt, raw["gpu_milli"], "gpu_milli")
     with np.errstate(invalid="ignore"):
-        filt.drop((gpus > 0) & ((milli < 1) | (milli > 1000)), "bad_value", "gpu_milli",
-                  raw["gpu_milli"])
+        filt.drop(
+            (gpus > 0) & ((milli < 1) | (milli > 1000)), "bad_value", "gpu_milli", raw["gpu_milli"]
+        )
         filt.drop((gpus > 1) & (milli < 1000), "bad_value", "num_gpu", raw["num_gpu"])
-        for column, need, have in (("cpu_milli", cpu, node_frame["cpu_milli"].max()),
-                                   ("memory_mib", memory, node_frame["memory_mib"].max()),
-                                   ("num_gpu", gpus, node_frame["gpus"].max())):
+        for column, need, have in (
+            ("cpu_milli", cpu, node_frame["cpu_milli"].max()),
+            ("memory_mib", memory, node_frame["memory_mib"].max()),
+            ("num_gpu", gpus, node_frame["gpus"].max()),
+        ):
             filt.drop(need > have, "oversized", column, raw[column])
     drop_duplicates(filt, name, "name")
     filt.flag(gpus == 0, "cpu_task", "num_gpu", raw["num_gpu"])
     filt.flag((gpus == 1) & (milli < 1000), "gpu_share", "gpu_milli", raw["gpu_milli"])
     spec = labels(raw["gpu_spec"])[0] if "gpu_spec" in raw.columns else None
     keep = filt.alive
-    tasks = pd.DataFrame({
-        "name": name[keep].to_numpy(dtype=object),
-        "cpu_milli": cpu[keep].astype(np.int64),
-        "memory_mib": memory[keep].astype(np.int64),
-        "num_gpus": gpus[keep].astype(np.int64),
-        "gpu_milli": np.where(gpus[keep] == 0, 0, milli[keep]).astype(np.int64),
-        "gpu_type": _constraint(spec, len(raw))[keep].to_numpy(dtype=object),
-    })
+    tasks = pd.DataFrame(
+        {
+            "name": name[keep].to_numpy(dtype=object),
+            "cpu_milli": cpu[keep].astype(np.int64),
+            "memory_mib": memory[keep].astype(np.int64),
+            "num_gpus": gpus[keep].astype(np.int64),
+            "gpu_milli": np.where(gpus[keep] == 0, 0, milli[keep]).astype(np.int64),
+            "gpu_type": _constraint(spec, len(raw))[keep].to_numpy(dtype=object),
+        }
+    )
     if tasks.empty:
         raise TraceError(path, "no task is left:\n" + report.summary())
     return SharedTrace(tasks, node_frame, report)
@@ -220,18 +233,28 @@ def read_openb_tasks(pods: str | Path, nodes: str | Path | None = None) -> Share
 def _only(folder: Path, pattern: str, what: str) -> Path:
     found = sorted(folder.glob(pattern))
     if len(found) != 1:
-        raise TraceError(folder, f"expected one {what} ({pattern}) in the folder, found "
-                                 f"{[f.name for f in found]}")
+        raise TraceError(
+            folder,
+            f"expected one {what} ({pattern}) in the folder, found {[f.name for f in found]}",
+        )
     return found[0]
 
 
 def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
     """The node list with CPU and memory: ``node, cpu_milli, memory_mib, gpus, gpu_type``."""
     path = existing_file(path, "an openb node list")
-    raw, first = read_csv(path, required=("sn", "cpu_milli", "memory_mib", "gpu", "model"),
-                          strings=("sn", "model"))
-    filt = RowFilter(report, "nodes", path.name, len(raw), lambda i: f"line {first + i}",
-                     ids=raw["sn"], id_name="sn")
+    raw, first = read_csv(
+        path, required=("sn", "cpu_milli", "memory_mib", "gpu", "model"), strings=("sn", "model")
+    )
+    filt = RowFilter(
+        report,
+        "nodes",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}",
+        ids=raw["sn"],
+        id_name="sn",
+    )
     node = keep_labels(filt, raw["sn"], "sn")
     cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
     memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
@@ -243,10 +266,12 @@ def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
     keep = filt.alive
     if not keep.any():
         raise TraceError(path, "no GPU node in the node list:\n" + report.summary())
-    return pd.DataFrame({
-        "node": node[keep].to_numpy(dtype=object),
-        "cpu_milli": cpu[keep].astype(np.int64),
-        "memory_mib": memory[keep].astype(np.int64),
-        "gpus": gpus[keep].astype(np.int64),
-        "gpu_type": model[keep].to_numpy(dtype=object),
-    })
+    return pd.DataFrame(
+        {
+            "node": node[keep].to_numpy(dtype=object),
+            "cpu_milli": cpu[keep].astype(np.int64),
+            "memory_mib": memory[keep].astype(np.int64),
+            "gpus": gpus[keep].astype(np.int64),
+            "gpu_type": model[keep].to_numpy(dtype=object),
+        }
+    )
