@@ -478,3 +478,64 @@ def test_with_the_peers_arrival_orders_the_six_policies_match_its_means(openb, s
 def test_with_our_own_sampling_the_six_policies_match_the_peers_means(openb, shared_data):
     ours = curves(openb, shared_data, [0, 1], own=True)
     assert_close_to_peer(ours, shared_data, range(42, 52))
+
+
+# -- sweep and command line -------------------------------------------------------------------
+
+
+def tiny_folder(tmp_path: Path) -> Path:
+    (tmp_path / "openb_pod_list_t.csv").write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
+        + "".join(f"p{i},1000,100,1,{300 + 100 * (i % 5)},\n" for i in range(12))
+        + "w0,2000,100,2,1000,\nc0,500,100,0,0,\n"
+    )
+    (tmp_path / "openb_node_list_t.csv").write_text(
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,8000,1000,2,A\nn1,8000,1000,4,B\n"
+    )
+    return tmp_path
+
+
+def test_saturate_sweep_gives_one_curve_per_placement_and_seed(tmp_path):
+    from analysim.sharing.sweep import saturate_sweep
+
+    frame = saturate_sweep(
+        str(tiny_folder(tmp_path)), placements=["fgd", "random"], seeds=[0, 1], inflate=1.0
+    )
+    assert sorted(set(zip(frame["placement"], frame["seed"], strict=False))) == [
+        ("fgd", 0),
+        ("fgd", 1),
+        ("random", 0),
+        ("random", 1),
+    ]
+    assert frame.groupby(["placement", "seed"]).size().eq(101).all()
+    one = asim.saturate(str(tmp_path), placement="random", seed=1, inflate=1.0)
+    mine = frame[(frame["placement"] == "random") & (frame["seed"] == 1)]
+    assert mine["allocated_pct"].fillna(-1).tolist() == one["allocated_pct"].fillna(-1).tolist()
+
+
+def test_the_saturate_command_prints_the_mean_curve(tmp_path, capsys):
+    from analysim.cli import main
+
+    out = tmp_path / "curves.csv"
+    code = main(
+        [
+            "saturate",
+            "--trace",
+            str(tiny_folder(tmp_path)),
+            "--placement",
+            "best_fit",
+            "gpu_packing",
+            "--seeds",
+            "0",
+            "1",
+            "--inflate",
+            "1.0",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "best_fit" in printed and "gpu_packing" in printed and "alloc@100" in printed
+    assert len(pd.read_csv(out)) == 2 * 2 * 101
+    assert main(["saturate", "--trace", str(tmp_path), "--placement", "consolidate"]) == 2
