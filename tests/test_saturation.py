@@ -541,3 +541,16 @@ def test_the_saturate_command_prints_the_mean_curve(tmp_path, capsys):
     assert "best_fit" in printed and "gpu_packing" in printed and "alloc@100" in printed
     assert len(pd.read_csv(out)) == 2 * 2 * 101
     assert main(["saturate", "--trace", str(tmp_path), "--placement", "consolidate"]) == 2
+
+
+def test_one_fgd_instance_reused_on_another_workload_scores_afresh():
+    fgd = SHARE_PLACERS.make("fgd")
+    nodes = nodes_frame(("a", 8000, 1, "A"), ("b", 8000, 1, "A"))
+    first = context(nodes, tasks_frame(("s", 0, 1, 600)))
+    first.state.place(1, [0], 0, 0, 500, "share-gpu")
+    assert fgd.scores(first, np.arange(2), request(0, 1, 500)).tolist() == [37, 62]
+    # same node states, but the target workload is now a 300 share: a 500 share on the idle
+    # node leaves 500 (fits 300): no fragment; on b it leaves 0: no change either
+    second = context(nodes, tasks_frame(("s", 0, 1, 300)))
+    second.state.place(1, [0], 0, 0, 500, "share-gpu")
+    assert fgd.scores(second, np.arange(2), request(0, 1, 500)).tolist() == [50, 50]

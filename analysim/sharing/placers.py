@@ -201,6 +201,7 @@ class FragmentationGradientDescent(SharePlacer):
 
     def __init__(self) -> None:
         self._memo: dict[tuple, int] = {}
+        self._memo_meter: FragMeter | None = None
 
     def spec(self) -> dict:
         return {"name": self.name}
@@ -208,6 +209,8 @@ class FragmentationGradientDescent(SharePlacer):
     def scores(self, ctx: Context, nodes: np.ndarray, task: Request) -> np.ndarray:
         out = np.empty(len(nodes), dtype=np.int64)
         shape = (task.cpu, task.milli, task.num_gpus, task.memory == 0)
+        if self._memo_meter is not ctx.meter:  # a new run: scores of another target workload
+            self._memo, self._memo_meter = {}, ctx.meter
         memo = self._memo
         for j, n in enumerate(nodes):
             key = ctx.state.key(n)
