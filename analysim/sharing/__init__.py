@@ -6,14 +6,17 @@ from analysim.sharing.placers import SHARE_PLACERS, Context, Request, SharePlace
 from analysim.sharing.resources import Nodes, NodeState, ResourceError, Tasks
 from analysim.sharing.saturate import (
     SharedTrace,
+    peer_order_files,
     read_peer_arrivals,
     read_peer_tie_break,
     saturate,
     saturation_curve,
     saturation_log,
 )
+from analysim.sharing.sweep import FGD_STUDY, saturate_sweep
 
 __all__ = [
+    "FGD_STUDY",
     "SHARE_PLACERS",
     "Context",
     "FragMeter",
@@ -25,9 +28,11 @@ __all__ = [
     "SharePlacer",
     "SharedTrace",
     "Tasks",
+    "peer_order_files",
     "read_peer_arrivals",
     "read_peer_tie_break",
     "saturate",
+    "saturate_sweep",
     "saturation_curve",
     "saturation_log",
     "typical_shapes",

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from analysim.sharing.placers import SHARE_PLACERS
+from analysim.sharing.saturate import peer_order_files
 from analysim.sharing.sweep import saturate_sweep
 
 REPORT_PCTS = (50, 80, 100, 110, 120, 130)
@@ -73,27 +74,11 @@ def add_saturate_command(commands: Any, common: argparse.ArgumentParser) -> None
     cmd.set_defaults(handler=cmd_saturate)
 
 
-def peer_orders(folder: Path, inflate: float):
-    """``seed -> (arrivals file, prefix file)`` for a folder of the peer's seed orders."""
-
-    def files(seed: int) -> tuple[Path, Path]:
-        arrivals = sorted(folder.glob(f"*_tune{inflate:g}_seed{seed}_arrivals.csv"))
-        prefixes = sorted(folder.glob(f"*_seed{seed}_node_prefix.csv"))
-        if len(arrivals) != 1 or len(prefixes) != 1:
-            raise ValueError(
-                f"--peer-orders: expected one arrival file and one prefix file "
-                f"for seed {seed} in {folder}, found {arrivals + prefixes}"
-            )
-        return arrivals[0], prefixes[0]
-
-    return files
-
-
 def cmd_saturate(args: argparse.Namespace) -> int:
     for name in args.placement:
         if name not in SHARE_PLACERS.names:
             raise ValueError(f"--placement: unknown {name!r}; choose from {SHARE_PLACERS.names}")
-    orders = peer_orders(args.peer_orders, args.inflate) if args.peer_orders else None
+    orders = peer_order_files(args.peer_orders, args.inflate) if args.peer_orders else None
     frame = saturate_sweep(
         args.trace,
         placements=args.placement,

@@ -119,6 +119,25 @@ def read_peer_tie_break(path: str | Path) -> dict[str, str]:
     return dict(zip(frame["node_name"].astype(str), frame["tiebreak_prefix"], strict=True))
 
 
+def peer_order_files(folder: str | Path, inflate: float = 1.3):
+    """``seed -> (arrival file, prefix file)`` for a folder of the peer's seed orders
+    (``*_tune<inflate>_seed<N>_arrivals.csv``, ``*_seed<N>_node_prefix.csv``), for
+    ``saturate_sweep(orders=...)``."""
+    folder = Path(folder)
+
+    def files(seed: int) -> tuple[Path, Path]:
+        arrivals = sorted(folder.glob(f"*_tune{inflate:g}_seed{seed}_arrivals.csv"))
+        prefixes = sorted(folder.glob(f"*_seed{seed}_node_prefix.csv"))
+        if len(arrivals) != 1 or len(prefixes) != 1:
+            raise ResourceError(
+                f"peer orders: expected one arrival file and one prefix file for seed {seed} "
+                f"in {folder}, found {[p.name for p in arrivals + prefixes]}"
+            )
+        return arrivals[0], prefixes[0]
+
+    return files
+
+
 def _tie_rank(
     nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None, rng: np.random.Generator
 ) -> np.ndarray:
