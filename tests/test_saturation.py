@@ -554,3 +554,12 @@ def test_one_fgd_instance_reused_on_another_workload_scores_afresh():
     second = context(nodes, tasks_frame(("s", 0, 1, 300)))
     second.state.place(1, [0], 0, 0, 500, "share-gpu")
     assert fgd.scores(second, np.arange(2), request(0, 1, 500)).tolist() == [50, 50]
+
+
+def test_read_openb_tasks_can_round_shares_up_to_whole_gpus(tmp_path):
+    folder = tiny_folder(tmp_path)
+    kept = asim.traces.read_openb_tasks(folder)
+    whole = asim.traces.read_openb_tasks(folder, round_up_shares=True)
+    assert kept.tasks["gpu_milli"].tolist()[:5] == [300, 400, 500, 600, 700]
+    assert whole.tasks["gpu_milli"].tolist() == [1000] * 13 + [0]
+    assert whole.report.count("rounded_up_gpu") == 12 and kept.report.count("gpu_share") == 12

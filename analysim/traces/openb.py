@@ -164,7 +164,9 @@ def _cluster(path: Path, name: str, report: LoadReport) -> Cluster:
 TASK_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 
 
-def read_openb_tasks(pods: str | Path, nodes: str | Path | None = None) -> SharedTrace:
+def read_openb_tasks(
+    pods: str | Path, nodes: str | Path | None = None, *, round_up_shares: bool = False
+) -> SharedTrace:
     """Read an openb trace for the saturation experiment (``analysim.saturate``): every pod
     as a task with its CPU, memory and GPU share (CPU-only and never-started pods included:
     no times are needed), and every node with its CPU, memory and GPUs.
@@ -173,7 +175,9 @@ def read_openb_tasks(pods: str | Path, nodes: str | Path | None = None) -> Share
     and ``*node_list*.csv`` when ``nodes`` is omitted. Bad rows are dropped and counted by
     reason in the report: a share outside 1-1000 or with ``num_gpu`` other than 1
     (``bad_value``), negative or non-numeric values, duplicate names, and tasks asking for
-    more CPU, memory or GPUs than any node has (``oversized``).
+    more CPU, memory or GPUs than any node has (``oversized``). ``round_up_shares=True``
+    turns every share into one whole GPU (``gpu_milli`` 1000, counted as ``rounded_up_gpu``)
+    to compare against a cluster without sharing; off by default.
     """
     if nodes is None:
         folder = resolve(pods)
@@ -212,7 +216,12 @@ def read_openb_tasks(pods: str | Path, nodes: str | Path | None = None) -> Share
             filt.drop(need > have, "oversized", column, raw[column])
     drop_duplicates(filt, name, "name")
     filt.flag(gpus == 0, "cpu_task", "num_gpu", raw["num_gpu"])
-    filt.flag((gpus == 1) & (milli < 1000), "gpu_share", "gpu_milli", raw["gpu_milli"])
+    share = (gpus == 1) & (milli < 1000)
+    filt.flag(
+        share, "rounded_up_gpu" if round_up_shares else "gpu_share", "gpu_milli", raw["gpu_milli"]
+    )
+    if round_up_shares:
+        milli = np.where(share, 1000.0, milli)
     spec = labels(raw["gpu_spec"])[0] if "gpu_spec" in raw.columns else None
     keep = filt.alive
     tasks = pd.DataFrame(
