@@ -563,3 +563,18 @@ def test_read_openb_tasks_can_round_shares_up_to_whole_gpus(tmp_path):
     assert kept.tasks["gpu_milli"].tolist()[:5] == [300, 400, 500, 600, 700]
     assert whole.tasks["gpu_milli"].tolist() == [1000] * 13 + [0]
     assert whole.report.count("rounded_up_gpu") == 12 and kept.report.count("gpu_share") == 12
+
+
+def test_saturate_sweep_on_dask_gives_the_same_curves(tmp_path):
+    pytest.importorskip("distributed")
+    from analysim.sweep.runner import local_cluster
+
+    folder = str(tiny_folder(tmp_path))
+    here = asim.sharing.saturate_sweep(
+        folder, placements=["fgd", "random"], seeds=[0, 1], inflate=1.0
+    )
+    with local_cluster(1) as client:
+        there = asim.sharing.saturate_sweep(
+            folder, placements=["fgd", "random"], seeds=[0, 1], inflate=1.0, client=client
+        )
+    pd.testing.assert_frame_equal(here, there)
