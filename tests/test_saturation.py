@@ -578,3 +578,26 @@ def test_saturate_sweep_on_dask_gives_the_same_curves(tmp_path):
             folder, placements=["fgd", "random"], seeds=[0, 1], inflate=1.0, client=client
         )
     pd.testing.assert_frame_equal(here, there)
+
+
+def test_a_custom_placer_that_breaks_the_rules_is_stopped():
+    class Greedy(asim.sharing.SharePlacer):
+        name = "greedy"
+
+        def scores(self, ctx, nodes, task):
+            return np.zeros(len(nodes), dtype=np.int64)
+
+        def choose_gpus(self, ctx, node, task):
+            return [0] * task.num_gpus  # the same GPU twice
+
+    nodes = nodes_frame(("a", 8000, 2, "A"))
+    tasks = tasks_frame(("t", 1000, 2, 1000))
+    with pytest.raises(AssertionError, match="'greedy' gave task 't' GPUs"):
+        saturation_log(tasks, nodes, placement=Greedy(), arrivals=["t"])
+    tasks = tasks_frame(("s", 1000, 1, 600), ("u", 1000, 1, 600))
+
+    class SameGpu(Greedy):
+        name = "same_gpu"
+
+    with pytest.raises(AssertionError, match="over 1000 milli"):
+        saturation_log(tasks, nodes, placement=SameGpu(), arrivals=["s", "u"])

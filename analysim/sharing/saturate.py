@@ -227,16 +227,8 @@ def _run(
     failed = np.empty(n, dtype=np.int64)
     arrived_now = used_now = failed_now = 0
     for k, t in enumerate(order.tolist()):
-        req = Request(
-            int(tasks.cpu[t]),
-            int(tasks.memory[t]),
-            int(tasks.num_gpus[t]),
-            int(tasks.gpu_milli[t]),
-            None,
-        )
-        req = Request(
-            req.cpu, req.memory, req.num_gpus, req.milli, task_kind(req.num_gpus, req.milli)
-        )
+        num, milli = int(tasks.num_gpus[t]), int(tasks.gpu_milli[t])
+        req = Request(int(tasks.cpu[t]), int(tasks.memory[t]), num, milli, task_kind(num, milli))
         arrived_now += req.total_milli
         fits = state.feasible(req.cpu, req.memory, req.num_gpus, req.milli, model_ok[spec_codes[t]])
         feasible = np.flatnonzero(fits)
@@ -258,6 +250,11 @@ def _run(
                 scores = placer.scores(ctx, feasible, req)
             node = placer.choose_node(ctx, feasible, scores, tie_rank)
             gpus = placer.choose_gpus(ctx, node, req)
+            if len(set(gpus)) != req.num_gpus:
+                raise AssertionError(
+                    f"placement {placer.name!r} gave task {tasks.names[t]!r} GPUs {gpus}, "
+                    f"not {req.num_gpus} distinct GPUs"
+                )
             state.place(node, gpus, req.cpu, req.memory, req.milli, req.kind)
             buckets[node] = meter.buckets(state.key(node))
             used_now += req.total_milli
