@@ -21,6 +21,7 @@ from analysim.sharing import (
     Request,
     ResourceError,
     Tasks,
+    read_peer_arrivals,
     saturation_log,
     typical_shapes,
 )
@@ -328,6 +329,8 @@ def test_no_gpu_over_1000_milli_no_node_over_cpu_or_memory_and_failures_had_no_r
         assert cpu[row.node] >= 0 and mem[row.node] >= 0
         assert all(0 <= g <= 1000 for g in gpus[row.node])
     assert (log["used_gpu_milli"] <= log["arrived_gpu_milli"]).all()
+    plain = saturation_log(tasks, nodes, placement=policy, arrivals=tasks["name"], reference=True)
+    pd.testing.assert_frame_equal(log, plain)  # the shortcuts change nothing
 
 
 # -- bad input --------------------------------------------------------------------------------
@@ -601,3 +604,13 @@ def test_a_custom_placer_that_breaks_the_rules_is_stopped():
 
     with pytest.raises(AssertionError, match="over 1000 milli"):
         saturation_log(tasks, nodes, placement=SameGpu(), arrivals=["s", "u"])
+
+
+def test_the_shortcuts_change_no_placement_of_a_real_run(openb, shared_data):
+    arrivals, prefixes = peer_files(shared_data, 42)
+    names = read_peer_arrivals(arrivals)[:3000]
+    fast = saturation_log(openb, placement="fgd", arrivals=names, tie_break=prefixes)
+    plain = saturation_log(
+        openb, placement="fgd", arrivals=names, tie_break=prefixes, reference=True
+    )
+    pd.testing.assert_frame_equal(fast, plain)

@@ -78,7 +78,7 @@ def typical_shapes(tasks: Tasks, popularity: float = POPULARITY) -> list[Shape]:
 class FragMeter:
     """Fragmentation of node states against the target shapes, memoised by node state."""
 
-    def __init__(self, shapes: list[Shape], models: np.ndarray) -> None:
+    def __init__(self, shapes: list[Shape], models: np.ndarray, *, memo: bool = True) -> None:
         self.shapes = shapes
         self.models = [str(m) for m in models]
         access = []
@@ -90,9 +90,12 @@ class FragMeter:
             for s, acc in zip(shapes, access, strict=True)
         ]
         self._memo: dict[tuple, tuple[float, ...]] = {}
+        self.memo = memo
 
     def buckets(self, key: tuple) -> tuple[float, ...]:
         """The seven category amounts of a node state ``(model code, cpu left, gpus)``."""
+        if not self.memo:
+            return self._buckets(*key)
         got = self._memo.get(key)
         if got is None:
             got = self._memo[key] = self._buckets(*key)

@@ -211,7 +211,7 @@ class FragmentationGradientDescent(SharePlacer):
         shape = (task.cpu, task.milli, task.num_gpus, task.memory == 0)
         if self._memo_meter is not ctx.meter:  # a new run: scores of another target workload
             self._memo, self._memo_meter = {}, ctx.meter
-        memo = self._memo
+        memo = self._memo if ctx.meter.memo else {}
         for j, n in enumerate(nodes):
             key = ctx.state.key(n)
             got = memo.get((key, shape))

@@ -171,6 +171,7 @@ def saturation_log(
     seed: int = 0,
     arrivals: Sequence[str] | str | Path | None = None,
     tie_break: Mapping[str, str] | str | Path | None = None,
+    reference: bool = False,
 ) -> pd.DataFrame:
     """Place the arriving tasks one by one; one row per arrival.
 
@@ -181,7 +182,9 @@ def saturation_log(
     Among nodes with equal scores the one with the smallest tie-break rank wins: by default
     a random order of the nodes drawn from ``seed`` (the peer gives every node a random
     prefix per run); ``tie_break="name"`` orders by node name; ``{node: prefix}`` or a peer
-    prefix file orders by ``prefix-node``.
+    prefix file orders by ``prefix-node``. ``reference=True`` turns the shortcuts off (scores
+    kept for unchanged nodes, memoised fragmentation and FGD scores): every node is scored
+    afresh at every arrival, for comparing whole runs against the plain rules.
     """
     tasks, nodes = _as_tables(workload, cluster)
     check_tasks_fit_somewhere(tasks, nodes)
@@ -196,7 +199,7 @@ def saturation_log(
     else:
         order = arrivals_from_names(tasks, arrivals)
     tie_rank = _tie_rank(nodes, tie_break, rng)
-    return _run(tasks, nodes, order, placer, rng, tie_rank)
+    return _run(tasks, nodes, order, placer, rng, tie_rank, reference)
 
 
 def _run(
@@ -206,14 +209,16 @@ def _run(
     placer: SharePlacer,
     rng: np.random.Generator,
     tie_rank: np.ndarray,
+    reference: bool = False,
 ) -> pd.DataFrame:
     state = NodeState(nodes)
-    meter = FragMeter(typical_shapes(tasks), state.models)
+    meter = FragMeter(typical_shapes(tasks), state.models, memo=not reference)
     ctx = Context(state, meter, rng)
     spec_codes, specs = pd.factorize(pd.Series(tasks.gpu_type, dtype=object))
     model_ok = access_matrix(np.asarray(specs, dtype=object), state.models)
+    # tasks with equal requests share kept scores (a score may read any field of the request)
     shape_ids = pd.MultiIndex.from_arrays(
-        [tasks.cpu, tasks.gpu_milli, tasks.num_gpus, spec_codes]
+        [tasks.cpu, tasks.memory, tasks.gpu_milli, tasks.num_gpus, spec_codes]
     ).factorize()[0]
     buckets = np.array([meter.buckets(state.key(i)) for i in range(len(nodes))])
     caches: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -236,7 +241,7 @@ def _run(
         if feasible.size == 0:
             failed_now += 1
         else:
-            if placer.cacheable:
+            if placer.cacheable and not reference:
                 sid = int(shape_ids[t])
                 if sid not in caches:
                     caches[sid] = (np.zeros(len(nodes), np.int64), np.full(len(nodes), -1))
