@@ -6,6 +6,7 @@ from analysim.config import SimConfig
 from analysim.engine import Simulation
 from analysim.errors import PolicyError
 from analysim.result import Result
+from analysim.sharing import SHARE_PLACERS, saturate
 from analysim.simulate import simulate
 from analysim.workload import Workload
 
@@ -13,12 +14,14 @@ __all__ = [
     "Cluster",
     "PolicyError",
     "Result",
+    "SHARE_PLACERS",
     "SimConfig",
     "Simulation",
     "Workload",
     "explore",
     "policies",
     "presets",
+    "saturate",
     "simulate",
     "traces",
 ]

@@ -244,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_options(run)
     run.set_defaults(handler=cmd_run)
 
+    from analysim.sharing.cli import add_saturate_command
+
+    add_saturate_command(commands, common)
     presets = commands.add_parser(
         "presets", parents=[common], help="list the workload and cluster presets"
     )

@@ -16,7 +16,7 @@ from analysim.traces.bundled import BUNDLED, bundled_folder
 from analysim.traces.folders import TRACE_FORMATS, detect_format, read_folder
 from analysim.traces.generic import read_csv_trace
 from analysim.traces.helios import read_helios, read_helios_cluster, read_vc_sizes
-from analysim.traces.openb import read_openb
+from analysim.traces.openb import read_openb, read_openb_tasks
 from analysim.traces.pai import read_pai
 from analysim.traces.philly import read_philly
 from analysim.traces.report import REASONS, LoadReport, Trace, TraceError
@@ -35,6 +35,7 @@ __all__ = [
     "read_helios",
     "read_helios_cluster",
     "read_openb",
+    "read_openb_tasks",
     "read_pai",
     "read_philly",
     "read_vc_sizes",

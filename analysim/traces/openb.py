@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 
 from analysim.cluster import Cluster
+from analysim.sharing.saturate import SharedTrace
 from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_labels
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
+from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
 
 POD_COLUMNS = (
@@ -113,6 +115,9 @@ def read_openb(
     )
     if "qos" in raw.columns:
         jobs["qos"] = raw["qos"]
+    for column in ("cpu_milli", "memory_mib"):  # kept for reference; the engine ignores them
+        if column in raw.columns:
+            jobs[column] = pd.to_numeric(raw[column], errors="coerce")
     return finish(filt, jobs, cluster, path=path, name=name, drop_oversized=drop_oversized)
 
 
@@ -154,3 +159,128 @@ def _cluster(path: Path, name: str, report: LoadReport) -> Cluster:
         }
     )
     return Cluster.from_frame(nodes, name=name)
+
+
+TASK_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+
+
+def read_openb_tasks(
+    pods: str | Path, nodes: str | Path | None = None, *, round_up_shares: bool = False
+) -> SharedTrace:
+    """Read an openb trace for the saturation experiment (``analysim.saturate``): every pod
+    as a task with its CPU, memory and GPU share (CPU-only and never-started pods included:
+    no times are needed), and every node with its CPU, memory and GPUs.
+
+    ``pods`` is the pod list, or a folder (``"bundled:openb"``) holding ``*pod_list*.csv``
+    and ``*node_list*.csv`` when ``nodes`` is omitted. Bad rows are dropped and counted by
+    reason in the report: a share outside 1-1000 or with ``num_gpu`` other than 1
+    (``bad_value``), negative or non-numeric values, duplicate names, and tasks asking for
+    more CPU, memory or GPUs than any node has (``oversized``). ``round_up_shares=True``
+    turns every share into one whole GPU (``gpu_milli`` 1000, counted as ``rounded_up_gpu``)
+    to compare against a cluster without sharing; off by default.
+    """
+    if nodes is None:
+        folder = resolve(pods)
+        pods = _only(folder, "*pod_list*.csv", "an openb pod list")
+        nodes = _only(folder, "*node_list*.csv", "an openb node list")
+    report = LoadReport(main="tasks")
+    node_frame = _shared_nodes(Path(nodes), report)
+    path = existing_file(pods, "an openb pod list")
+    raw, first = read_csv(
+        path, required=TASK_COLUMNS, optional=("gpu_spec",), strings=("name", "gpu_spec")
+    )
+    filt = RowFilter(
+        report,
+        "tasks",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}",
+        ids=raw["name"],
+        id_name="name",
+    )
+    name = keep_labels(filt, raw["name"], "name")
+    cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
+    memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
+    gpus = keep_counts(filt, raw["num_gpu"], "num_gpu")
+    milli = keep_counts(filt, raw["gpu_milli"], "gpu_milli")
+    with np.errstate(invalid="ignore"):
+        filt.drop(
+            (gpus > 0) & ((milli < 1) | (milli > 1000)), "bad_value", "gpu_milli", raw["gpu_milli"]
+        )
+        filt.drop((gpus > 1) & (milli < 1000), "bad_value", "num_gpu", raw["num_gpu"])
+        for column, need, have in (
+            ("cpu_milli", cpu, node_frame["cpu_milli"].max()),
+            ("memory_mib", memory, node_frame["memory_mib"].max()),
+            ("num_gpu", gpus, node_frame["gpus"].max()),
+        ):
+            filt.drop(need > have, "oversized", column, raw[column])
+    drop_duplicates(filt, name, "name")
+    filt.flag(gpus == 0, "cpu_task", "num_gpu", raw["num_gpu"])
+    share = (gpus == 1) & (milli < 1000)
+    filt.flag(
+        share, "rounded_up_gpu" if round_up_shares else "gpu_share", "gpu_milli", raw["gpu_milli"]
+    )
+    if round_up_shares:
+        milli = np.where(share, 1000.0, milli)
+    spec = labels(raw["gpu_spec"])[0] if "gpu_spec" in raw.columns else None
+    keep = filt.alive
+    tasks = pd.DataFrame(
+        {
+            "name": name[keep].to_numpy(dtype=object),
+            "cpu_milli": cpu[keep].astype(np.int64),
+            "memory_mib": memory[keep].astype(np.int64),
+            "num_gpus": gpus[keep].astype(np.int64),
+            "gpu_milli": np.where(gpus[keep] == 0, 0, milli[keep]).astype(np.int64),
+            "gpu_type": _constraint(spec, len(raw))[keep].to_numpy(dtype=object),
+        }
+    )
+    if tasks.empty:
+        raise TraceError(path, "no task is left:\n" + report.summary())
+    return SharedTrace(tasks, node_frame, report)
+
+
+def _only(folder: Path, pattern: str, what: str) -> Path:
+    found = sorted(folder.glob(pattern))
+    if len(found) != 1:
+        raise TraceError(
+            folder,
+            f"expected one {what} ({pattern}) in the folder, found {[f.name for f in found]}",
+        )
+    return found[0]
+
+
+def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
+    """The node list with CPU and memory: ``node, cpu_milli, memory_mib, gpus, gpu_type``."""
+    path = existing_file(path, "an openb node list")
+    raw, first = read_csv(
+        path, required=("sn", "cpu_milli", "memory_mib", "gpu", "model"), strings=("sn", "model")
+    )
+    filt = RowFilter(
+        report,
+        "nodes",
+        path.name,
+        len(raw),
+        lambda i: f"line {first + i}",
+        ids=raw["sn"],
+        id_name="sn",
+    )
+    node = keep_labels(filt, raw["sn"], "sn")
+    cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
+    memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
+    gpus = keep_counts(filt, raw["gpu"], "gpu")
+    filt.drop(gpus == 0, "cpu_only", "gpu", raw["gpu"])
+    model, missing = labels(raw["model"])
+    filt.drop(missing, "missing_value", "model", raw["model"])
+    drop_duplicates(filt, node, "sn")
+    keep = filt.alive
+    if not keep.any():
+        raise TraceError(path, "no GPU node in the node list:\n" + report.summary())
+    return pd.DataFrame(
+        {
+            "node": node[keep].to_numpy(dtype=object),
+            "cpu_milli": cpu[keep].astype(np.int64),
+            "memory_mib": memory[keep].astype(np.int64),
+            "gpus": gpus[keep].astype(np.int64),
+            "gpu_type": model[keep].to_numpy(dtype=object),
+        }
+    )

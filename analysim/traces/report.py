@@ -40,12 +40,14 @@ REASONS: dict[str, str] = {
     "nonpositive_duration": "ran for zero seconds or less",
     "empty_vc": "its VC owns no GPUs on the VC date",
     "unknown_vc": "its VC is not one of the cluster's VCs",
-    "oversized": "asks for more GPUs than its VC (of its GPU types) could ever get",
+    "oversized": "asks for more GPUs (or CPU, memory) than its VC or any node could ever give",
     # kept rows that were changed or flagged
     "rounded_up_gpu": "a fraction of a GPU, rounded up to whole GPUs",
     "censored": "still running at the end of the trace: run time cut at the trace end",
     "skipped_attempt": "an attempt without a start or end time left out of the run time",
     "partial_node": "a VC's GPUs are not a multiple of 8: its last node has fewer GPUs",
+    "cpu_task": "asks for no GPU: kept as a task that takes CPU and memory (saturation)",
+    "gpu_share": "a share of one GPU (gpu_milli < 1000), kept as a share (saturation)",
 }
 """The fixed vocabulary of reasons (documented in ``docs/traces.md``)."""
 

@@ -1,0 +1,352 @@
+"""The saturation experiment of FGD (ATC'23): tasks arrive one after another and never
+leave; allocation and fragmentation are recorded against the arrived GPU demand.
+
+:func:`saturation_log` places every arrival and returns one row per arrival;
+:func:`saturation_curve` reads it at each integer percent of arrived demand, as the peer's
+analysis scripts do; :func:`saturate` does both.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.sharing.fragmentation import FragMeter, typical_shapes
+from analysim.sharing.placers import SHARE_PLACERS, Context, Request, SharePlacer
+from analysim.sharing.resources import (
+    Nodes,
+    NodeState,
+    ResourceError,
+    Tasks,
+    access_matrix,
+    check_tasks_fit_somewhere,
+    task_kind,
+)
+
+log = logging.getLogger(__name__)
+
+CURVE_COLUMNS = ("arrived_pct", "allocated_pct", "frag_amount_pct", "frag_ratio_pct", "failed_pods")
+_CLONE = re.compile(r"-tuned-\d+$")
+
+
+@dataclass(frozen=True)
+class SharedTrace:
+    """Tasks and nodes with CPU, memory and GPU shares (see ``read_openb_tasks``)."""
+
+    tasks: pd.DataFrame
+    nodes: pd.DataFrame
+    report: Any = None
+
+
+def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:
+    if isinstance(workload, (str, Path)):
+        from analysim.traces.openb import read_openb_tasks
+
+        workload = read_openb_tasks(workload)
+    nodes_frame = cluster
+    if isinstance(workload, SharedTrace):
+        nodes_frame = workload.nodes if cluster is None else cluster
+        workload = workload.tasks
+    if hasattr(workload, "jobs") and not isinstance(workload, pd.DataFrame):
+        workload = workload.jobs
+    if isinstance(nodes_frame, SharedTrace):
+        nodes_frame = nodes_frame.nodes
+    if nodes_frame is None:
+        raise ResourceError("saturate: no cluster given (a node table or a SharedTrace)")
+    if hasattr(nodes_frame, "nodes") and not isinstance(nodes_frame, pd.DataFrame):
+        nodes_frame = nodes_frame.nodes
+    return Tasks.from_frame(workload), Nodes.from_frame(nodes_frame)
+
+
+def sample_arrivals(
+    tasks: Tasks, capacity_milli: int, inflate: float, rng: np.random.Generator
+) -> np.ndarray:
+    """The peer's arrival order with our generator: every task in a shuffled order (of the
+    tasks sorted by name), then clones of tasks drawn uniformly, appended while the demand
+    stays within ``inflate`` x capacity. As in the peer, the stop test adds the drawn task's
+    milli per GPU (not its total) to the demand so far."""
+    by_name = np.argsort(tasks.names, kind="stable")
+    order = by_name[rng.permutation(len(by_name))]
+    total_milli = tasks.total_gpu_milli()
+    demand = int(total_milli.sum())
+    target = inflate * capacity_milli
+    clones: list[np.ndarray] = []
+    while demand <= target:
+        draw = by_name[rng.integers(len(by_name), size=4096)]
+        before = demand + np.concatenate(([0], np.cumsum(total_milli[draw])[:-1]))
+        stop = np.flatnonzero(before + tasks.gpu_milli[draw] > target)
+        if stop.size:
+            clones.append(draw[: stop[0]])
+            break
+        clones.append(draw)
+        demand = int(before[-1] + total_milli[draw[-1]])
+    return np.concatenate([order, *clones]) if clones else order
+
+
+def arrivals_from_names(tasks: Tasks, names: Sequence[str]) -> np.ndarray:
+    """Task indices for a list of arriving names; ``<name>-tuned-N`` is a clone of ``name``."""
+    index = {n: i for i, n in enumerate(tasks.names.tolist())}
+    out = np.empty(len(names), dtype=np.int64)
+    for k, name in enumerate(names):
+        base = _CLONE.sub("", str(name))
+        if base not in index:
+            raise ResourceError(f"arrivals: row {k} names task {name!r}, not in the workload")
+        out[k] = index[base]
+    return out
+
+
+def read_peer_arrivals(path: str | Path) -> list[str]:
+    """The ``pod_name`` column of a peer arrival-order file (``arrival_idx, pod_name``)."""
+    frame = pd.read_csv(path)
+    if "pod_name" not in frame.columns:
+        raise ResourceError(f"{path}: no column 'pod_name' (found {list(frame.columns)})")
+    return frame.sort_values("arrival_idx")["pod_name"].astype(str).tolist()
+
+
+def read_peer_tie_break(path: str | Path) -> dict[str, str]:
+    """``{node: prefix}`` from a peer node-prefix file (``tiebreak_prefix, node_name``)."""
+    frame = pd.read_csv(path, dtype={"tiebreak_prefix": str})
+    for column in ("tiebreak_prefix", "node_name"):
+        if column not in frame.columns:
+            raise ResourceError(f"{path}: no column {column!r} (found {list(frame.columns)})")
+    return dict(zip(frame["node_name"].astype(str), frame["tiebreak_prefix"], strict=True))
+
+
+def peer_order_files(folder: str | Path, inflate: float = 1.3):
+    """``seed -> (arrival file, prefix file)`` for a folder of the peer's seed orders
+    (``*_tune<inflate>_seed<N>_arrivals.csv``, ``*_seed<N>_node_prefix.csv``), for
+    ``saturate_sweep(orders=...)``."""
+    folder = Path(folder)
+
+    def files(seed: int) -> tuple[Path, Path]:
+        arrivals = sorted(folder.glob(f"*_tune{inflate:g}_seed{seed}_arrivals.csv"))
+        prefixes = sorted(folder.glob(f"*_seed{seed}_node_prefix.csv"))
+        if len(arrivals) != 1 or len(prefixes) != 1:
+            raise ResourceError(
+                f"peer orders: expected one arrival file and one prefix file for seed {seed} "
+                f"in {folder}, found {[p.name for p in arrivals + prefixes]}"
+            )
+        return arrivals[0], prefixes[0]
+
+    return files
+
+
+def _tie_rank(
+    nodes: Nodes, tie_break: Mapping[str, str] | str | Path | None, rng: np.random.Generator
+) -> np.ndarray:
+    if tie_break is None:  # the peer's rule: a random prefix per node, drawn per run
+        by_name = np.argsort(nodes.names.astype(str), kind="stable")
+        rank = np.empty(len(nodes), dtype=np.int64)
+        rank[by_name] = rng.permutation(len(nodes))
+        return rank
+    if isinstance(tie_break, str) and tie_break == "name":
+        labels = nodes.names.astype(str)
+    else:
+        if not isinstance(tie_break, Mapping):
+            tie_break = read_peer_tie_break(tie_break)
+        missing = [n for n in nodes.names if n not in tie_break]
+        if missing:
+            raise ResourceError(
+                f"tie_break: no prefix for node {missing[0]!r} ({len(missing)} node(s) without one)"
+            )
+        labels = np.array([f"{tie_break[n]}-{n}" for n in nodes.names], dtype=str)
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[np.argsort(labels, kind="stable")] = np.arange(len(labels))
+    return rank
+
+
+def saturation_log(
+    workload: Any,
+    cluster: Any = None,
+    *,
+    placement: str | Mapping | SharePlacer = "fgd",
+    inflate: float = 1.3,
+    seed: int = 0,
+    arrivals: Sequence[str] | str | Path | None = None,
+    tie_break: Mapping[str, str] | str | Path | None = None,
+    reference: bool = False,
+) -> pd.DataFrame:
+    """Place the arriving tasks one by one; one row per arrival.
+
+    Columns: ``arrival_idx, task, node`` (empty when the task failed), ``gpu_index``
+    (``"3"`` or ``"0-1-2-3"``, empty without GPUs), ``arrived_gpu_milli, used_gpu_milli,
+    frag_milli, frag_ratio`` (cluster state right after the arrival) and ``failed`` (count
+    so far). ``arrivals`` (names, or a peer arrival file) replaces the seeded sampling;
+    Among nodes with equal scores the one with the smallest tie-break rank wins: by default
+    a random order of the nodes drawn from ``seed`` (the peer gives every node a random
+    prefix per run); ``tie_break="name"`` orders by node name; ``{node: prefix}`` or a peer
+    prefix file orders by ``prefix-node``. ``reference=True`` turns the shortcuts off (scores
+    kept for unchanged nodes, memoised fragmentation and FGD scores): every node is scored
+    afresh at every arrival, for comparing whole runs against the plain rules.
+    """
+    tasks, nodes = _as_tables(workload, cluster)
+    check_tasks_fit_somewhere(tasks, nodes)
+    if not inflate > 0:
+        raise ValueError(f"saturate: inflate must be > 0, got {inflate!r}")
+    rng = np.random.default_rng(seed)
+    placer = SHARE_PLACERS.make(placement)
+    if isinstance(arrivals, (str, Path)):
+        arrivals = read_peer_arrivals(arrivals)
+    if arrivals is None:
+        order = sample_arrivals(tasks, nodes.total_gpu_milli, inflate, rng)
+    else:
+        order = arrivals_from_names(tasks, arrivals)
+    tie_rank = _tie_rank(nodes, tie_break, rng)
+    return _run(tasks, nodes, order, placer, rng, tie_rank, reference)
+
+
+def _run(
+    tasks: Tasks,
+    nodes: Nodes,
+    order: np.ndarray,
+    placer: SharePlacer,
+    rng: np.random.Generator,
+    tie_rank: np.ndarray,
+    reference: bool = False,
+) -> pd.DataFrame:
+    state = NodeState(nodes)
+    meter = FragMeter(typical_shapes(tasks), state.models, memo=not reference)
+    ctx = Context(state, meter, rng)
+    spec_codes, specs = pd.factorize(pd.Series(tasks.gpu_type, dtype=object))
+    model_ok = access_matrix(np.asarray(specs, dtype=object), state.models)
+    # tasks with equal requests share kept scores (a score may read any field of the request)
+    shape_ids = pd.MultiIndex.from_arrays(
+        [tasks.cpu, tasks.memory, tasks.gpu_milli, tasks.num_gpus, spec_codes]
+    ).factorize()[0]
+    buckets = np.array([meter.buckets(state.key(i)) for i in range(len(nodes))])
+    caches: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    n = len(order)
+    node_out = np.full(n, -1, dtype=np.int64)
+    gpu_out = np.empty(n, dtype=object)
+    arrived = np.empty(n, dtype=np.int64)
+    used = np.empty(n, dtype=np.int64)
+    frag = np.empty(n, dtype=np.float64)
+    idle = np.empty(n, dtype=np.float64)
+    failed = np.empty(n, dtype=np.int64)
+    arrived_now = used_now = failed_now = 0
+    for k, t in enumerate(order.tolist()):
+        num, milli = int(tasks.num_gpus[t]), int(tasks.gpu_milli[t])
+        req = Request(int(tasks.cpu[t]), int(tasks.memory[t]), num, milli, task_kind(num, milli))
+        arrived_now += req.total_milli
+        fits = state.feasible(req.cpu, req.memory, req.num_gpus, req.milli, model_ok[spec_codes[t]])
+        feasible = np.flatnonzero(fits)
+        gpu_out[k] = ""
+        if feasible.size == 0:
+            failed_now += 1
+        else:
+            if placer.cacheable and not reference:
+                sid = int(shape_ids[t])
+                if sid not in caches:
+                    caches[sid] = (np.zeros(len(nodes), np.int64), np.full(len(nodes), -1))
+                cached, seen = caches[sid]
+                stale = feasible[seen[feasible] != state.version[feasible]]
+                if stale.size:
+                    cached[stale] = placer.scores(ctx, stale, req)
+                    seen[stale] = state.version[stale]
+                scores = cached[feasible]
+            else:
+                scores = placer.scores(ctx, feasible, req)
+            node = placer.choose_node(ctx, feasible, scores, tie_rank)
+            gpus = placer.choose_gpus(ctx, node, req)
+            if len(set(gpus)) != req.num_gpus:
+                raise AssertionError(
+                    f"placement {placer.name!r} gave task {tasks.names[t]!r} GPUs {gpus}, "
+                    f"not {req.num_gpus} distinct GPUs"
+                )
+            state.place(node, gpus, req.cpu, req.memory, req.milli, req.kind)
+            buckets[node] = meter.buckets(state.key(node))
+            used_now += req.total_milli
+            node_out[k] = node
+            gpu_out[k] = "-".join(str(g) for g in gpus)
+        total = buckets.sum(axis=0)
+        arrived[k], used[k], failed[k] = arrived_now, used_now, failed_now
+        frag[k] = total[[0, 1, 3, 4, 5, 6]].sum()
+        idle[k] = total.sum()
+    names = np.where(node_out >= 0, nodes.names[np.maximum(node_out, 0)], "")
+    return pd.DataFrame(
+        {
+            "arrival_idx": np.arange(n),
+            "task": tasks.names[order],
+            "node": names,
+            "gpu_index": gpu_out,
+            "arrived_gpu_milli": arrived,
+            "used_gpu_milli": used,
+            "frag_milli": frag,
+            "frag_ratio": 100.0 * frag / np.where(idle > 0, idle, np.nan),
+            "failed": failed,
+        }
+    )
+
+
+def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130) -> pd.DataFrame:
+    """Read a per-arrival log at each integer percent 0..``top_pct`` of arrived GPU demand,
+    as the peer's analysis does: the arrivals whose demand rounds (half to even) to that
+    percent, else those within one percent; allocation rounded to 0.01 per arrival then
+    averaged; the fragmentation ratio and amount (rounded to 0.01 as the peer logs them)
+    averaged."""
+    arrive = [round(x, 0) for x in (arrivals["arrived_gpu_milli"].to_numpy() / total_gpus / 10)]
+    arrive = np.array(arrive)
+    alloc = np.array([round(x, 2) for x in arrivals["used_gpu_milli"].to_numpy() / total_gpus / 10])
+    ratio = np.array([round(x, 2) for x in arrivals["frag_ratio"].to_numpy()])
+    amount = np.array([round(x, 2) for x in arrivals["frag_milli"].to_numpy()])
+    failed = arrivals["failed"].to_numpy()
+    rows = []
+    for pct in range(top_pct + 1):
+        pick = arrive == pct
+        if not pick.any():
+            pick = (arrive >= pct - 1) & (arrive <= pct + 1)
+        if not pick.any():
+            rows.append((pct, np.nan, np.nan, np.nan, np.nan))
+            continue
+        rows.append(
+            (
+                pct,
+                round(float(pd.Series(alloc[pick]).mean()), 2),
+                round(100 * float(pd.Series(amount[pick]).mean()) / 1000 / total_gpus, 2),
+                float(pd.Series(ratio[pick]).mean()),
+                int(failed[np.flatnonzero(pick)[-1]]),
+            )
+        )
+    frame = pd.DataFrame(rows, columns=list(CURVE_COLUMNS))
+    frame["failed_pods"] = frame["failed_pods"].astype("Int64")
+    return frame
+
+
+def saturate(
+    workload: Any,
+    cluster: Any = None,
+    *,
+    placement: str | Mapping | SharePlacer = "fgd",
+    inflate: float = 1.3,
+    seed: int = 0,
+    arrivals: Sequence[str] | str | Path | None = None,
+    tie_break: Mapping[str, str] | str | Path | None = None,
+) -> pd.DataFrame:
+    """The saturation curve: one row per percent of arrived GPU demand, 0..int(inflate*100),
+    columns ``arrived_pct, allocated_pct, frag_amount_pct, frag_ratio_pct, failed_pods``.
+
+    ``workload``: an openb folder (``"bundled:openb"``), a task table (``cpu_milli,
+    memory_mib, num_gpus, gpu_milli, gpu_type, name``), a Workload, or the
+    :class:`SharedTrace` of ``read_openb_tasks`` (then ``cluster`` may be omitted).
+    ``cluster``: a node table (``node, cpu_milli, memory_mib, gpus, gpu_type``).
+    ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
+    See :func:`saturation_log` for ``arrivals`` and ``tie_break``.
+    """
+    frame = saturation_log(
+        workload,
+        cluster,
+        placement=placement,
+        inflate=inflate,
+        seed=seed,
+        arrivals=arrivals,
+        tie_break=tie_break,
+    )
+    _, nodes = _as_tables(workload, cluster)
+    return saturation_curve(frame, int(nodes.gpus.sum()), int(inflate * 100))
