@@ -116,6 +116,12 @@ def _placers() -> list[str]:
     return list(PLACERS.names)
 
 
+def _share_placers() -> list[str]:
+    from analysim.sharing.placers import SHARE_PLACERS
+
+    return list(SHARE_PLACERS.names)
+
+
 def _trace_formats() -> list[str]:
     from analysim.traces import TRACE_FORMATS
 
@@ -137,6 +143,7 @@ def _partitions(value: Any) -> str | None:
 _scheduler = one_of(_schedulers, "scheduler")
 _placement = one_of(_placers, "placement")
 _preset = one_of(_presets, "preset")
+_share_placement = one_of(_share_placers, "share placement")
 
 RULES: dict[str, Rule] = {
     "workload": _preset,
@@ -146,6 +153,8 @@ RULES: dict[str, Rule] = {
     "schedulers": list_of(_scheduler),
     "placement": _placement,
     "placements": list_of(_placement),
+    "share_placements": list_of(_share_placement),
+    "inflate": positive,
     "preemption": flag,
     "preemptive": list_of(_scheduler, allow_empty=True),
     "migration": flag,
