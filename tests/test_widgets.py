@@ -30,14 +30,21 @@ def test_first_run_fills_summary_slider_and_why(app):
     assert app.runs == 1 and app.message == ""
     assert app.result.summary()["avg_jct"] == 862.5  # the worked FIFO example
     summary = app.outputs["summary"].value
-    assert "<td>avg_jct</td><td style='text-align:right'>862.5</td>" in summary
+    # times in a natural unit, one per row: 862.5 s = 14.4 min
+    assert ">avg_jct</td><td class='unit'>min</td><td class='num'>14.4</td></tr>" in summary
+    assert ">gpu_utilization</td><td class='unit'>%</td><td class='num'>83.8</td>" in summary
+    assert (
+        "title='avg_jct: mean job completion time (end - submit), finished jobs (min)'" in summary
+    )
+    assert "<th>fifo<br><small>this run</small></th>" in summary
     assert "previous run" not in summary
     slider = app.outputs["time"]
     assert (slider.min, slider.max) == (0, 1800.0)  # the run ends at 1800 s
     # the slider starts where the queue peaks: at 900 s j5, j6, j7, j8 wait
     assert slider.value == 900.0
     assert [job for _, job in app.outputs["waiting"].options] == ["j5", "j6", "j7", "j8"]
-    assert app.outputs["waiting_label"].value == "<b>4 waiting jobs</b> at t=900 s"
+    assert app.outputs["waiting_label"].value == "<b>4 waiting jobs</b> at t = 15 min (900 s)"
+    assert app.outputs["moment"].value == "<b>moment shown: t = 15 min (900 s)</b> of 30 min"
     assert app.outputs["why"].value == (
         "j5 at t=900 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
         "0 free, and it needs 1."
@@ -53,9 +60,11 @@ def test_changing_the_scheduler_reruns_and_keeps_the_previous_numbers(app):
     assert app.result.config["scheduler"] == "sjf"
     assert app.result.summary()["avg_jct"] == 727.5
     row = app.summary.loc["avg_jct"]
-    assert (row["this run"], row["previous run"]) == (727.5, 862.5)
+    assert (row["fifo"], row["sjf"]) == (862.5, 727.5)  # columns named by what differs
     html = app.outputs["summary"].value
-    assert "<th>previous run</th>" in html and "-15.7%" in html  # (727.5 - 862.5) / 862.5
+    assert "<th>fifo<br><small>previous run</small></th>" in html
+    assert "<th>sjf<br><small>this run</small></th>" in html
+    assert "-15.7%" in html  # (727.5 - 862.5) / 862.5
     assert app.outputs["time"].max == 2160.0  # SJF ends at 2160 s (j4 runs last)
 
 
@@ -86,7 +95,7 @@ def test_slider_and_pick_explain_the_waiting_jobs(app):
     )
     app.outputs["time"].value = 1000  # nobody waits after 960
     assert app.outputs["waiting"].options == ()
-    assert app.outputs["why"].value == "No job is waiting at t=1000 s."
+    assert app.outputs["why"].value == "No job is waiting at t = 16 min 40 s (1,000 s)."
 
 
 def test_every_control_reaches_the_config(app):
@@ -242,7 +251,8 @@ def test_stepper_steps_through_the_toy_run(app):
     assert stepper.sim is not None and stepper.sim.now == 0.0
     assert stepper.step() == 0.0  # the first step: j1 arrives and starts at 0
     assert stepper.step() == 60.0  # j2 arrives at 60
-    assert "j2" in stepper.outputs["jobs"].value and "t = 60 s" in stepper.outputs["time"].value
+    assert "j2" in stepper.outputs["jobs"].value
+    assert stepper.outputs["time"].value.startswith("t = 1 min (60 s) — ")
     assert stepper.outputs["events"].value == "at t=60 s: j2 submitted; j2 started on n2,n3"
     stepper.step()
     stepper.step()  # j4 (8 GPUs) arrives at 180 and waits: nothing starts
