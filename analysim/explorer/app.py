@@ -56,8 +56,12 @@ STYLE = """
 <style>
 .analysim-explorer { --jp-widgets-font-size: 15px; font-size: 15px; max-width: 100%; }
 .analysim-explorer .widget-html-content { line-height: 1.45; white-space: normal; }
+.analysim-explorer .widget-html, .analysim-explorer .widget-html-content,
+.analysim-explorer .widget-box { min-width: 0; max-width: 100%; }
 .analysim-explorer .widget-label, .analysim-explorer .widget-button { font-size: 15px; }
 .analysim-explorer img { max-width: 100%; height: auto; }
+.analysim-explorer .widget-image { margin-left: 0; margin-right: 0; }
+.analysim-explorer .widget-button { flex-shrink: 0; min-width: fit-content; }
 .analysim-table { border-collapse: collapse; font-size: 15px; }
 .analysim-table th { text-align: right; padding: 2px 10px; border-bottom: 1px solid #999;
   vertical-align: bottom; max-width: 200px; }
@@ -80,8 +84,8 @@ __all__ = ["Explorer"]
 def _box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
     widget = kind(
         description=description,
-        style={"description_width": "130px"},
-        layout=widgets.Layout(width="300px"),
+        style={"description_width": "150px"},
+        layout=widgets.Layout(width="330px"),
         **kw,
     )
     widget.add_class(f"analysim-{name}")

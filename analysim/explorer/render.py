@@ -140,7 +140,7 @@ def heatmap_figure(snapshot: pd.DataFrame, vcs: Any, title: str) -> Figure:
     with rc_context(FONT):
         if nodes <= DETAILED_NODES:
             fig = figure(WIDE, 3.6)
-            fig.subplots_adjust(left=0.07, right=0.8, top=0.88, bottom=0.27)
+            fig.subplots_adjust(left=0.09, right=0.77, top=0.88, bottom=0.27)
             ax = fig.add_subplot()
             occupancy_heatmap(
                 snapshot, ax=ax, palette=_legend_limit(palette, snapshot), title=title

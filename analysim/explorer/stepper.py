@@ -35,7 +35,7 @@ class Stepper:
         self._inputs: tuple[Workload, Cluster, SimConfig] | None = None
         self._end: float | None = None
         self.controls = {
-            name: widgets.Button(description=label)
+            name: widgets.Button(description=label, layout={"width": "auto"})
             for name, label in (("step", "step ▶"), ("run", "run to the end"), ("reset", "reset"))
         }
         self.controls["step"].on_click(lambda _: self._guarded(self.step))
@@ -58,7 +58,7 @@ class Stepper:
                 widgets.HTML("<b>sim.state.nodes</b>"),
                 self.outputs["nodes"],
             ],
-            layout={"width": "100%"},
+            layout={"max_width": "100%"},
         )
         self.widget = widgets.VBox(
             [
@@ -69,7 +69,7 @@ class Stepper:
                 self.outputs["why"],
                 tables,
             ],
-            layout={"width": "100%"},
+            layout={"max_width": "100%"},
         )
         self.widget.add_class("analysim-stepper")
 

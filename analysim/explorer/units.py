@@ -96,7 +96,10 @@ def metric_unit(metric: str, values: pd.Series) -> tuple[str, float]:
         "fraction": ("%", 0.01),
         "gpu_hours": ("GPU-h", 1.0),
         "gpus": ("GPUs", 1.0),
-        "count": ("jobs" if "job" in metric or metric == "finished" else "", 1.0),
+        "count": (
+            "jobs" if "job" in metric or metric in ("finished", "unschedulable") else "times",
+            1.0,
+        ),
         "ratio": ("×" if metric == "avg_slowdown" else "", 1.0),
     }.get(kind, ("", 1.0))
 
