@@ -494,9 +494,7 @@ def test_export_writes_figures_summary_and_a_call_that_reproduces_the_run(tmp_pa
     assert files["heatmap.png"].read_bytes().startswith(b"\x89PNG")
     assert b"<svg" in files["timelines.svg"].read_bytes()[:500]
     csv = files["summary.csv"].read_text().splitlines()
-    assert csv[0] == (
-        "metric,unit,fifo + cluster ×1,sjf + cluster ×2,change vs fifo + cluster ×1"
-    )
+    assert csv[0] == ("metric,unit,fifo + cluster ×1,sjf + cluster ×2,change vs fifo + cluster ×1")
     assert csv[4].startswith("avg_jct,s,862.5,")
     namespace: dict = {}
     exec(files["run.py"].read_text(), namespace)  # noqa: S102 - our own export
@@ -544,7 +542,9 @@ def test_the_stepper_says_why_every_waiting_job_waits():
         "full: 4 of its 4 GPUs are in use, 0 free, and it needs 4.</li></ul>"
     )
     stepper.controls["run"].click()
-    assert stepper.outputs["why"].value.startswith("<i>No job is waiting at t = 1 h 05 min (3,900 s)")
+    assert stepper.outputs["why"].value.startswith(
+        "<i>No job is waiting at t = 1 h 05 min (3,900 s)"
+    )
 
 
 def test_waiting_spells_follow_the_events():
