@@ -154,7 +154,7 @@ OVERFLOW = """
                `${Math.round(box.left)}-${Math.round(box.right)}`);
     }
     const style = getComputedStyle(el);
-    if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0 &&
+    if (el.scrollWidth > el.clientWidth && el.clientWidth > 0 &&
         ['hidden', 'clip'].includes(style.overflowX) && el.tagName !== 'SELECT' &&
         !['INPUT', 'OPTION'].includes(el.tagName) && !el.closest('.noUi-target')) {
       bad.push(`${name} clips its content (${el.scrollWidth} > ${el.clientWidth})`);

@@ -84,8 +84,8 @@ __all__ = ["Explorer"]
 def _box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
     widget = kind(
         description=description,
-        style={"description_width": "150px"},
-        layout=widgets.Layout(width="330px"),
+        style={"description_width": "170px"},
+        layout=widgets.Layout(width="350px"),
         **kw,
     )
     widget.add_class(f"analysim-{name}")
