@@ -10,7 +10,7 @@ completion times differ, and the Gantt chart of the step-through panel shows why
     off = asim.simulate(s.workload(), s.cluster(), s.config(**s.without()))
 
 ``asim.explore("preemption")`` opens the explorer on it (scenarios are offered in its
-workload list next to ``toy``). ``tests/test_scenarios_teaching.py`` checks that each lesson
+workload list next to ``toy``). ``tests/test_teaching_scenarios.py`` checks that each lesson
 changes the outcome the way its description says.
 """
 

@@ -443,10 +443,10 @@ def test_the_load_range_reaches_a_sparse_trace():
 
     app = explore("toy", sync=True)
     assert (app.controls["load_scale"].min, app.controls["load_scale"].max) == (
-        pytest.approx(-1.30103),
-        pytest.approx(1.30103),
-    )  # log10 of 0.05 and 20
-    assert LOAD_RANGE == (0.05, 20.0)
+        pytest.approx(np.log10(0.05)),
+        pytest.approx(np.log10(200)),
+    )
+    assert LOAD_RANGE == (0.05, 200.0)
     app.controls["load_scale"].value = 0.05  # arrivals 20 times slower: nobody waits
     assert app.result.summary()["avg_queue_delay"] == 0.0
 
@@ -578,3 +578,18 @@ def test_a_large_cluster_heatmap_is_wrapped():
     assert ax.get_title() == "t = 0 s: 800 of 2,400 GPUs in use on 300 nodes"
     assert len(ax.get_yticklabels()) == 3  # three rows of 100 nodes
     assert fig.get_size_inches()[0] == 11.0
+
+
+def test_the_bundled_openb_trace_queues_only_when_compressed_on_a_smaller_cluster():
+    app = explore("bundled:openb", sync=True)  # 6,203 jobs on 1,213 nodes, 6,212 GPUs
+    assert app.controls["borrowing"].disabled  # no VC owns nodes or has a quota
+    assert app.result.summary()["avg_queue_delay"] < 1.0  # a sparse trace: nobody waits
+    wrapped = app._heatmap_figure().axes[0]
+    assert len(wrapped.get_yticklabels()) == 13  # 1,213 nodes in rows of 100
+    assert app.controls["load_scale"].max == pytest.approx(np.log10(200))
+    app.controls["cluster_size"].value = 0.1
+    app.controls["load_scale"].value = 200.0
+    assert app.cluster.total_gpus == 690 and app.message == ""
+    assert app.result.summary()["avg_queue_delay"] > 3600  # 7,088 s on 2026-12-01
+    detailed = app._heatmap_figure().axes[0]  # 122 nodes: one column per node
+    assert detailed.get_xlabel() == "node" and len(detailed.get_yticklabels()) == 8

@@ -21,6 +21,7 @@ from analysim.errors import PolicyError
 from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs
 from analysim.explorer import compare, export, render
 from analysim.explorer.inputs import (
+    CLUSTER_RANGE,
     DEFAULT_DAYS,
     LOAD_RANGE,
     check_explore_args,
@@ -233,13 +234,15 @@ class Explorer:
                 continuous_update=False,
             ),
             "cluster_size": _box(
-                widgets.FloatSlider,
+                widgets.FloatLogSlider,
                 "cluster_size",
                 "cluster size ×",
                 value=1.0,
-                min=0.25,
-                max=2.0,
-                step=0.25,
+                base=10,
+                min=math.log10(CLUSTER_RANGE[0]),
+                max=math.log10(CLUSTER_RANGE[1]),
+                step=0.05,
+                readout_format=".2f",
                 continuous_update=False,
             ),
             "seed": _box(widgets.BoundedIntText, "seed", "seed", value=c.seed, min=0, max=2**31),
@@ -494,6 +497,7 @@ class Explorer:
     def _enable(self) -> None:
         """Disable the controls that do nothing for the chosen workload and settings."""
         v = {name: control.value for name, control in self.controls.items()}
+        base = self._clusters[v["workload"]]
         las = v["scheduler"] == "las"
         off = {
             "days": v["workload"] != "venus",
@@ -502,6 +506,8 @@ class Explorer:
             "las_starvation": not las,
             "checkpoint_cost": not (v["preemption"] or v["borrowing"]),
             "migration_cost": not v["migration"],
+            # borrowing needs VCs that own nodes or have quotas
+            "borrowing": not (base.vcs or base.quotas),
         }
         for name, disabled in off.items():
             self.controls[name].disabled = disabled

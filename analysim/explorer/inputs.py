@@ -18,8 +18,11 @@ from analysim.workload import Workload
 DEFAULT_DAYS = 7.0
 """Days of the ``venus`` workload the explorer simulates by default (a month takes longer)."""
 MAX_DAYS = 400.0
-LOAD_RANGE = (0.05, 20.0)
-"""Load scales the control offers: from a sparse trace to a queue that never empties."""
+LOAD_RANGE = (0.05, 200.0)
+"""Load scales the control offers: from a sparse trace to a queue that never empties (the
+bundled openb trace queues at 200x on a tenth of its cluster)."""
+CLUSTER_RANGE = (0.05, 4.0)
+"""Cluster sizes the control offers, as factors of the workload's own cluster."""
 
 
 class ExploreArgumentError(ValueError):
