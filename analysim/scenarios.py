@@ -71,8 +71,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "preemption",
             "A 1-hour job holds the only node; a 5-minute job arrives. Under SRTF with "
-            "preemption the short job evicts the long one at the next round and finishes "
-            "within minutes; without preemption it waits the hour out.",
+            "preemption the short job evicts the long one at the round of its arrival and "
+            "finishes 5 minutes later; without preemption it waits the hour out.",
             (
                 ("long", "a", "ann", 0.0, 3600.0, 4),
                 ("short", "a", "bo", 120.0, 300.0, 4),

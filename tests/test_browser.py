@@ -176,7 +176,12 @@ def _status_starts(page, prefix: str) -> None:
     )
 
 
-def _shot(page, name: str, docs: bool = False) -> Path:
+def _shot(page, name: str, docs: bool = False, top: str | None = None) -> Path:
+    """A 1280x800 screenshot in build/ (with ``top``, that element at the top of the view);
+    ``docs``: also in docs/img/ when ANALYSIM_UPDATE_SCREENSHOT=1."""
+    if top is not None:
+        page.locator(top).first.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
     BUILD.mkdir(parents=True, exist_ok=True)
     path = BUILD / f"explorer-{name}.png"
     page.screenshot(path=str(path))
@@ -237,10 +242,8 @@ def test_nothing_overflows_at_1280_and_1366(page, failure_shot):
     assert size[0] and size[1] > 200 and size[2] > 100, size
     assert page.locator(".analysim-why").inner_text().strip()
     assert not page.locator(".analysim-error").count()
-    page.locator(".analysim-workload").scroll_into_view_if_needed()
-    _shot(page, "controls", docs=True)
-    page.locator("img.analysim-heatmap").scroll_into_view_if_needed()
-    _shot(page, "moment", docs=True)
+    _shot(page, "controls", top=".analysim-workload")
+    _shot(page, "moment", docs=True, top=".analysim-plots")
 
 
 def test_pinning_a_baseline(page, failure_shot):
@@ -263,8 +266,7 @@ def test_pinning_a_baseline(page, failure_shot):
     assert head.split()[:5] == ["metric", "unit", "fifo", "baseline", "las"], head
     assert "las + preemption" in head
     assert explorer_overflow(page) == ""
-    page.locator(".analysim-summary").scroll_into_view_if_needed()
-    _shot(page, "compare", docs=True)
+    _shot(page, "compare", docs=True, top=".analysim-pin")
 
 
 def explorer_overflow(page) -> str:
@@ -320,5 +322,5 @@ def test_a_teaching_scenario(page, failure_shot):
     why = page.locator(".analysim-step-why").inner_text()
     assert why.startswith("short at t=120 s: it waits because"), why
     assert explorer_overflow(page) == ""
-    page.locator(".analysim-step-gantt").scroll_into_view_if_needed()
-    _shot(page, "stepper", docs=True)
+    _shot(page, "lesson", top=".analysim-lesson")
+    _shot(page, "stepper", docs=True, top=".analysim-stepper")

@@ -593,3 +593,13 @@ def test_the_bundled_openb_trace_queues_only_when_compressed_on_a_smaller_cluste
     assert app.result.summary()["avg_queue_delay"] > 3600  # 7,088 s on 2026-12-01
     detailed = app._heatmap_figure().axes[0]  # 122 nodes: one column per node
     assert detailed.get_xlabel() == "node" and len(detailed.get_yticklabels()) == 8
+
+
+def test_the_summary_shows_key_metrics_unless_all_are_asked_for(app):
+    from analysim.explorer.units import KEY_METRICS
+
+    html = app.outputs["summary"].value
+    assert html.count("<tr>") == 1 + len(KEY_METRICS) and ">idle_while_waiting<" not in html
+    app.buttons["all_metrics"].value = True
+    html = app.outputs["summary"].value
+    assert html.count("<tr>") == 1 + len(app.summary) and ">idle_while_waiting<" in html

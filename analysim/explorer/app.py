@@ -35,7 +35,7 @@ from analysim.explorer.inputs import (
     scale_load,
 )
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
-from analysim.explorer.units import duration, moment, summary_html
+from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
 from analysim.policies import PLACERS, SCHEDULERS
 from analysim.workload import Workload
 
@@ -353,6 +353,16 @@ class Explorer:
         for name, button in buttons.items():
             button.add_class(f"analysim-{name}")
             button.layout = widgets.Layout(width="auto")
+        buttons["all_metrics"] = _tag(
+            widgets.Checkbox(
+                value=False,
+                description="all metrics",
+                indent=False,
+                layout=widgets.Layout(width="auto"),
+            ),
+            "all-metrics",
+        )
+        buttons["all_metrics"].observe(lambda _: self._guarded(self._show_summary), names="value")
         buttons["name"] = _tag(
             widgets.Text(placeholder="name (optional)", layout=widgets.Layout(width="180px")),
             "keep-name",
@@ -376,7 +386,7 @@ class Explorer:
         )
         status = widgets.HBox([o["progress"], o["status"]], layout={"flex_flow": "row wrap"})
         compare_row = widgets.HBox(
-            [b["pin"], b["name"], b["keep"], b["clear"], b["export"]],
+            [b["pin"], b["name"], b["keep"], b["clear"], b["export"], b["all_metrics"]],
             layout={"flex_flow": "row wrap"},
         )
         results = widgets.HBox(
@@ -749,11 +759,22 @@ class Explorer:
         if change:
             self.summary = self.summary.rename(columns={"change": f"change vs {names[0]}"})
             change = f"change vs {names[0]}"
-        self.outputs["summary"].value = summary_html(self.summary, change, roles)
+        self._roles = roles
+        self._show_summary()
         labelled = {name: run.result for run, name in zip(runs, names, strict=True)}
         self._labelled = labelled
         self.outputs["cdf"].value = render.image(render.cdf_figure(labelled))
         self._draw_timelines()
+
+    def _show_summary(self) -> None:
+        """The summary table: the key metrics, or all with the *all metrics* box ticked."""
+        if self.summary is None:
+            return
+        table = self.summary
+        if not self.buttons["all_metrics"].value:
+            table = table.loc[[m for m in KEY_METRICS if m in table.index]]
+        change = next((c for c in table.columns if str(c).startswith("change vs ")), None)
+        self.outputs["summary"].value = summary_html(table, change, self._roles)
 
     def _same_results_note(self) -> list[str]:
         other = self.baseline or self.last

@@ -102,10 +102,10 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
 
     unit, size = time_unit(end)
     with rc_context(FONT):
-        fig = figure(WIDE, 5.6)
+        fig = figure(WIDE, 5.0)
         axes = fig.subplots(len(TIMELINES), 1, sharex=True)
         fig.subplots_adjust(
-            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=0.94, bottom=0.1, hspace=0.38
+            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=0.93, bottom=0.11, hspace=0.42
         )
         styles = _styled(list(runs))
         for ax, (column, title, scale) in zip(axes, TIMELINES, strict=True):
@@ -265,7 +265,8 @@ def gantt_figure(
                 (row - 0.4, 0.8),
                 color=palette.get(str(vc), "#333"),
             )
-            if stop > start:
+            wide = (stop - start) / end * 0.76 * WIDE * DPI  # the bar's width in pixels
+            if wide > 9 * len(str(job)):  # the id fits in the bar
                 ax.text(
                     (start + stop) / 2 / size,
                     row,

@@ -39,6 +39,24 @@ METRICS: dict[str, tuple[str, str]] = {
     "idle_while_waiting": ("fraction", "share of the time with free GPUs while jobs wait"),
     "jain_fairness": ("ratio", "Jain's fairness index over VCs (1 = equal)"),
 }
+KEY_METRICS = (
+    "jobs",
+    "finished",
+    "avg_jct",
+    "median_jct",
+    "p95_jct",
+    "avg_queue_delay",
+    "avg_slowdown",
+    "makespan",
+    "gpu_utilization",
+    "preemptions",
+    "migrations",
+    "reclaims",
+    "borrowed_gpu_hours",
+    "avg_fragmented_gpus",
+    "jain_fairness",
+)
+"""The summary rows shown unless the user asks for all metrics."""
 TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
 
 
