@@ -29,6 +29,7 @@ SETTINGS = (
     "checkpoint_cost",
     "migration_cost",
     "cluster_size",
+    "seed",
 )
 """The settings a run's label may name (the workload is the same for all compared runs)."""
 SWITCHES = ("preemption", "migration", "borrowing", "backfill")
@@ -63,6 +64,7 @@ def settings_of(config: Any, cluster_size: float) -> dict[str, Any]:
         "checkpoint_cost": _plain(config.checkpoint_cost),
         "migration_cost": _plain(config.migration_cost),
         "cluster_size": float(cluster_size),
+        "seed": int(config.seed),
     }
 
 
@@ -93,6 +95,8 @@ def label(settings: dict[str, Any], keys: list[str]) -> str:
             parts.append(f"quantum {value:g} s")
         elif key == "cluster_size":
             parts.append(f"cluster ×{value:g}")
+        elif key == "seed":
+            parts.append(f"seed {value}")
         else:
             parts.append(f"{key.replace('_', ' ')} {value}")
     if not parts:

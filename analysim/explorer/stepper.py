@@ -169,7 +169,7 @@ def teach(
 ) -> Stepper:
     """The step-through panel on its own: ``teach()`` steps the toy run under FIFO;
     ``teach(scheduler="sjf", preemption=True)`` under other settings (``SimConfig`` fields);
-    ``teach("preemption")`` a teaching scenario (:mod:`analysis.scenarios`) with its settings."""
+    ``teach("preemption")`` a teaching scenario (:mod:`analysim.scenarios`) with its settings."""
     from analysim import scenarios
 
     if isinstance(workload, str) and workload in scenarios.names():
