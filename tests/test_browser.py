@@ -19,6 +19,7 @@ does not work here, so the system Chromium is used.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -244,6 +245,32 @@ def test_nothing_overflows_at_1280_and_1366(page, failure_shot):
     assert not page.locator(".analysim-error").count()
     _shot(page, "controls", top=".analysim-workload")
     _shot(page, "moment", docs=True, top=".analysim-plots")
+
+
+def _moment_seconds(page) -> int:
+    text = page.locator(".analysim-moment").inner_text()
+    return int(re.search(r"\(([0-9,]+) s\)", text).group(1).replace(",", ""))
+
+
+def test_a_click_on_a_timeline_moves_the_moment(page, failure_shot):
+    plots = page.locator("img.analysim-plots")
+    plots.evaluate("e => e.scrollIntoView({block: 'start'})")
+    box = plots.bounding_box()
+    seconds = []
+    for fraction in (0.25, 0.75):  # of the time axis, which spans 7% to 98% of the figure
+        before = page.locator(".analysim-moment").inner_text()
+        x = box["x"] + box["width"] * (0.07 + 0.91 * fraction)
+        page.mouse.click(x, box["y"] + box["height"] * 0.5)
+        page.wait_for_function(
+            "(b) => document.querySelector('.analysim-moment').innerText !== b",
+            arg=before,
+            timeout=30_000,
+        )
+        seconds.append(_moment_seconds(page))
+        _kernel_idle(page)
+        page.wait_for_timeout(500)
+    assert seconds[1] == pytest.approx(3 * seconds[0], rel=0.05), seconds
+    _kernel_idle(page)
 
 
 def test_pinning_a_baseline(page, failure_shot):

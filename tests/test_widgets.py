@@ -603,3 +603,13 @@ def test_the_summary_shows_key_metrics_unless_all_are_asked_for(app):
     app.buttons["all_metrics"].value = True
     html = app.outputs["summary"].value
     assert html.count("<tr>") == 1 + len(app.summary) and ">idle_while_waiting<" in html
+
+
+def test_a_click_on_the_timelines_moves_the_moment(app):
+    overlay = app._overlay  # the invisible slider laid over the timelines
+    assert (overlay.max, overlay.value) == (1800.0, 900.0)
+    overlay.value = 300.0  # what a click a sixth of the way along the time axis sends
+    assert app.outputs["time"].value == 300.0
+    assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
+    app.outputs["time"].value = 600.0
+    assert overlay.value == 600.0

@@ -76,6 +76,11 @@ STYLE = """
 .analysim-note { background: #fff6d5; border-left: 4px solid #e0a800; padding: 4px 10px; }
 .analysim-lesson { background: #e8f3ff; border-left: 4px solid #0173b2; padding: 4px 10px; }
 .analysim-why-list li { margin-bottom: 4px; }
+.analysim-timeline-box { position: relative; }
+.analysim-explorer .analysim-time-overlay { position: absolute; top: 4%; height: 86%;
+  margin: 0; opacity: 0; cursor: crosshair; }
+.analysim-time-overlay .slider-container, .analysim-time-overlay .noUi-target,
+.analysim-time-overlay .noUi-base { height: 100% !important; }
 </style>
 """
 
@@ -156,6 +161,7 @@ class Explorer:
         for control in self.controls.values():
             control.observe(self._on_control, names="value")
         self.outputs["time"].observe(self._on_time, names="value")
+        self._overlay.observe(self._on_overlay, names="value")
         self.outputs["waiting"].observe(self._on_pick, names="value")
         if start.startswith(SCENARIO):
             self._apply_scenario(start)
@@ -396,16 +402,36 @@ class Explorer:
         left = f"{render.TIMELINE_LEFT * 100:.1f}%"
         width = f"{(render.TIMELINE_RIGHT - render.TIMELINE_LEFT) * 100:.1f}%"
         slider = widgets.Box([o["time"]], layout={"margin": f"0 0 0 {left}", "width": width})
+        # an invisible copy of the slider laid over the timelines' axes, linked to the slider
+        # in the browser: a click on a timeline moves the moment there
+        overlay = _tag(
+            widgets.FloatSlider(
+                min=0,
+                max=1,
+                step=1,
+                readout=False,
+                continuous_update=False,
+                style={"description_width": "0px"},
+                layout={"width": width, "left": left},
+            ),
+            "time-overlay",
+        )
+        overlay.tooltip = "click to show this moment"
+        self._overlay = overlay
+        timelines = _tag(
+            widgets.Box([o["plots"], overlay], layout={"width": "100%", "max_width": "1100px"}),
+            "timeline-box",
+        )
         slider_row = widgets.VBox(
             [slider, o["moment"]], layout={"width": "100%", "max_width": "1100px"}
         )
         moment_box = widgets.VBox(
             [
                 widgets.HTML(
-                    "<b>Over time</b> — drag or click the slider under the timelines to move "
-                    "the moment (the red line) shown below"
+                    "<b>Over time</b> — click a timeline, or drag the slider under them, to "
+                    "move the moment (the red line) shown below"
                 ),
-                o["plots"],
+                timelines,
                 slider_row,
                 widgets.HTML("<b>The cluster at that moment</b> (× = borrowed GPU)"),
                 o["heatmap"],
@@ -865,7 +891,7 @@ class Explorer:
     # -- the moment ---------------------------------------------------------------------------
     def _reset_slider(self, result: Result, moved: bool) -> None:
         slider = self.outputs["time"]
-        end = float(result.meta.get("now", 0.0)) or 1.0
+        end = self._timeline_end()  # the slider spans the timelines' time axis
         step = max(1.0, float(round(end / 500)))
         value = slider.value
         if moved or value > end:  # a new workload: the moment the queue peaks
@@ -875,12 +901,30 @@ class Explorer:
             slider.max = max(end, slider.min + step)
             slider.step = step
             slider.value = min(value, slider.max)
+            self._mirror()
         finally:
             self._picking = True
 
     def _on_time(self, change: dict[str, Any]) -> None:
+        self._mirror()
         if self._picking:  # not while a new result resets the slider
             self._guarded(self._show_moment)
+
+    def _on_overlay(self, change: dict[str, Any]) -> None:
+        """A click on the timelines: the slider goes there (and the view follows)."""
+        slider = self.outputs["time"]
+        if abs(float(change["new"]) - float(slider.value)) > 1e-9:
+            slider.value = min(max(float(change["new"]), slider.min), slider.max)
+
+    def _mirror(self) -> None:
+        """The overlay on the timelines spans the slider's range and sits at its value."""
+        slider, overlay = self.outputs["time"], self._overlay
+        with overlay.hold_trait_notifications():
+            if overlay.max != slider.max:
+                overlay.max = slider.max
+            overlay.step = slider.step
+        if overlay.value != slider.value:
+            overlay.value = slider.value
 
     def _on_pick(self, change: dict[str, Any]) -> None:
         if self._picking:
@@ -894,9 +938,13 @@ class Explorer:
             logger.exception("explorer: updating the view failed")
             self.outputs["why"].value = html.escape(f"could not update: {exc}")
 
+    def _timeline_end(self) -> float:
+        """The end of the timelines' time axis: the latest end of the runs shown."""
+        return max(float(r.meta.get("now", 0.0)) for r in self._labelled.values()) or 1.0
+
     def _timeline_figure(self) -> Any:
-        end = max(float(r.meta.get("now", 0.0)) for r in self._labelled.values()) or 1.0
-        return render.timeline_figure(self._labelled, float(self.outputs["time"].value), end)
+        t = float(self.outputs["time"].value)
+        return render.timeline_figure(self._labelled, t, self._timeline_end())
 
     def _draw_timelines(self) -> None:
         if self.result is not None:
