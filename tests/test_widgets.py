@@ -613,3 +613,8 @@ def test_a_click_on_the_timelines_moves_the_moment(app):
     assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
     app.outputs["time"].value = 600.0
     assert overlay.value == 600.0
+
+
+def test_every_control_has_a_tooltip_with_its_meaning(app):
+    assert all(control.tooltip for control in app.controls.values())
+    assert app.controls["quantum"].tooltip.startswith("seconds between scheduling rounds")

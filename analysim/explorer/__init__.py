@@ -15,9 +15,10 @@ this job waiting?" (:mod:`analysim.explain`). A bad combination shows a message 
 the previous results in place; bad arguments to ``explore()`` are refused with a one-line
 reason.
 
-Modules: ``app`` (the :class:`Explorer`), ``inputs`` (checking controls and arguments),
-``compare`` (baseline, kept runs, labels, identical-results notes), ``render`` (figures),
-``units`` (units and readable numbers), ``export``, ``stepper`` (the step-through panel).
+Modules: ``app`` (the :class:`Explorer`), ``layout`` (widgets and their arrangement),
+``inputs`` (checking controls and arguments), ``compare`` (baseline, kept runs, labels,
+identical-results notes), ``render`` (figures), ``units`` (units and readable numbers),
+``export``, ``stepper`` (the step-through panel).
 """
 
 from __future__ import annotations

@@ -19,11 +19,9 @@ from analysim.config import SimConfig
 from analysim.engine import Simulation
 from analysim.errors import PolicyError
 from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs
-from analysim.explorer import compare, export, render
+from analysim.explorer import compare, export, layout, render
 from analysim.explorer.inputs import (
-    CLUSTER_RANGE,
     DEFAULT_DAYS,
-    LOAD_RANGE,
     check_explore_args,
     cost_text,
     looks_like_path,
@@ -36,7 +34,6 @@ from analysim.explorer.inputs import (
 )
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
 from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
-from analysim.policies import PLACERS, SCHEDULERS
 from analysim.workload import Workload
 
 if TYPE_CHECKING:
@@ -51,56 +48,8 @@ SCENARIO = "scenario: "
 CHUNKS = 20  # a run is simulated in this many slices, to move the progress bar
 MAX_LISTED = 200  # waiting jobs listed at one moment
 USER_ERRORS = (ValueError, TypeError, KeyError, PolicyError)
-LAS_DEFAULT_HOURS = "5"  # LAS's default threshold, 18,000 GPU-seconds
-LAS_DEFAULT_STARVATION = "4"
-STYLE = """
-<style>
-.analysim-explorer { --jp-widgets-font-size: 15px; font-size: 15px; max-width: 100%; }
-.analysim-explorer .widget-html-content { line-height: 1.45; white-space: normal; }
-.analysim-explorer .widget-html, .analysim-explorer .widget-html-content,
-.analysim-explorer .widget-box { min-width: 0; max-width: 100%; }
-.analysim-explorer .widget-label, .analysim-explorer .widget-button { font-size: 15px; }
-.analysim-explorer img { max-width: 100%; height: auto; }
-.analysim-explorer .widget-image { margin-left: 0; margin-right: 0; }
-.analysim-explorer .widget-button { flex-shrink: 0; min-width: fit-content; }
-.analysim-table { border-collapse: collapse; font-size: 15px; }
-.analysim-table th { text-align: right; padding: 2px 10px; border-bottom: 1px solid #999;
-  vertical-align: bottom; max-width: 200px; }
-.analysim-table th:first-child { text-align: left; }
-.analysim-table td { padding: 1px 10px; }
-.analysim-table td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.analysim-table td.unit { color: #555; }
-.analysim-table small { color: #555; font-weight: normal; }
-.analysim-scroll { overflow-x: auto; max-width: 100%; }
-.analysim-scroll table { font-size: 13px; }
-.analysim-note { background: #fff6d5; border-left: 4px solid #e0a800; padding: 4px 10px; }
-.analysim-lesson { background: #e8f3ff; border-left: 4px solid #0173b2; padding: 4px 10px; }
-.analysim-why-list li { margin-bottom: 4px; }
-.analysim-timeline-box { position: relative; }
-.analysim-explorer .analysim-time-overlay { position: absolute; top: 4%; height: 86%;
-  margin: 0; opacity: 0; cursor: crosshair; }
-.analysim-time-overlay .slider-container, .analysim-time-overlay .noUi-target,
-.analysim-time-overlay .noUi-base { height: 100% !important; }
-</style>
-"""
 
 __all__ = ["Explorer"]
-
-
-def _box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
-    widget = kind(
-        description=description,
-        style={"description_width": "170px"},
-        layout=widgets.Layout(width="350px"),
-        **kw,
-    )
-    widget.add_class(f"analysim-{name}")
-    return widget
-
-
-def _tag(widget: widgets.DOMWidget, name: str) -> widgets.DOMWidget:
-    widget.add_class(f"analysim-{name}")
-    return widget
 
 
 class Explorer:
@@ -153,11 +102,17 @@ class Explorer:
         self._timer: threading.Timer | None = None
         self._picking = True
         self._holding = False
-        self.controls = self._make_controls(start, days)
-        self.outputs = self._make_outputs()
+        options = [(name, name) for name in PRESETS]
+        options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
+        if self._trace is not None:
+            options.append((f"trace: {self._trace.name}", TRACE))
+        self.controls = layout.make_controls(self.config, options, start, days)
+        self.outputs = layout.make_outputs()
         self.buttons = self._make_buttons()
         self.stepper = Stepper()
-        self.widget = self._layout()
+        self.widget, self._overlay, self._steps = layout.arrange(
+            self.controls, self.outputs, self.buttons, self.stepper.widget
+        )
         for control in self.controls.values():
             control.observe(self._on_control, names="value")
         self.outputs["time"].observe(self._on_time, names="value")
@@ -213,142 +168,6 @@ class Explorer:
         return clusters, start
 
     # -- widgets ------------------------------------------------------------------------------
-    def _make_controls(self, start: str, days: float) -> dict[str, widgets.ValueWidget]:
-        c = self.config
-        options = [(name, name) for name in PRESETS]
-        options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
-        if self._trace is not None:
-            options.append((f"trace: {self._trace.name}", TRACE))
-        las = dict(c.scheduler) if isinstance(c.scheduler, dict) else {}
-        hours = ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", [])) or LAS_DEFAULT_HOURS
-        starvation = las.get("starvation_factor", 4.0)
-        return {
-            "workload": _box(
-                widgets.Dropdown, "workload", "workload", options=options, value=start
-            ),
-            "days": _box(widgets.BoundedFloatText, "days", "days (venus)", value=days, min=0.1),
-            "load_scale": _box(
-                widgets.FloatLogSlider,
-                "load_scale",
-                "load scale ×",
-                value=1.0,
-                base=10,
-                min=math.log10(LOAD_RANGE[0]),
-                max=math.log10(LOAD_RANGE[1]),
-                step=0.05,
-                readout_format=".2f",
-                continuous_update=False,
-            ),
-            "cluster_size": _box(
-                widgets.FloatLogSlider,
-                "cluster_size",
-                "cluster size ×",
-                value=1.0,
-                base=10,
-                min=math.log10(CLUSTER_RANGE[0]),
-                max=math.log10(CLUSTER_RANGE[1]),
-                step=0.05,
-                readout_format=".2f",
-                continuous_update=False,
-            ),
-            "seed": _box(widgets.BoundedIntText, "seed", "seed", value=c.seed, min=0, max=2**31),
-            "scheduler": _box(
-                widgets.Dropdown,
-                "scheduler",
-                "scheduler",
-                options=SCHEDULERS.names,
-                value=name_of(c.scheduler),
-            ),
-            "las_thresholds": _box(
-                widgets.Text,
-                "las_thresholds",
-                "LAS queues (GPU-h)",
-                value=hours,
-                continuous_update=False,
-                tooltip="attained service splitting LAS's queues, GPU-hours, comma-separated",
-            ),
-            "las_starvation": _box(
-                widgets.Text,
-                "las_starvation",
-                "LAS starvation ×",
-                value="off" if starvation is None else f"{starvation:g}",
-                continuous_update=False,
-                tooltip="promote a job that waited this many times as long as it ran (off: never)",
-            ),
-            "placement": _box(
-                widgets.Dropdown,
-                "placement",
-                "placement",
-                options=PLACERS.names,
-                value=name_of(c.placement),
-            ),
-            "quantum": _box(widgets.FloatText, "quantum", "quantum (s)", value=c.quantum),
-            "preemption": _box(widgets.Checkbox, "preemption", "preemption", value=c.preemption),
-            "checkpoint_cost": _box(
-                widgets.Text,
-                "checkpoint_cost",
-                "checkpoint cost (s)",
-                value=cost_text(c.checkpoint_cost),
-                continuous_update=False,
-            ),
-            "migration": _box(widgets.Checkbox, "migration", "migration", value=c.migration),
-            "migration_cost": _box(
-                widgets.Text,
-                "migration_cost",
-                "migration cost (s)",
-                value=cost_text(c.migration_cost),
-                continuous_update=False,
-            ),
-            "borrowing": _box(widgets.Checkbox, "borrowing", "borrowing", value=c.borrowing),
-        }
-
-    def _make_outputs(self) -> dict[str, widgets.DOMWidget]:
-        return {
-            "status": _tag(widgets.HTML(value="not run yet"), "status"),
-            "progress": _tag(
-                widgets.FloatProgress(value=0, min=0, max=1, layout={"width": "200px"}),
-                "progress",
-            ),
-            "message": _tag(widgets.HTML(value=""), "message"),
-            "lesson": _tag(widgets.HTML(value=""), "lesson-box"),
-            "note": _tag(widgets.HTML(value=""), "note-box"),
-            "summary": _tag(
-                widgets.HTML(value="", layout={"flex": "1 1 420px", "max_width": "100%"}),
-                "summary",
-            ),
-            "cdf": _tag(
-                widgets.Image(format="png", layout={"width": "540px", "max_width": "100%"}), "cdf"
-            ),
-            "plots": _tag(
-                widgets.Image(format="png", layout={"width": "100%", "max_width": "1100px"}),
-                "plots",
-            ),
-            "time": _tag(
-                widgets.FloatSlider(
-                    description="",
-                    min=0,
-                    max=1,
-                    step=1,
-                    readout=False,
-                    continuous_update=False,
-                    style={"description_width": "0px"},
-                    layout={"width": "100%"},
-                ),
-                "time",
-            ),
-            "moment": _tag(widgets.HTML(value=""), "moment"),
-            "heatmap": _tag(
-                widgets.Image(format="png", layout={"width": "100%", "max_width": "1100px"}),
-                "heatmap",
-            ),
-            "waiting": _tag(
-                widgets.Select(options=[], rows=10, layout={"width": "320px"}), "waiting"
-            ),
-            "waiting_label": _tag(widgets.HTML(value="<b>waiting jobs</b>"), "waiting-label"),
-            "why": _tag(widgets.HTML(value="", layout={"flex": "1 1 300px"}), "why"),
-            "exported": _tag(widgets.HTML(value=""), "exported"),
-        }
-
     def _make_buttons(self) -> dict[str, widgets.Widget]:
         buttons = {
             "pin": widgets.Button(description="pin as baseline", icon="thumb-tack"),
@@ -359,7 +178,7 @@ class Explorer:
         for name, button in buttons.items():
             button.add_class(f"analysim-{name}")
             button.layout = widgets.Layout(width="auto")
-        buttons["all_metrics"] = _tag(
+        buttons["all_metrics"] = layout.tag(
             widgets.Checkbox(
                 value=False,
                 description="all metrics",
@@ -369,7 +188,7 @@ class Explorer:
             "all-metrics",
         )
         buttons["all_metrics"].observe(lambda _: self._guarded(self._show_summary), names="value")
-        buttons["name"] = _tag(
+        buttons["name"] = layout.tag(
             widgets.Text(placeholder="name (optional)", layout=widgets.Layout(width="180px")),
             "keep-name",
         )
@@ -378,99 +197,6 @@ class Explorer:
         buttons["clear"].on_click(lambda _: self._guarded(self.clear))
         buttons["export"].on_click(lambda _: self._guarded(self.export))
         return buttons
-
-    def _layout(self) -> widgets.Widget:
-        c, o, b = self.controls, self.outputs, self.buttons
-        groups = (
-            ("workload", "days", "load_scale", "cluster_size", "seed"),
-            ("scheduler", "las_thresholds", "las_starvation", "placement", "quantum"),
-            ("preemption", "checkpoint_cost", "migration", "migration_cost", "borrowing"),
-        )
-        columns = widgets.HBox(
-            [widgets.VBox([c[k] for k in group]) for group in groups],
-            layout={"flex_flow": "row wrap"},
-        )
-        status = widgets.HBox([o["progress"], o["status"]], layout={"flex_flow": "row wrap"})
-        compare_row = widgets.HBox(
-            [b["pin"], b["name"], b["keep"], b["clear"], b["export"], b["all_metrics"]],
-            layout={"flex_flow": "row wrap"},
-        )
-        results = widgets.HBox(
-            [o["summary"], o["cdf"]],
-            layout={"flex_flow": "row wrap", "align_items": "flex-start", "width": "100%"},
-        )
-        left = f"{render.TIMELINE_LEFT * 100:.1f}%"
-        width = f"{(render.TIMELINE_RIGHT - render.TIMELINE_LEFT) * 100:.1f}%"
-        slider = widgets.Box([o["time"]], layout={"margin": f"0 0 0 {left}", "width": width})
-        # an invisible copy of the slider laid over the timelines' axes, linked to the slider
-        # in the browser: a click on a timeline moves the moment there
-        overlay = _tag(
-            widgets.FloatSlider(
-                min=0,
-                max=1,
-                step=1,
-                readout=False,
-                continuous_update=False,
-                style={"description_width": "0px"},
-                layout={"width": width, "left": left},
-            ),
-            "time-overlay",
-        )
-        overlay.tooltip = "click to show this moment"
-        self._overlay = overlay
-        timelines = _tag(
-            widgets.Box([o["plots"], overlay], layout={"width": "100%", "max_width": "1100px"}),
-            "timeline-box",
-        )
-        slider_row = widgets.VBox(
-            [slider, o["moment"]], layout={"width": "100%", "max_width": "1100px"}
-        )
-        moment_box = widgets.VBox(
-            [
-                widgets.HTML(
-                    "<b>Over time</b> — click a timeline, or drag the slider under them, to "
-                    "move the moment (the red line) shown below"
-                ),
-                timelines,
-                slider_row,
-                widgets.HTML("<b>The cluster at that moment</b> (× = borrowed GPU)"),
-                o["heatmap"],
-                widgets.HBox(
-                    [
-                        widgets.VBox([o["waiting_label"], o["waiting"]]),
-                        widgets.VBox(
-                            [widgets.HTML("<b>why is it waiting?</b>"), o["why"]],
-                            layout={"flex": "1 1 300px"},
-                        ),
-                    ],
-                    layout={"flex_flow": "row wrap", "width": "100%"},
-                ),
-            ],
-            layout={"width": "100%"},
-        )
-        steps = widgets.Accordion(
-            children=[self.stepper.widget], titles=("step through (toy and scenarios)",)
-        )
-        steps.selected_index = None
-        self._steps = steps
-        app = widgets.VBox(
-            [
-                widgets.HTML(STYLE),
-                columns,
-                o["lesson"],
-                status,
-                o["message"],
-                compare_row,
-                o["note"],
-                results,
-                o["exported"],
-                moment_box,
-                steps,
-            ],
-            layout={"width": "100%"},
-        )
-        app.add_class("analysim-explorer")
-        return app
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)
@@ -502,7 +228,8 @@ class Explorer:
         }
         las = dict(config.scheduler) if isinstance(config.scheduler, dict) else {}
         values["las_thresholds"] = (
-            ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", [])) or LAS_DEFAULT_HOURS
+            ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", []))
+            or layout.LAS_DEFAULT_HOURS
         )
         factor = las.get("starvation_factor", 4.0)
         values["las_starvation"] = "off" if factor is None else f"{factor:g}"
@@ -592,7 +319,7 @@ class Explorer:
             return name
         hours = str(self.controls["las_thresholds"].value).strip()
         starving = str(self.controls["las_starvation"].value).strip().lower()
-        if hours == LAS_DEFAULT_HOURS and starving == LAS_DEFAULT_STARVATION:
+        if hours == layout.LAS_DEFAULT_HOURS and starving == layout.LAS_DEFAULT_STARVATION:
             return "las"  # LAS's own defaults: the same spec as before these controls
         if starving in ("off", "none", ""):
             factor = None
