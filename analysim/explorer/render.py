@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 DPI = 100
 WIDE = 11.0  # inches: 1,100 px, the width of a notebook's output area at 1280 px
-FONT = {"font.size": 12, "axes.titlesize": 13, "axes.labelsize": 12, "legend.fontsize": 11}
+FONT = {"font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "legend.fontsize": 13}
 LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 1)))
 TIMELINE_LEFT, TIMELINE_RIGHT = 0.07, 0.98
 """Where the timelines' axes start and end, as fractions of the figure's width (the time
@@ -119,7 +119,7 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
                         linewidth=1.6,
                         **styles[label],
                     )
-            ax.set_title(title, loc="left", fontsize=12, pad=3)
+            ax.set_title(title, loc="left", fontsize=14, pad=3)
             ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1.0))
             ax.grid(alpha=0.3)
             if moment is not None:
@@ -146,11 +146,11 @@ def heatmap_figure(snapshot: pd.DataFrame, vcs: Any, title: str) -> Figure:
                 snapshot, ax=ax, palette=_legend_limit(palette, snapshot), title=title
             )
             for text in ax.texts:  # job ids in the cells: readable from the back of a room
-                text.set_fontsize(11)
+                text.set_fontsize(12)
             legend = ax.get_legend()
             if legend is not None:
                 for text in legend.get_texts():
-                    text.set_fontsize(11)
+                    text.set_fontsize(12)
             if nodes > 60:  # node names every few nodes, small enough not to collide
                 ax.tick_params(axis="x", labelsize=9)
             return fig
@@ -197,7 +197,7 @@ def _wrapped_heatmap(snapshot: pd.DataFrame, palette: dict[str, str], title: str
     ax.set_title(f"{title}: {used:,} of {len(snapshot):,} GPUs in use on {len(names):,} nodes")
     handles = [Patch(color=c, label=vc) for vc, c in _legend_limit(palette, snapshot).items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
     return fig
 
 
@@ -273,7 +273,7 @@ def gantt_figure(
                     str(job),
                     ha="center",
                     va="center",
-                    fontsize=10,
+                    fontsize=12,
                     color="white",
                     fontweight="bold",
                 )
@@ -295,7 +295,7 @@ def gantt_figure(
             ax.axhline(base - 0.5, color="#555555", linewidth=1)
         ax.axvline(now / size, color="#c00000", linewidth=2)
         labels = [f"{n}:{g}" for n, g in gpu_rows] + [f"waits: {j}" for j in waiters]
-        ax.set_yticks(range(len(labels)), labels, fontsize=10)
+        ax.set_yticks(range(len(labels)), labels, fontsize=12)
         ax.set_ylim(len(labels) - 0.5, -0.5)
         ax.set_xlim(0, end / size * 1.02)
         ax.set_xlabel(f"time ({unit}); red line: now")
@@ -303,7 +303,7 @@ def gantt_figure(
         handles = [Patch(color=c, label=f"VC {vc}") for vc, c in palette.items()]
         handles.append(Patch(facecolor="white", edgecolor="#555", hatch="///", label="waiting"))
         handles.append(Line2D([], [], color="#c00000", linewidth=2, label="now"))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
     return fig
 
 
