@@ -551,6 +551,7 @@ class Explorer:
             raise ValueError("nothing to pin: no run yet")
         self.baseline = self.current
         self._show_comparison()
+        self.note = ""
         self.outputs["note"].value = ""
 
     def keep(self, name: str = "") -> None:
