@@ -83,7 +83,8 @@ def cdf_figure(runs: dict[str, Result]) -> Figure:
                 ax.step(jct / size, fraction * 100, where="post", label=label, linewidth=2, **style)
         if len(runs) and any(len(j) for j in jcts.values()):
             ax.set_xscale("log")
-            ax.legend(loc="lower right")
+            _plain_log_ticks(ax, [j / size for j in jcts.values() if len(j)])
+            ax.legend(loc="lower right", fontsize=13 if len(runs) <= 3 else 11)
         else:
             ax.text(
                 0.5, 0.5, "no finished job yet", ha="center", va="center", transform=ax.transAxes
@@ -95,6 +96,21 @@ def cdf_figure(runs: dict[str, Result]) -> Figure:
     return fig
 
 
+def _plain_log_ticks(ax: Any, values: list[np.ndarray]) -> None:
+    """Log-axis ticks written as plain numbers (0.1, 1, 10; and 2, 5 within a short range)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    low = min(float(v[v > 0].min()) for v in values if (v > 0).any())
+    high = max(float(v.max()) for v in values)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    short = high / max(low, 1e-12) < 30
+    ax.xaxis.set_minor_formatter(
+        FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else "")
+        if short
+        else NullFormatter()
+    )
+
+
 def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -> Figure:
     """Utilisation, waiting jobs and fragmented GPUs over time, one line per run, sharing
     a time axis from 0 to ``end`` (natural unit) with ``moment`` marked by a red line."""
@@ -102,10 +118,13 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
 
     unit, size = time_unit(end)
     with rc_context(FONT):
-        fig = figure(WIDE, 5.0)
+        columns = min(len(runs), 4) or 1
+        rows = -(-len(runs) // columns)
+        fig = figure(WIDE, 5.0 + 0.3 * (rows - 1))
         axes = fig.subplots(len(TIMELINES), 1, sharex=True)
+        top = 1 - (0.4 + 0.3 * rows) / fig.get_figheight()
         fig.subplots_adjust(
-            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=0.93, bottom=0.11, hspace=0.42
+            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=top, bottom=0.11, hspace=0.42
         )
         styles = _styled(list(runs))
         for ax, (column, title, scale) in zip(axes, TIMELINES, strict=True):
@@ -126,7 +145,14 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
                 ax.axvline(moment / size, color="#c00000", linewidth=2)
         axes[0].set_xlim(0, end / size)
         axes[-1].set_xlabel(f"time ({unit}); the red line is the moment shown below")
-        axes[0].legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4, frameon=False)
+        if runs:  # above the panels, right-aligned, in rows of at most 4 runs
+            fig.legend(
+                *axes[0].get_legend_handles_labels(),
+                loc="upper right",
+                bbox_to_anchor=(TIMELINE_RIGHT, 1.0),
+                ncols=columns,
+                frameon=False,
+            )
     return fig
 
 
