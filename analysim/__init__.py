@@ -29,9 +29,9 @@ __version__ = "0.1.0"
 
 
 def explore(*args, **kwargs):
-    """The interactive explorer (:func:`analysim.widgets.explore`; needs ipywidgets, so it is
+    """The interactive explorer (:func:`analysim.explorer.explore`; needs ipywidgets, so it is
     imported only when called)."""
-    from analysim.widgets import explore as _explore
+    from analysim.explorer import explore as _explore
 
     return _explore(*args, **kwargs)
 

@@ -2,11 +2,11 @@
 
 For each configuration, sets the explorer's controls (``explore(..., sync=True)``, Agg
 backend) and times ``app.run_now()``: the simulation (sliced, to move the progress bar) and
-everything it then shows (summary beside the previous run, the four plots, the heatmap,
-the waiting list and the first "why"). Then times a move of the time slider (heatmap,
-waiting list, why) and ``why_waiting`` alone. Best of ``--repeat``. Target of issue 7: a run
-of the ``venus`` preset returns within a few seconds (< 5 s until shown, at the explorer's
-default of 7 days).
+everything it then shows (summary beside the previous run, the JCT CDF, the timelines, the
+heatmap, the waiting list and the first "why"). Then times a move of the time slider
+(the timelines' moment line, heatmap, waiting list, why) and ``why_waiting`` alone. Best
+of ``--repeat``. Target of issue 7: a run of the ``venus`` preset returns within a few
+seconds (< 5 s until shown, at the explorer's default of 7 days).
 
     python benchmarks/bench_explorer.py                      # 7 days, fifo and las+preemption
     python benchmarks/bench_explorer.py --days 26 --repeat 1

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 
+import numpy as np
+import pandas as pd
 import pytest
 
 pytest.importorskip("ipywidgets", reason="the explorer needs ipywidgets (the notebooks extra)")
@@ -30,14 +33,21 @@ def test_first_run_fills_summary_slider_and_why(app):
     assert app.runs == 1 and app.message == ""
     assert app.result.summary()["avg_jct"] == 862.5  # the worked FIFO example
     summary = app.outputs["summary"].value
-    assert "<td>avg_jct</td><td style='text-align:right'>862.5</td>" in summary
+    # times in a natural unit, one per row: 862.5 s = 14.4 min
+    assert ">avg_jct</td><td class='unit'>min</td><td class='num'>14.4</td></tr>" in summary
+    assert ">gpu_utilization</td><td class='unit'>%</td><td class='num'>83.8</td>" in summary
+    assert (
+        "title='avg_jct: mean job completion time (end - submit), finished jobs (min)'" in summary
+    )
+    assert "<th>fifo<br><small>this run</small></th>" in summary
     assert "previous run" not in summary
     slider = app.outputs["time"]
     assert (slider.min, slider.max) == (0, 1800.0)  # the run ends at 1800 s
     # the slider starts where the queue peaks: at 900 s j5, j6, j7, j8 wait
     assert slider.value == 900.0
     assert [job for _, job in app.outputs["waiting"].options] == ["j5", "j6", "j7", "j8"]
-    assert app.outputs["waiting_label"].value == "<b>4 waiting jobs</b> at t=900 s"
+    assert app.outputs["waiting_label"].value == "<b>4 waiting jobs</b> at t = 15 min (900 s)"
+    assert app.outputs["moment"].value == "<b>moment shown: t = 15 min (900 s)</b> of 30 min"
     assert app.outputs["why"].value == (
         "j5 at t=900 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
         "0 free, and it needs 1."
@@ -53,9 +63,11 @@ def test_changing_the_scheduler_reruns_and_keeps_the_previous_numbers(app):
     assert app.result.config["scheduler"] == "sjf"
     assert app.result.summary()["avg_jct"] == 727.5
     row = app.summary.loc["avg_jct"]
-    assert (row["this run"], row["previous run"]) == (727.5, 862.5)
+    assert (row["fifo"], row["sjf"]) == (862.5, 727.5)  # columns named by what differs
     html = app.outputs["summary"].value
-    assert "<th>previous run</th>" in html and "-15.7%" in html  # (727.5 - 862.5) / 862.5
+    assert "<th>fifo<br><small>previous run</small></th>" in html
+    assert "<th>sjf<br><small>this run</small></th>" in html
+    assert "-15.7%" in html  # (727.5 - 862.5) / 862.5
     assert app.outputs["time"].max == 2160.0  # SJF ends at 2160 s (j4 runs last)
 
 
@@ -86,7 +98,7 @@ def test_slider_and_pick_explain_the_waiting_jobs(app):
     )
     app.outputs["time"].value = 1000  # nobody waits after 960
     assert app.outputs["waiting"].options == ()
-    assert app.outputs["why"].value == "No job is waiting at t=1000 s."
+    assert app.outputs["why"].value == "No job is waiting at t = 16 min 40 s (1,000 s)."
 
 
 def test_every_control_reaches_the_config(app):
@@ -242,7 +254,8 @@ def test_stepper_steps_through_the_toy_run(app):
     assert stepper.sim is not None and stepper.sim.now == 0.0
     assert stepper.step() == 0.0  # the first step: j1 arrives and starts at 0
     assert stepper.step() == 60.0  # j2 arrives at 60
-    assert "j2" in stepper.outputs["jobs"].value and "t = 60 s" in stepper.outputs["time"].value
+    assert "j2" in stepper.outputs["jobs"].value
+    assert stepper.outputs["time"].value.startswith("t = 1 min (60 s) — ")
     assert stepper.outputs["events"].value == "at t=60 s: j2 submitted; j2 started on n2,n3"
     stepper.step()
     stepper.step()  # j4 (8 GPUs) arrives at 180 and waits: nothing starts
@@ -300,3 +313,308 @@ def test_scale_cluster():
 )
 def test_parse_cost(text, spec):
     assert parse_cost(text, "cost") == spec
+
+
+# -- comparisons -----------------------------------------------------------------------------
+def test_a_pinned_baseline_stays_and_columns_say_what_differs(app):
+    app.pin()
+    app.controls["scheduler"].value = "sjf"
+    app.controls["preemption"].value = True
+    runs, names, roles = app.shown_runs()
+    assert roles == ["baseline", "this run"]  # the run in between is not shown
+    assert names == ["fifo", "sjf + preemption"]
+    assert list(app.summary.columns) == ["fifo", "sjf + preemption", "change vs fifo"]
+    assert app.summary.loc["avg_jct", "fifo"] == 862.5
+    app.keep("mine")
+    app.controls["scheduler"].value = "srtf"
+    runs, names, roles = app.shown_runs()
+    assert roles == ["baseline", "kept", "this run"]
+    assert names == ["fifo", "mine", "srtf + preemption"]
+    assert "<th>mine<br><small>kept</small></th>" in app.outputs["summary"].value
+    app.clear()
+    assert app.shown_runs()[2] == ["previous run", "this run"]
+
+
+def test_kept_runs_are_capped():
+    from analysim.explorer.compare import MAX_KEPT
+
+    app = explore("toy", sync=True)
+    for quantum in range(1, MAX_KEPT + 3):
+        app.controls["quantum"].value = 60.0 * quantum
+        app.keep()
+    assert len(app.kept) == MAX_KEPT
+    assert app.kept[-1].settings["quantum"] == 60.0 * (MAX_KEPT + 2)
+
+
+def test_a_workload_change_resets_the_comparison(app):
+    app.pin()
+    app.keep()
+    app.controls["load_scale"].value = 2.0
+    assert app.baseline is None and app.kept == [] and app.previous is None
+    assert app.note.startswith("The workload changed: the comparison was reset")
+    assert app.shown_runs()[2] == ["this run"]
+
+
+def test_identical_results_are_noted_with_the_reason(app):
+    app.pin()
+    app.controls["scheduler"].value = "las"  # toy: no job reaches 5 GPU-h; no preemption
+    assert app.note.startswith(
+        "Same results as the baseline (fifo): every job started and ended at the same moments."
+    )
+    assert "LAS without preemption ranks like FIFO" in app.note
+    app.controls["scheduler"].value = "sjf"  # different results: no note
+    assert app.note == ""
+    app.clear()  # compared with the previous run (sjf) now
+    app.controls["checkpoint_cost"].value = "100"
+    assert app.note.startswith("Same results as the previous run (checkpoint cost size_scaled)")
+    assert "the checkpoint cost is paid only on preemption" in app.note
+
+
+def test_labels_name_what_differs():
+    from analysim.explorer.compare import labels
+
+    base = {"scheduler": "fifo", "preemption": False, "migration": False, "quantum": 60.0}
+    assert labels([base, {**base, "scheduler": "las", "preemption": True}]) == [
+        "fifo",
+        "las + preemption",
+    ]
+    assert labels([base, {**base, "preemption": True}]) == ["no preemption", "preemption"]
+    assert labels([base, {**base, "quantum": 120.0}]) == ["quantum 60 s", "quantum 120 s"]
+    assert labels([base, base]) == ["fifo", "fifo (2)"]
+
+
+# -- units and the moment --------------------------------------------------------------------
+def test_units_and_moments():
+    from analysim.explorer.units import duration, metric_unit, moment
+
+    assert moment(45) == "45 s"
+    assert moment(1000) == "16 min 40 s (1,000 s)"
+    assert moment(19_200) == "5 h 20 min (19,200 s)"
+    assert moment(310_800) == "3 d 14 h 20 min (310,800 s)"
+    assert duration(5400) == "90 min" and duration(3 * 86400) == "3 d"
+    import pandas as pd
+
+    assert metric_unit("avg_jct", pd.Series([7200.0, 30.0])) == ("h", 3600.0)
+    assert metric_unit("gpu_utilization", pd.Series([0.5])) == ("%", 0.01)
+
+
+def test_the_slider_goes_to_a_busy_moment_on_a_workload_change(app):
+    app.outputs["time"].value = 100
+    app.controls["scheduler"].value = "sjf"  # same workload: the moment stays
+    assert app.outputs["time"].value == 100
+    app.controls["workload"].value = "scenario: borrowing"
+    # the queue is longest (2 of a's jobs) from 120 s; sampled every 300 s: at 300 s
+    assert app.outputs["time"].value == 300.0
+    assert [job for _, job in app.outputs["waiting"].options] == ["a2", "a3"]
+    app.controls["workload"].value = "scenario: fragmentation"
+    # under consolidate nobody waits: the moment the most GPUs are in use (all 8 from 60 s)
+    assert app.outputs["time"].value == 300.0 and app.outputs["waiting"].options == ()
+
+
+# -- controls ----------------------------------------------------------------------------------
+def test_controls_that_do_nothing_are_disabled(app):
+    c = app.controls
+    assert c["days"].disabled and c["las_thresholds"].disabled and c["migration_cost"].disabled
+    assert c["checkpoint_cost"].disabled  # no preemption, no borrowing
+    c["scheduler"].value = "las"
+    assert not c["las_thresholds"].disabled and not c["las_starvation"].disabled
+    c["preemption"].value = True
+    assert not c["checkpoint_cost"].disabled
+    c["workload"].value = "venus"
+    assert not c["days"].disabled
+
+
+def test_las_parameters_reach_the_scheduler(app):
+    app.controls["scheduler"].value = "las"
+    assert app.result.config["scheduler"] == "las"  # LAS's defaults: its plain name
+    app.controls["las_thresholds"].value = "0.5, 2"
+    app.controls["las_starvation"].value = "off"
+    assert app.result.config["scheduler"] == {
+        "name": "las",
+        "thresholds": [1800.0, 7200.0],
+        "starvation_factor": None,
+    }
+    app.controls["las_thresholds"].value = "2, 1"
+    assert app.message == "Not run: LAS thresholds must be increasing and > 0 GPU-hours, got '2, 1'"
+
+
+def test_the_load_range_reaches_a_sparse_trace():
+    from analysim.explorer.inputs import LOAD_RANGE
+
+    app = explore("toy", sync=True)
+    assert (app.controls["load_scale"].min, app.controls["load_scale"].max) == (
+        pytest.approx(np.log10(0.05)),
+        pytest.approx(np.log10(200)),
+    )
+    assert LOAD_RANGE == (0.05, 200.0)
+    app.controls["load_scale"].value = 0.05  # arrivals 20 times slower: nobody waits
+    assert app.result.summary()["avg_queue_delay"] == 0.0
+
+
+# -- explore() arguments -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"days": 0}, "explore: days must be > 0 and <= 400, got 0"),
+        ({"days": float("nan")}, "explore: days must be > 0 and <= 400, got nan"),
+        ({"days": "7"}, "explore: days must be a number of days, got '7'"),
+        ({"debounce": -1}, "explore: debounce must be between 0 and 60 seconds, got -1"),
+        ({"config": 3}, "explore: config must be a SimConfig or a dict of its fields, got int"),
+        ({"sync": 1}, "explore: sync must be True or False, got 1"),
+        ({"workload": 3}, "explore: workload must be a preset or scenario name, a trace folder"),
+        ({"cluster": 3}, "explore: cluster must be a preset name or a Cluster, got int"),
+    ],
+)
+def test_bad_explore_arguments_are_refused(kwargs, message):
+    from analysim.explorer import ExploreArgumentError
+
+    with pytest.raises(ExploreArgumentError) as info:
+        explore(**{"workload": "toy", "run": False, **kwargs})
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_a_missing_folder_is_reported_as_a_missing_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="explore: no such folder: .*nowhere$"):
+        explore(str(tmp_path / "nowhere"), run=False)
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        explore(tmp_path / "nowhere", run=False)
+
+
+# -- export ------------------------------------------------------------------------------------
+def test_export_writes_figures_summary_and_a_call_that_reproduces_the_run(tmp_path):
+    app = explore("toy", sync=True, export_dir=tmp_path)
+    app.pin()
+    app.controls["scheduler"].value = "sjf"
+    app.controls["cluster_size"].value = 2.0
+    files = app.export()
+    assert sorted(files) == sorted(
+        [f"{n}.{k}" for n in ("timelines", "jct_cdf", "heatmap") for k in ("png", "svg")]
+        + ["summary.csv", "run.py", "config.json"]
+    )
+    assert files["heatmap.png"].read_bytes().startswith(b"\x89PNG")
+    assert b"<svg" in files["timelines.svg"].read_bytes()[:500]
+    csv = files["summary.csv"].read_text().splitlines()
+    assert csv[0] == ("metric,unit,fifo + cluster ×1,sjf + cluster ×2,change vs fifo + cluster ×1")
+    assert csv[4].startswith("avg_jct,s,862.5,")
+    namespace: dict = {}
+    exec(files["run.py"].read_text(), namespace)  # noqa: S102 - our own export
+    assert namespace["result"].summary().equals(app.result.summary())
+    recipe = json.loads(files["config.json"].read_text())
+    assert recipe["preset"] == "toy" and recipe["cluster_size"] == 2.0
+    assert recipe["config"]["scheduler"] == "sjf"
+    assert "download='summary.csv' href='data:text/csv;base64," in app.outputs["exported"].value
+
+
+def test_export_of_a_scenario_reproduces_it(tmp_path):
+    app = explore("borrowing", sync=True, export_dir=tmp_path)
+    files = app.export()
+    namespace: dict = {}
+    exec(files["run.py"].read_text(), namespace)  # noqa: S102
+    assert namespace["result"].summary().equals(app.result.summary())
+
+
+# -- scenarios and the stepper ---------------------------------------------------------------
+def test_a_scenario_sets_its_controls_and_shows_its_lesson():
+    app = explore("las_queues", sync=True)
+    c = app.controls
+    assert c["workload"].value == "scenario: las_queues" and app.runs == 1
+    assert (c["scheduler"].value, c["las_thresholds"].value, c["las_starvation"].value) == (
+        "las",
+        "1",
+        "off",
+    )
+    assert c["preemption"].value is True
+    assert "Scenario las_queues" in app.outputs["lesson"].value
+    assert "set the LAS queues to 100 GPU-h" in app.outputs["lesson"].value
+    two_queues = app.result.summary()["avg_jct"]
+    app.controls["las_thresholds"].value = "100"  # one queue: LAS orders by arrival
+    assert app.result.summary()["avg_jct"] > 3 * two_queues
+
+
+def test_the_stepper_says_why_every_waiting_job_waits():
+    app = explore("preemption", sync=True)
+    app.controls["preemption"].value = False
+    stepper = app.stepper
+    stepper.step()
+    assert stepper.step() == 120.0
+    assert stepper.outputs["why"].value == (
+        "<ul class='analysim-why-list'><li>short at t=120 s: it waits because the cluster is "
+        "full: 4 of its 4 GPUs are in use, 0 free, and it needs 4.</li></ul>"
+    )
+    stepper.controls["run"].click()
+    assert stepper.outputs["why"].value.startswith(
+        "<i>No job is waiting at t = 1 h 05 min (3,900 s)"
+    )
+
+
+def test_waiting_spells_follow_the_events():
+    from analysim.explorer.render import waiting_spells
+    from analysim.scenarios import get
+
+    s = get("preemption")
+    result = asim.simulate(s.workload(), s.cluster(), s.config())  # short evicts long at 120
+    spells = waiting_spells(result.events, now=10_000)
+    assert spells[["job_id", "start", "end"]].values.tolist() == [["long", 120.0, 420.0]]
+    spells = waiting_spells(result.events, now=200)
+    assert spells["job_id"].tolist() == ["long"] and spells["end"].isna().all()
+
+
+def test_a_large_cluster_heatmap_is_wrapped():
+    from analysim.explorer.render import DETAILED_NODES, heatmap_figure
+
+    cluster = asim.Cluster.uniform(30, 10, 8, name="300 nodes")
+    snap = pd.DataFrame(
+        {
+            "node": np.repeat(cluster.nodes["node"].to_numpy(), 8),
+            "gpu": np.tile(np.arange(8), 300),
+            "job_id": None,
+            "job_vc": None,
+        }
+    )
+    snap.loc[:799, ["job_id", "job_vc"]] = ["j", "a"]
+    assert len(cluster.nodes) > DETAILED_NODES
+    fig = heatmap_figure(snap, ["a"], "t = 0 s")
+    ax = fig.axes[0]
+    assert ax.get_title() == "t = 0 s: 800 of 2,400 GPUs in use on 300 nodes"
+    assert len(ax.get_yticklabels()) == 3  # three rows of 100 nodes
+    assert fig.get_size_inches()[0] == 11.0
+
+
+def test_the_bundled_openb_trace_queues_only_when_compressed_on_a_smaller_cluster():
+    app = explore("bundled:openb", sync=True)  # 6,203 jobs on 1,213 nodes, 6,212 GPUs
+    assert app.controls["borrowing"].disabled  # no VC owns nodes or has a quota
+    assert app.result.summary()["avg_queue_delay"] < 1.0  # a sparse trace: nobody waits
+    wrapped = app._heatmap_figure().axes[0]
+    assert len(wrapped.get_yticklabels()) == 13  # 1,213 nodes in rows of 100
+    assert app.controls["load_scale"].max == pytest.approx(np.log10(200))
+    app.controls["cluster_size"].value = 0.1
+    app.controls["load_scale"].value = 200.0
+    assert app.cluster.total_gpus == 690 and app.message == ""
+    assert app.result.summary()["avg_queue_delay"] > 3600  # 7,088 s on 2026-12-01
+    detailed = app._heatmap_figure().axes[0]  # 122 nodes: one column per node
+    assert detailed.get_xlabel() == "node" and len(detailed.get_yticklabels()) == 8
+
+
+def test_the_summary_shows_key_metrics_unless_all_are_asked_for(app):
+    from analysim.explorer.units import KEY_METRICS
+
+    html = app.outputs["summary"].value
+    assert html.count("<tr>") == 1 + len(KEY_METRICS) and ">idle_while_waiting<" not in html
+    app.buttons["all_metrics"].value = True
+    html = app.outputs["summary"].value
+    assert html.count("<tr>") == 1 + len(app.summary) and ">idle_while_waiting<" in html
+
+
+def test_a_click_on_the_timelines_moves_the_moment(app):
+    overlay = app._overlay  # the invisible slider laid over the timelines
+    assert (overlay.max, overlay.value) == (1800.0, 900.0)
+    overlay.value = 300.0  # what a click a sixth of the way along the time axis sends
+    assert app.outputs["time"].value == 300.0
+    assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
+    app.outputs["time"].value = 600.0
+    assert overlay.value == 600.0
+
+
+def test_every_control_has_a_tooltip_with_its_meaning(app):
+    assert all(control.tooltip for control in app.controls.values())
+    assert app.controls["quantum"].tooltip.startswith("seconds between scheduling rounds")

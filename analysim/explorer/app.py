@@ -1,0 +1,750 @@
+"""The explorer app: controls, a debounced run, comparisons, the cluster at a moment, export."""
+
+from __future__ import annotations
+
+import html
+import logging
+import math
+import threading
+import time as clock
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+import pandas as pd
+
+from analysim import presets, scenarios
+from analysim.cluster import Cluster
+from analysim.config import SimConfig
+from analysim.engine import Simulation
+from analysim.errors import PolicyError
+from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs
+from analysim.explorer import compare, export, layout, render
+from analysim.explorer.inputs import (
+    DEFAULT_DAYS,
+    check_explore_args,
+    cost_text,
+    looks_like_path,
+    name_of,
+    newly_unschedulable,
+    parse_cost,
+    parse_thresholds,
+    scale_cluster,
+    scale_load,
+)
+from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
+from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
+from analysim.workload import Workload
+
+if TYPE_CHECKING:
+    from analysim.result import Result
+
+logger = logging.getLogger(__name__)
+
+PRESETS = ("toy", "venus")
+"""Workload presets the explorer offers (``large`` is for benchmarks, not for exploring)."""
+TRACE = "trace"
+SCENARIO = "scenario: "
+CHUNKS = 20  # a run is simulated in this many slices, to move the progress bar
+MAX_LISTED = 200  # waiting jobs listed at one moment
+USER_ERRORS = (ValueError, TypeError, KeyError, PolicyError)
+
+__all__ = ["Explorer"]
+
+
+class Explorer:
+    """The explorer app. ``controls``: the input widgets by name; ``outputs``: the output
+    widgets by name; ``buttons``: pin, keep, clear, export; ``result`` / ``previous``: the
+    latest and the one before; ``baseline`` and ``kept``: the pinned and kept runs
+    (:class:`~analysim.explorer.compare.Run`); ``message``: the last error or warning (empty
+    if none); ``note``: the comparison's note. Display it in a notebook cell."""
+
+    def __init__(
+        self,
+        workload: str | Path | Workload | Any = "venus",
+        cluster: str | Cluster | None = None,
+        *,
+        days: float = DEFAULT_DAYS,
+        config: SimConfig | dict[str, Any] | None = None,
+        sync: bool = False,
+        debounce: float = 0.4,
+        run: bool = True,
+        export_dir: str | Path = "analysim-export",
+    ) -> None:
+        check_explore_args(workload, cluster, days, config, debounce, sync, run)
+        self.sync, self.debounce = sync, float(debounce)
+        self.export_dir = Path(export_dir)
+        self._folder: str | None = None
+        workload = self._read_folder(workload)
+        if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
+            # a trace reader's Trace: its workload, and its cluster unless one is given
+            cluster = cluster if cluster is not None else workload.cluster
+            workload = workload.workload
+        self._clusters, start = self._sources(workload, cluster)
+        self._trace = workload if isinstance(workload, Workload) else None
+        if isinstance(config, dict):
+            config = SimConfig.from_dict(config)
+        self.config = config or SimConfig()
+        self.result: Result | None = None
+        self.previous: Result | None = None
+        self.cluster: Cluster | None = None
+        self.current: compare.Run | None = None
+        self.last: compare.Run | None = None
+        self.baseline: compare.Run | None = None
+        self.kept: list[compare.Run] = []
+        self.runs = 0
+        self.message = ""
+        self.note = ""
+        self.summary: pd.DataFrame | None = None
+        self.exported: dict[str, Path] = {}
+        self._spells: pd.DataFrame | None = None
+        self._lock = threading.RLock()
+        self._timer: threading.Timer | None = None
+        self._picking = True
+        self._holding = False
+        options = [(name, name) for name in PRESETS]
+        options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
+        if self._trace is not None:
+            options.append((f"trace: {self._trace.name}", TRACE))
+        self.controls = layout.make_controls(self.config, options, start, days)
+        self.outputs = layout.make_outputs()
+        self.buttons = self._make_buttons()
+        self.stepper = Stepper()
+        self.widget, self._overlay, self._steps = layout.arrange(
+            self.controls, self.outputs, self.buttons, self.stepper.widget
+        )
+        for control in self.controls.values():
+            control.observe(self._on_control, names="value")
+        self.outputs["time"].observe(self._on_time, names="value")
+        self._overlay.observe(self._on_overlay, names="value")
+        self.outputs["waiting"].observe(self._on_pick, names="value")
+        if start.startswith(SCENARIO):
+            self._apply_scenario(start)
+        self._enable()
+        if run:
+            self.run_now()
+
+    # -- sources ------------------------------------------------------------------------------
+    def _read_folder(self, workload: Any) -> Any:
+        if not isinstance(workload, (str, Path)):
+            return workload
+        text = str(workload)
+        if text in PRESETS or text in scenarios.names() or text.startswith(SCENARIO):
+            return text
+        from analysim.traces import read_folder
+        from analysim.traces.bundled import resolve
+
+        try:
+            folder = resolve(workload)
+        except (ValueError, KeyError) as exc:
+            raise ValueError(f"explore: {exc}") from None
+        if folder.is_dir():
+            self._folder = text
+            return read_folder(workload)  # a trace folder: its format told from its files
+        if isinstance(workload, Path) or looks_like_path(text):
+            raise FileNotFoundError(f"explore: no such folder: {folder}")
+        raise ValueError(
+            f"explore: workload must be one of {list(PRESETS)}, a scenario "
+            f"({', '.join(scenarios.names())}), a trace folder, a Trace or a Workload; "
+            f"got {text!r}"
+        )
+
+    def _sources(
+        self, workload: str | Workload, cluster: str | Cluster | None
+    ) -> tuple[dict[str, Cluster], str]:
+        if isinstance(cluster, str):
+            cluster = presets.cluster(cluster)
+        clusters = {name: presets.cluster(name) for name in PRESETS}
+        for name in scenarios.names():
+            clusters[SCENARIO + name] = scenarios.get(name).cluster()
+        if isinstance(workload, Workload):
+            if cluster is None:
+                raise ValueError("explore: a loaded trace needs the cluster it runs on (cluster=)")
+            clusters[TRACE] = cluster
+            return clusters, TRACE
+        start = SCENARIO + workload if workload in scenarios.names() else workload
+        if cluster is not None:
+            clusters[start] = cluster
+        return clusters, start
+
+    # -- widgets ------------------------------------------------------------------------------
+    def _make_buttons(self) -> dict[str, widgets.Widget]:
+        buttons = {
+            "pin": widgets.Button(description="pin as baseline", icon="thumb-tack"),
+            "keep": widgets.Button(description="keep this run", icon="plus"),
+            "clear": widgets.Button(description="clear comparison", icon="times"),
+            "export": widgets.Button(description="export", icon="download"),
+        }
+        for name, button in buttons.items():
+            button.add_class(f"analysim-{name}")
+            button.layout = widgets.Layout(width="auto")
+        buttons["all_metrics"] = layout.tag(
+            widgets.Checkbox(
+                value=False,
+                description="all metrics",
+                indent=False,
+                layout=widgets.Layout(width="auto"),
+            ),
+            "all-metrics",
+        )
+        buttons["all_metrics"].observe(lambda _: self._guarded(self._show_summary), names="value")
+        buttons["name"] = layout.tag(
+            widgets.Text(placeholder="name (optional)", layout=widgets.Layout(width="180px")),
+            "keep-name",
+        )
+        buttons["pin"].on_click(lambda _: self._guarded(self.pin))
+        buttons["keep"].on_click(lambda _: self._guarded(lambda: self.keep(buttons["name"].value)))
+        buttons["clear"].on_click(lambda _: self._guarded(self.clear))
+        buttons["export"].on_click(lambda _: self._guarded(self.export))
+        return buttons
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- reacting to changes ------------------------------------------------------------------
+    def _on_control(self, change: dict[str, Any]) -> None:
+        if self._holding:
+            return
+        if change["owner"] is self.controls["workload"] and change["new"].startswith(SCENARIO):
+            self._apply_scenario(change["new"])
+        self._enable()
+        self.request_run()
+
+    def _apply_scenario(self, choice: str) -> None:
+        """Set the controls to the scenario's settings (one run follows, not one per control)."""
+        scenario = scenarios.get(choice[len(SCENARIO) :])
+        config = scenario.config()
+        values = {
+            "scheduler": name_of(config.scheduler),
+            "placement": name_of(config.placement),
+            "preemption": config.preemption,
+            "quantum": config.quantum,
+            "checkpoint_cost": cost_text(config.checkpoint_cost),
+            "migration": config.migration,
+            "migration_cost": cost_text(config.migration_cost),
+            "borrowing": config.borrowing,
+            "load_scale": 1.0,
+            "cluster_size": 1.0,
+        }
+        las = dict(config.scheduler) if isinstance(config.scheduler, dict) else {}
+        values["las_thresholds"] = (
+            ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", []))
+            or layout.LAS_DEFAULT_HOURS
+        )
+        factor = las.get("starvation_factor", 4.0)
+        values["las_starvation"] = "off" if factor is None else f"{factor:g}"
+        self._set_controls(values)
+        off = scenario.off
+        flip = (
+            f"set the LAS queues to {', '.join(f'{t / 3600:g}' for t in off['thresholds'])} GPU-h"
+            if isinstance(off, dict)
+            else f"set {scenario.lesson} to {off}"
+            if not isinstance(off, bool)
+            else f"turn {scenario.lesson} {'on' if off else 'off'}"
+        )
+        self.outputs["lesson"].value = (
+            f"<div class='analysim-lesson'><b>Scenario {html.escape(scenario.name)}</b>: "
+            f"{html.escape(scenario.description)} <b>Try it</b>: pin this run as the "
+            f"baseline, then {html.escape(flip)}; open <i>step through</i> to watch it "
+            "event by event.</div>"
+        )
+
+    def _set_controls(self, values: dict[str, Any]) -> None:
+        self._holding = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._holding = False
+
+    def _enable(self) -> None:
+        """Disable the controls that do nothing for the chosen workload and settings."""
+        v = {name: control.value for name, control in self.controls.items()}
+        base = self._clusters[v["workload"]]
+        las = v["scheduler"] == "las"
+        off = {
+            "days": v["workload"] != "venus",
+            "seed": v["workload"] not in ("venus",) and not v["placement"] == "random",
+            "las_thresholds": not las,
+            "las_starvation": not las,
+            "checkpoint_cost": not (v["preemption"] or v["borrowing"]),
+            "migration_cost": not v["migration"],
+            # borrowing needs VCs that own nodes or have quotas
+            "borrowing": not (base.vcs or base.quotas),
+        }
+        for name, disabled in off.items():
+            self.controls[name].disabled = disabled
+        if not v["workload"].startswith(SCENARIO):
+            self.outputs["lesson"].value = ""
+
+    def request_run(self) -> None:
+        """Run soon: at once with ``sync``, else after ``debounce`` seconds without changes."""
+        if self.sync:
+            self.run_now()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.debounce, self._run_latest)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _run_latest(self) -> None:
+        """The debounced run. A change made while a run is going on has started a timer of
+        its own, which waits for that run to end (``run_now`` holds a lock) and runs again."""
+        self.run_now()
+
+    def wait(self, timeout: float = 60.0) -> None:
+        """Block until a pending debounced run has finished (for scripts and tests)."""
+        deadline = clock.monotonic() + timeout
+        timer = self._timer
+        if timer is not None:
+            timer.join(max(0.0, deadline - clock.monotonic()))
+        if self._lock.acquire(timeout=max(0.0, deadline - clock.monotonic())):
+            self._lock.release()
+
+    # -- running ------------------------------------------------------------------------------
+    def workload_key(self) -> tuple:
+        """What the workload depends on: runs with different keys are never compared."""
+        v = {name: control.value for name, control in self.controls.items()}
+        source = v["workload"]
+        key: tuple = (source, round(float(v["load_scale"]), 6))
+        if source == "venus":
+            key += (float(v["days"]), int(v["seed"]))
+        return key
+
+    def scheduler_spec(self) -> Any:
+        """The scheduler the controls describe: its name, or LAS with its parameters."""
+        name = self.controls["scheduler"].value
+        if name != "las":
+            return name
+        hours = str(self.controls["las_thresholds"].value).strip()
+        starving = str(self.controls["las_starvation"].value).strip().lower()
+        if hours == layout.LAS_DEFAULT_HOURS and starving == layout.LAS_DEFAULT_STARVATION:
+            return "las"  # LAS's own defaults: the same spec as before these controls
+        if starving in ("off", "none", ""):
+            factor = None
+        else:
+            try:
+                factor = float(starving)
+            except ValueError:
+                raise ValueError(
+                    f"LAS starvation must be a number > 0 or 'off', got {starving!r}"
+                ) from None
+            if not (math.isfinite(factor) and factor > 0):
+                raise ValueError(f"LAS starvation must be a number > 0 or 'off', got {starving!r}")
+        return {"name": "las", "thresholds": parse_thresholds(hours), "starvation_factor": factor}
+
+    def inputs(self) -> tuple[Workload, Cluster, SimConfig]:
+        """The workload, cluster and config the controls describe (``ValueError`` if they are
+        not a valid combination)."""
+        v = {name: control.value for name, control in self.controls.items()}
+        source = v["workload"]
+        base = self._clusters[source]
+        load = float(v["load_scale"])
+        if source == TRACE:
+            workload = scale_load(self._trace, load)
+        elif source.startswith(SCENARIO):
+            workload = scale_load(scenarios.get(source[len(SCENARIO) :]).workload(), load)
+        else:
+            days = float(v["days"])
+            if not days > 0:
+                raise ValueError(f"days must be > 0, got {days}")
+            workload = presets.workload(source, seed=v["seed"], load_scale=load, days=days)
+        cluster = scale_cluster(base, float(v["cluster_size"]))
+        problem = newly_unschedulable(workload, base, cluster)
+        if problem:
+            raise ValueError(problem)
+        config = self.config.replace(
+            scheduler=self.scheduler_spec(),
+            placement=v["placement"],
+            preemption=bool(v["preemption"]),
+            quantum=float(v["quantum"]),
+            checkpoint_cost=parse_cost(v["checkpoint_cost"], "checkpoint cost"),
+            migration=bool(v["migration"]),
+            migration_cost=parse_cost(v["migration_cost"], "migration cost"),
+            borrowing=bool(v["borrowing"]),
+            seed=int(v["seed"]),
+        )
+        return workload, cluster, config
+
+    def run_now(self) -> Result | None:
+        """Run the simulation the controls describe and show it; returns the new result, or
+        None (with ``message`` set) when the controls are not a valid combination. Never
+        raises: a callback must not break the notebook."""
+        timer = self._timer
+        if timer is not None and timer is not threading.current_thread():
+            timer.cancel()  # this run covers the changes it was waiting for
+        with self._lock:
+            self._set_busy(True, "checking the inputs…")
+            try:
+                workload, cluster, config = self.inputs()
+                started = clock.perf_counter()
+                result = self._simulate(workload, cluster, config)
+                seconds = clock.perf_counter() - started
+            except USER_ERRORS as exc:
+                return self._fail(f"Not run: {exc}")
+            except Exception as exc:  # noqa: BLE001 - shown in the app, logged with traceback
+                logger.exception("explorer: the run failed")
+                return self._fail(f"Not run (internal error): {type(exc).__name__}: {exc}")
+            finally:
+                self._set_busy(False)
+            try:
+                self._show(result, cluster, workload, config, seconds)
+            except Exception as exc:  # noqa: BLE001
+                logger.exception("explorer: showing the result failed")
+                self._fail(f"The run finished but could not be shown: {exc}")
+            return result
+
+    def _simulate(self, workload: Workload, cluster: Cluster, config: SimConfig) -> Result:
+        sim = Simulation(workload, cluster, config)
+        jobs = workload.jobs
+        span = float(jobs["submit_time"].max()) if len(jobs) else 0.0
+        label = f"running {name_of(config.scheduler)} on {workload.name} ({len(jobs):,} jobs)…"
+        for k in range(1, CHUNKS + 1):
+            until = math.ceil(span * k / CHUNKS / config.step) * config.step
+            sim.run(until=until)
+            self._progress(k / (CHUNKS + 1), label)
+        sim.run()
+        self._progress(1.0, label)
+        return sim.result()
+
+    def _set_busy(self, busy: bool, text: str = "") -> None:
+        progress = self.outputs["progress"]
+        progress.value = 0.0
+        progress.bar_style = "info" if busy else ""
+        if busy:
+            self.outputs["status"].value = html.escape(text)
+
+    def _progress(self, fraction: float, text: str) -> None:
+        self.outputs["progress"].value = fraction
+        self.outputs["status"].value = f"{html.escape(text)} {fraction:.0%}"
+
+    def _fail(self, text: str) -> None:
+        self.message = text
+        self.outputs["message"].value = (
+            f"<div class='analysim-error' style='color:#b00020'>{html.escape(text)}"
+            " — the results below are from the previous run.</div>"
+            if self.result is not None
+            else f"<div class='analysim-error' style='color:#b00020'>{html.escape(text)}</div>"
+        )
+        self.outputs["status"].value = "not run: see the message"
+        return None
+
+    def _show(
+        self,
+        result: Result,
+        cluster: Cluster,
+        workload: Workload,
+        config: SimConfig,
+        seconds: float,
+    ) -> None:
+        run = compare.Run(
+            result,
+            compare.settings_of(config, float(self.controls["cluster_size"].value)),
+            self.workload_key(),
+        )
+        new_workload = self.current is not None and run.workload_key != self.current.workload_key
+        self.last, self.current = self.current, run
+        self.previous, self.result, self.cluster = self.result, result, cluster
+        self._inputs = (workload, cluster, config)
+        self.runs += 1
+        unschedulable = int((result.jobs["status"] == "unschedulable").sum())
+        self.message = (
+            f"{unschedulable} job(s) ask for more GPUs than their VC could ever get; "
+            "they never run."
+            if unschedulable
+            else ""
+        )
+        self.outputs["message"].value = html.escape(self.message)
+        self._spells = None if hasattr(result, "snapshot") else allocations(result, cluster)
+        notes = []
+        if new_workload:
+            dropped = bool(self.baseline or self.kept)
+            self.baseline, self.kept, self.last = None, [], None
+            self.previous = None
+            if dropped:
+                notes.append(
+                    "The workload changed: the comparison was reset (runs on different "
+                    "workloads are not compared). Pin a new baseline."
+                )
+        notes += self._same_results_note()
+        self.note = " ".join(notes)
+        self.outputs["note"].value = (
+            f"<div class='analysim-note'>{html.escape(self.note)}</div>" if self.note else ""
+        )
+        self._show_comparison()
+        self._reset_slider(result, moved=new_workload or self.runs == 1)
+        self._show_moment()
+        self.outputs["status"].value = html.escape(
+            f"run {self.runs}: {name_of(config.scheduler)} on {workload.name}, "
+            f"{len(result.jobs):,} jobs, {cluster.total_gpus:,} GPUs — simulated in {seconds:.1f} s"
+        )
+        if cluster.total_gpus <= STEPPER_MAX_GPUS:
+            self.stepper.load(workload, cluster, config)
+        else:
+            self.stepper.unavailable(cluster.total_gpus)
+
+    # -- comparisons --------------------------------------------------------------------------
+    def shown_runs(self) -> tuple[list[compare.Run], list[str], list[str]]:
+        """The runs shown side by side, their labels (by what differs) and roles."""
+        runs, roles = [], []
+        if self.baseline is not None:
+            runs.append(self.baseline)
+            roles.append("baseline")
+        for run in self.kept:
+            runs.append(run)
+            roles.append("kept")
+        shown = {id(r.result) for r in runs}
+        if self.baseline is None and self.last is not None and id(self.last.result) not in shown:
+            runs.append(self.last)
+            roles.append("previous run")
+        if self.current is not None and id(self.current.result) not in shown:
+            runs.append(self.current)
+            roles.append("this run")
+        auto = compare.labels([r.settings for r in runs])
+        names = [r.name or a for r, a in zip(runs, auto, strict=True)]
+        return runs, compare.labels_unique(names), roles
+
+    def _show_comparison(self) -> None:
+        runs, names, roles = self.shown_runs()
+        self.summary = compare.comparison_table(runs, names)
+        change = "change" if len(runs) > 1 else None
+        if change:
+            self.summary = self.summary.rename(columns={"change": f"change vs {names[0]}"})
+            change = f"change vs {names[0]}"
+        self._roles = roles
+        self._show_summary()
+        labelled = {name: run.result for run, name in zip(runs, names, strict=True)}
+        self._labelled = labelled
+        self.outputs["cdf"].value = render.image(render.cdf_figure(labelled))
+        self._draw_timelines()
+
+    def _show_summary(self) -> None:
+        """The summary table: the key metrics, or all with the *all metrics* box ticked."""
+        if self.summary is None:
+            return
+        table = self.summary
+        if not self.buttons["all_metrics"].value:
+            table = table.loc[[m for m in KEY_METRICS if m in table.index]]
+        change = next((c for c in table.columns if str(c).startswith("change vs ")), None)
+        self.outputs["summary"].value = summary_html(table, change, self._roles)
+
+    def _same_results_note(self) -> list[str]:
+        other = self.baseline or self.last
+        if other is None or self.current is None or other is self.current:
+            return []
+        if other.settings == self.current.settings:
+            return []
+        if not compare.same_decisions(other.result, self.current.result):
+            return []
+        names = compare.labels([other.settings, self.current.settings])
+        why = compare.why_identical(other.settings, self.current.settings, self.current.result)
+        role = "the baseline" if other is self.baseline else "the previous run"
+        return [
+            f"Same results as {role} ({names[0]}): every job started and ended at the same "
+            f"moments. Why: {why}"
+        ]
+
+    def pin(self) -> None:
+        """Pin the current run as the baseline every later run is compared with."""
+        if self.current is None:
+            raise ValueError("nothing to pin: no run yet")
+        self.baseline = self.current
+        self._show_comparison()
+        self.note = ""
+        self.outputs["note"].value = ""
+
+    def keep(self, name: str = "") -> None:
+        """Keep the current run side by side (at most ``compare.MAX_KEPT``), named ``name`` or
+        by what differs."""
+        if self.current is None:
+            raise ValueError("nothing to keep: no run yet")
+        if self.current is self.baseline or any(r is self.current for r in self.kept):
+            return
+        self.current.name = str(name).strip()
+        self.kept = [*self.kept, self.current][-compare.MAX_KEPT :]
+        self.buttons["name"].value = ""
+        self._show_comparison()
+
+    def clear(self) -> None:
+        """Drop the baseline and the kept runs."""
+        self.baseline, self.kept = None, []
+        self._show_comparison()
+
+    # -- export -------------------------------------------------------------------------------
+    def export(self, folder: str | Path | None = None) -> dict[str, Path]:
+        """Save the current plots and heatmap (PNG and SVG), the summary (CSV) and the
+        configuration (``run.py``, the Python call; ``config.json``) under ``folder``
+        (default ``export_dir/run-<n>``); shows download links. Returns the files by name."""
+        if self.result is None:
+            raise ValueError("nothing to export: no run yet")
+        folder = Path(folder) if folder is not None else self.export_dir / f"run-{self.runs}"
+        figures = {
+            "timelines": self._timeline_figure(),
+            "jct_cdf": render.cdf_figure(self._labelled),
+            "heatmap": self._heatmap_figure(),
+        }
+        files = export.write(
+            folder,
+            figures,
+            self.summary,
+            export.python_call(self._recipe()),
+            export.config_json(self._recipe()),
+        )
+        self.exported = files
+        self.outputs["exported"].value = export.links_html(files)
+        return files
+
+    def _recipe(self) -> dict[str, Any]:
+        v = {name: control.value for name, control in self.controls.items()}
+        workload, cluster, config = self._inputs
+        source = v["workload"]
+        recipe: dict[str, Any] = {
+            "load_scale": float(v["load_scale"]),
+            "cluster_size": float(v["cluster_size"]),
+            "config": config.to_dict(),
+        }
+        if source in PRESETS:
+            recipe["preset"] = source
+            recipe["seed"] = int(v["seed"])
+            recipe["days"] = float(v["days"])
+        elif source.startswith(SCENARIO):
+            recipe["scenario"] = source[len(SCENARIO) :]
+        elif self._folder is not None:
+            recipe["folder"] = self._folder
+        else:
+            recipe["workload"] = workload.name  # a Workload object: not reproducible by name
+        return recipe
+
+    # -- the moment ---------------------------------------------------------------------------
+    def _reset_slider(self, result: Result, moved: bool) -> None:
+        slider = self.outputs["time"]
+        end = self._timeline_end()  # the slider spans the timelines' time axis
+        step = max(1.0, float(round(end / 500)))
+        value = slider.value
+        if moved or value > end:  # a new workload: the moment the queue peaks
+            value = worth_seeing(result)
+        self._picking = False
+        try:
+            slider.max = max(end, slider.min + step)
+            slider.step = step
+            slider.value = min(value, slider.max)
+            self._mirror()
+        finally:
+            self._picking = True
+
+    def _on_time(self, change: dict[str, Any]) -> None:
+        self._mirror()
+        if self._picking:  # not while a new result resets the slider
+            self._guarded(self._show_moment)
+
+    def _on_overlay(self, change: dict[str, Any]) -> None:
+        """A click on the timelines: the slider goes there (and the view follows)."""
+        slider = self.outputs["time"]
+        if abs(float(change["new"]) - float(slider.value)) > 1e-9:
+            slider.value = min(max(float(change["new"]), slider.min), slider.max)
+
+    def _mirror(self) -> None:
+        """The overlay on the timelines spans the slider's range and sits at its value."""
+        slider, overlay = self.outputs["time"], self._overlay
+        with overlay.hold_trait_notifications():
+            if overlay.max != slider.max:
+                overlay.max = slider.max
+            overlay.step = slider.step
+        if overlay.value != slider.value:
+            overlay.value = slider.value
+
+    def _on_pick(self, change: dict[str, Any]) -> None:
+        if self._picking:
+            self._guarded(self._show_why)
+
+    def _guarded(self, action: Any) -> None:
+        try:
+            with self._lock:  # not while a run on the debounce thread replaces the result
+                action()
+        except Exception as exc:  # noqa: BLE001 - a callback must not raise
+            logger.exception("explorer: updating the view failed")
+            self.outputs["why"].value = html.escape(f"could not update: {exc}")
+
+    def _timeline_end(self) -> float:
+        """The end of the timelines' time axis: the latest end of the runs shown."""
+        return max(float(r.meta.get("now", 0.0)) for r in self._labelled.values()) or 1.0
+
+    def _timeline_figure(self) -> Any:
+        t = float(self.outputs["time"].value)
+        return render.timeline_figure(self._labelled, t, self._timeline_end())
+
+    def _draw_timelines(self) -> None:
+        if self.result is not None:
+            self.outputs["plots"].value = render.image(self._timeline_figure())
+
+    def _heatmap_figure(self) -> Any:
+        t = float(self.outputs["time"].value)
+        snap = gpu_snapshot(self.result, t, self.cluster, self._spells)
+        vcs = self.cluster.vcs or snap["job_vc"].dropna().unique()
+        return render.heatmap_figure(snap, vcs, f"t = {moment(t)}")
+
+    def _show_moment(self) -> None:
+        """The moment's line on the timelines, the heatmap and the jobs waiting then."""
+        if self.result is None:
+            return
+        t = float(self.outputs["time"].value)
+        self.outputs["moment"].value = (
+            f"<b>moment shown: t = {html.escape(moment(t))}</b> of "
+            f"{html.escape(duration(float(self.outputs['time'].max)))}"
+        )
+        self._draw_timelines()
+        self.outputs["heatmap"].value = render.image(self._heatmap_figure())
+        waiting = waiting_jobs(self.result, t)
+        options = [
+            (f"{job} ({vc}, {n} GPU{'s' if n != 1 else ''})", job)
+            for job, vc, n in zip(
+                waiting["job_id"][:MAX_LISTED],
+                waiting["vc"][:MAX_LISTED],
+                waiting["num_gpus"][:MAX_LISTED],
+                strict=True,
+            )
+        ]
+        select = self.outputs["waiting"]
+        keep = select.value if select.value in {job for _, job in options} else None
+        self._picking = False  # the options change below is not the user's pick
+        try:
+            select.options = options
+            select.value = keep if keep is not None else (options[0][1] if options else None)
+        finally:
+            self._picking = True
+        self.outputs["waiting_label"].value = (
+            f"<b>{len(waiting):,} waiting job{'s' if len(waiting) != 1 else ''}</b> at "
+            f"t = {html.escape(moment(t))}"
+            + (f" (first {MAX_LISTED} listed)" if len(waiting) > MAX_LISTED else "")
+        )
+        self._show_why()
+
+    def _show_why(self) -> None:
+        if self.result is None:
+            return
+        job = self.outputs["waiting"].value
+        t = float(self.outputs["time"].value)
+        if job is None:
+            self.outputs["why"].value = f"No job is waiting at t = {html.escape(moment(t))}."
+            return
+        reason = explain(self.result, job, t, self.cluster, self._spells)
+        self.outputs["why"].value = html.escape(reason.text)
+
+    def why(self, job_id: str, time: float | None = None) -> str:
+        """Why ``job_id`` waits at ``time`` (default: the slider's) in the latest result."""
+        if self.result is None:
+            raise ValueError("the explorer has no result yet: run it first (app.run_now())")
+        t = float(self.outputs["time"].value if time is None else time)
+        return explain(self.result, job_id, t, self.cluster, self._spells).text
+
+
+def worth_seeing(result: Result) -> float:
+    """A moment worth seeing: when the queue is longest (the first such moment); when no job
+    ever waits, when the most GPUs are in use."""
+    rows = result.timeline[result.timeline["vc"] == "(all)"]
+    if not len(rows):
+        return 0.0
+    waiting = rows["waiting_jobs"].to_numpy()
+    column = rows["waiting_jobs"] if waiting.max() > 0 else rows["used_gpus"]
+    return float(rows["time"].iloc[column.to_numpy().argmax()])

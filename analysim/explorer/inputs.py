@@ -1,0 +1,191 @@
+"""What the explorer's controls and ``explore()`` arguments mean: checked, never clamped."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.cluster import Cluster
+from analysim.config import SimConfig
+from analysim.domains import build_partition
+from analysim.workload import Workload
+
+DEFAULT_DAYS = 7.0
+"""Days of the ``venus`` workload the explorer simulates by default (a month takes longer)."""
+MAX_DAYS = 400.0
+LOAD_RANGE = (0.05, 200.0)
+"""Load scales the control offers: from a sparse trace to a queue that never empties (the
+bundled openb trace queues at 200x on a tenth of its cluster)."""
+CLUSTER_RANGE = (0.05, 4.0)
+"""Cluster sizes the control offers, as factors of the workload's own cluster."""
+
+
+class ExploreArgumentError(ValueError):
+    """A bad argument to ``explore()``; its message is one line naming the argument."""
+
+
+def check_explore_args(
+    workload: Any, cluster: Any, days: Any, config: Any, debounce: Any, sync: Any, run: Any
+) -> None:
+    """Refuse (never clamp) arguments ``explore()`` cannot use, with a one-line reason."""
+    if not isinstance(workload, (str, Path, Workload)) and not hasattr(workload, "workload"):
+        raise ExploreArgumentError(
+            "explore: workload must be a preset or scenario name, a trace folder, a Trace or a "
+            f"Workload, got {type(workload).__name__}"
+        )
+    if cluster is not None and not isinstance(cluster, (str, Cluster)):
+        raise ExploreArgumentError(
+            f"explore: cluster must be a preset name or a Cluster, got {type(cluster).__name__}"
+        )
+    if isinstance(days, bool) or not isinstance(days, (int, float)):
+        raise ExploreArgumentError(f"explore: days must be a number of days, got {days!r}")
+    if not (math.isfinite(days) and 0 < days <= MAX_DAYS):
+        raise ExploreArgumentError(f"explore: days must be > 0 and <= {MAX_DAYS:g}, got {days!r}")
+    if config is not None and not isinstance(config, (SimConfig, dict)):
+        raise ExploreArgumentError(
+            f"explore: config must be a SimConfig or a dict of its fields, got "
+            f"{type(config).__name__}"
+        )
+    if isinstance(debounce, bool) or not isinstance(debounce, (int, float)):
+        raise ExploreArgumentError(f"explore: debounce must be seconds, got {debounce!r}")
+    if not (math.isfinite(debounce) and 0 <= debounce <= 60):
+        raise ExploreArgumentError(
+            f"explore: debounce must be between 0 and 60 seconds, got {debounce!r}"
+        )
+    for name, value in (("sync", sync), ("run", run)):
+        if not isinstance(value, bool):
+            raise ExploreArgumentError(f"explore: {name} must be True or False, got {value!r}")
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a workload string names a folder rather than a preset."""
+    return text.startswith(("bundled:", ".", "~")) or "/" in text or "\\" in text
+
+
+def scale_cluster(cluster: Cluster, factor: float) -> Cluster:
+    """``cluster`` with each VC's nodes (and the shared pool) scaled by ``factor``.
+
+    Each owner keeps ``round(nodes x factor)`` nodes (at least one): the first ones when it
+    shrinks; copies (named ``<node>+k``, in racks ``<rack>+k``) when it grows. Quotas shrink
+    or grow with the pool.
+    """
+    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+        raise ValueError(f"cluster size must be a number > 0, got {factor!r}")
+    if factor == 1:
+        return cluster
+    nodes = cluster.nodes
+    parts = []
+    for _, group in nodes.groupby(nodes["vc"].fillna("\0"), sort=False):
+        want = max(1, round(len(group) * factor))
+        if want <= len(group):
+            parts.append(group.iloc[:want])
+            continue
+        parts.append(group)
+        for k in range(want - len(group)):
+            row = group.iloc[[k % len(group)]].copy()
+            copy = k // len(group) + 1
+            row["node"] = row["node"] + f"+{copy}"
+            row["rack"] = row["rack"].astype(str) + f"+{copy}"
+            parts.append(row)
+    scaled = pd.concat(parts).sort_index(kind="stable").reset_index(drop=True)
+    quotas = dict(cluster.quotas)
+    if quotas:
+        pool = int(scaled.loc[scaled["vc"].isna(), "gpus"].sum())
+        ratio = pool / max(1, cluster.pool_gpus)
+        quotas = {vc: int(q * ratio) for vc, q in quotas.items()}
+    return Cluster.from_frame(scaled, quotas or None, name=f"{cluster.name} x{factor:g}")
+
+
+def parse_cost(text: str, what: str) -> Any:
+    """A cost model from a control's text: a number of seconds, a model name, or JSON."""
+    value = str(text).strip()
+    if value in ("", "size_scaled"):
+        return {"name": "size_scaled"}
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(seconds) or seconds < 0:
+            raise ValueError(f"{what} must be a number of seconds >= 0, got {value}")
+        return {"name": "constant", "seconds": seconds}
+    if value.startswith("{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{what}: not valid JSON ({exc.msg}): {value}") from None
+    return {"name": value}
+
+
+def cost_text(spec: Any) -> str:
+    """The control's text for a cost spec (the inverse of :func:`parse_cost`)."""
+    if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+        return f"{spec:g}"
+    if isinstance(spec, dict) and spec.get("name") == "constant":
+        return f"{spec.get('seconds', 0):g}"
+    if isinstance(spec, dict) and set(spec) == {"name"}:
+        return str(spec["name"])
+    return json.dumps(spec) if isinstance(spec, dict) else str(spec)
+
+
+def parse_thresholds(text: str) -> list[float]:
+    """LAS's queue thresholds from a control's text: hours, comma-separated (``5, 20``)."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    if not parts:
+        raise ValueError("LAS thresholds: give at least one number of GPU-hours, e.g. 5")
+    try:
+        hours = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(
+            f"LAS thresholds must be GPU-hours separated by commas, got {text!r}"
+        ) from None
+    if any(not math.isfinite(h) or h <= 0 for h in hours) or hours != sorted(set(hours)):
+        raise ValueError(f"LAS thresholds must be increasing and > 0 GPU-hours, got {text!r}")
+    return [h * 3600.0 for h in hours]
+
+
+def name_of(spec: Any) -> str:
+    """A policy spec's name (``"las"`` for ``{"name": "las", ...}``)."""
+    return spec if isinstance(spec, str) else dict(spec).get("name", str(spec))
+
+
+def scale_load(workload: Workload, load_scale: float) -> Workload:
+    """``workload`` with arrivals ``load_scale`` times faster (submit times divided)."""
+    if not load_scale > 0:
+        raise ValueError(f"load scale must be > 0, got {load_scale}")
+    if load_scale == 1:
+        return workload
+    jobs = workload.jobs.assign(submit_time=workload.jobs["submit_time"] / load_scale)
+    return Workload.from_frame(jobs, name=workload.name)
+
+
+def newly_unschedulable(workload: Workload, base: Cluster, scaled: Cluster) -> str | None:
+    """A message if jobs that fit on ``base`` could never run on ``scaled``, else None."""
+    if scaled is base:
+        return None
+
+    def too_big(cluster: Cluster) -> tuple[np.ndarray, Any, np.ndarray]:
+        part = build_partition(workload.jobs, cluster)
+        most = np.array([d.max_gpus for d in part.domains], dtype=np.int64)
+        return workload.jobs["num_gpus"].to_numpy() > most[part.job_domain], part, most
+
+    before, _, _ = too_big(base)
+    after, part, most = too_big(scaled)
+    new = np.flatnonzero(after & ~before)
+    if not len(new):
+        return None
+    jobs = workload.jobs
+    largest = new[np.argmax(jobs["num_gpus"].to_numpy()[new])]
+    vc = part.vc_names[part.job_vc[largest]]
+    cap = int(most[part.job_domain[largest]])
+    return (
+        f"the cluster is too small for this workload: job {jobs['job_id'].iloc[largest]} asks "
+        f"for {int(jobs['num_gpus'].iloc[largest])} GPUs but VC {vc} can get at most {cap} on "
+        f"{scaled.total_gpus} GPUs; {len(new)} job(s) could never run. Choose a larger "
+        f"cluster size."
+    )

@@ -1,0 +1,314 @@
+"""The explorer's widgets and their layout: controls, outputs, and how they are arranged
+so that nothing overflows a notebook at 1280 px (flex rows that wrap, images at most 100%
+wide, tables that scroll sideways inside their own box) and reads from a distance (15 px)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ipywidgets as widgets
+
+from analysim.config import SimConfig
+from analysim.explorer import render
+from analysim.explorer.inputs import CLUSTER_RANGE, LOAD_RANGE, cost_text, name_of
+from analysim.policies import PLACERS, SCHEDULERS
+
+LAS_DEFAULT_HOURS = "5"  # LAS's default threshold, 18,000 GPU-seconds
+LAS_DEFAULT_STARVATION = "4"
+TOOLTIPS = {
+    "workload": "a preset, a teaching scenario, or the trace given to explore()",
+    "days": "days of the venus workload (jobs submitted in that span)",
+    "load_scale": "arrivals this many times faster (0.05x to 200x)",
+    "cluster_size": "each VC's nodes scaled by this factor (0.05x to 4x)",
+    "seed": "seed of the venus workload and of random placement and ties",
+    "scheduler": "the ranking policy",
+    "las_thresholds": "attained service splitting LAS's queues, GPU-hours, comma-separated",
+    "las_starvation": "promote a job that waited this many times as long as it ran (off: never)",
+    "placement": "the placement policy",
+    "quantum": "seconds between scheduling rounds (preemption and re-ranking happen then)",
+    "preemption": "let waiting jobs evict lower-ranked running jobs at rounds",
+    "checkpoint_cost": "seconds a job loses per preemption: a number, a model name or JSON",
+    "migration": "move running jobs to make room for a job blocked by fragmentation",
+    "migration_cost": "seconds a job loses per migration: a number, a model name or JSON",
+    "borrowing": "let a VC run on other VCs' idle GPUs (reclaimed when the owner needs them)",
+}
+"""What each control sets, with its unit, shown when the pointer rests on it."""
+STYLE = """
+<style>
+.analysim-explorer { --jp-widgets-font-size: 15px; font-size: 15px; max-width: 100%; }
+.analysim-explorer .widget-html-content { line-height: 1.45; white-space: normal; }
+.analysim-explorer .widget-html, .analysim-explorer .widget-html-content,
+.analysim-explorer .widget-box { min-width: 0; max-width: 100%; }
+.analysim-explorer .widget-label, .analysim-explorer .widget-button { font-size: 15px; }
+.analysim-explorer img { max-width: 100%; height: auto; }
+.analysim-explorer .widget-image { margin-left: 0; margin-right: 0; }
+.analysim-explorer .widget-button { flex-shrink: 0; min-width: fit-content; }
+.analysim-table { border-collapse: collapse; font-size: 15px; }
+.analysim-table th { text-align: right; padding: 2px 10px; border-bottom: 1px solid #999;
+  vertical-align: bottom; max-width: 200px; }
+.analysim-table th:first-child { text-align: left; }
+.analysim-table td { padding: 1px 10px; }
+.analysim-table td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.analysim-table td.unit { color: #555; }
+.analysim-table small { color: #555; font-weight: normal; }
+.analysim-scroll { overflow-x: auto; max-width: 100%; }
+.analysim-scroll table { font-size: 13px; }
+.analysim-note { background: #fff6d5; border-left: 4px solid #e0a800; padding: 4px 10px; }
+.analysim-lesson { background: #e8f3ff; border-left: 4px solid #0173b2; padding: 4px 10px; }
+.analysim-why-list li { margin-bottom: 4px; }
+.analysim-timeline-box { position: relative; }
+.analysim-explorer .analysim-time-overlay { position: absolute; top: 4%; height: 86%;
+  margin: 0; opacity: 0; cursor: crosshair; }
+.analysim-time-overlay .slider-container, .analysim-time-overlay .noUi-target,
+.analysim-time-overlay .noUi-base { height: 100% !important; }
+</style>
+"""
+
+
+def box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
+    widget = kind(
+        description=description,
+        style={"description_width": "170px"},
+        layout=widgets.Layout(width="350px"),
+        **kw,
+    )
+    widget.add_class(f"analysim-{name}")
+    return widget
+
+
+def tag(widget: widgets.DOMWidget, name: str) -> widgets.DOMWidget:
+    widget.add_class(f"analysim-{name}")
+    return widget
+
+
+def make_controls(
+    config: SimConfig, options: list[tuple[str, str]], start: str, days: float
+) -> dict[str, widgets.ValueWidget]:
+    """The input widgets by name, set to ``config``; ``options``: the workload list."""
+    c = config
+    las = dict(c.scheduler) if isinstance(c.scheduler, dict) else {}
+    hours = ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", [])) or LAS_DEFAULT_HOURS
+    starvation = las.get("starvation_factor", 4.0)
+    controls = {
+        "workload": box(widgets.Dropdown, "workload", "workload", options=options, value=start),
+        "days": box(widgets.BoundedFloatText, "days", "days (venus)", value=days, min=0.1),
+        "load_scale": box(
+            widgets.FloatLogSlider,
+            "load_scale",
+            "load scale ×",
+            value=1.0,
+            base=10,
+            min=math.log10(LOAD_RANGE[0]),
+            max=math.log10(LOAD_RANGE[1]),
+            step=0.05,
+            readout_format=".2f",
+            continuous_update=False,
+        ),
+        "cluster_size": box(
+            widgets.FloatLogSlider,
+            "cluster_size",
+            "cluster size ×",
+            value=1.0,
+            base=10,
+            min=math.log10(CLUSTER_RANGE[0]),
+            max=math.log10(CLUSTER_RANGE[1]),
+            step=0.05,
+            readout_format=".2f",
+            continuous_update=False,
+        ),
+        "seed": box(widgets.BoundedIntText, "seed", "seed", value=c.seed, min=0, max=2**31),
+        "scheduler": box(
+            widgets.Dropdown,
+            "scheduler",
+            "scheduler",
+            options=SCHEDULERS.names,
+            value=name_of(c.scheduler),
+        ),
+        "las_thresholds": box(
+            widgets.Text,
+            "las_thresholds",
+            "LAS queues (GPU-h)",
+            value=hours,
+            continuous_update=False,
+        ),
+        "las_starvation": box(
+            widgets.Text,
+            "las_starvation",
+            "LAS starvation ×",
+            value="off" if starvation is None else f"{starvation:g}",
+            continuous_update=False,
+        ),
+        "placement": box(
+            widgets.Dropdown,
+            "placement",
+            "placement",
+            options=PLACERS.names,
+            value=name_of(c.placement),
+        ),
+        "quantum": box(widgets.FloatText, "quantum", "quantum (s)", value=c.quantum),
+        "preemption": box(widgets.Checkbox, "preemption", "preemption", value=c.preemption),
+        "checkpoint_cost": box(
+            widgets.Text,
+            "checkpoint_cost",
+            "checkpoint cost (s)",
+            value=cost_text(c.checkpoint_cost),
+            continuous_update=False,
+        ),
+        "migration": box(widgets.Checkbox, "migration", "migration", value=c.migration),
+        "migration_cost": box(
+            widgets.Text,
+            "migration_cost",
+            "migration cost (s)",
+            value=cost_text(c.migration_cost),
+            continuous_update=False,
+        ),
+        "borrowing": box(widgets.Checkbox, "borrowing", "borrowing", value=c.borrowing),
+    }
+    for name, tip in TOOLTIPS.items():
+        controls[name].tooltip = tip
+    return controls
+
+
+def make_outputs() -> dict[str, widgets.DOMWidget]:
+    """The output widgets by name."""
+    return {
+        "status": tag(widgets.HTML(value="not run yet"), "status"),
+        "progress": tag(
+            widgets.FloatProgress(value=0, min=0, max=1, layout={"width": "200px"}),
+            "progress",
+        ),
+        "message": tag(widgets.HTML(value=""), "message"),
+        "lesson": tag(widgets.HTML(value=""), "lesson-box"),
+        "note": tag(widgets.HTML(value=""), "note-box"),
+        "summary": tag(
+            widgets.HTML(value="", layout={"flex": "1 1 420px", "max_width": "100%"}),
+            "summary",
+        ),
+        "cdf": tag(
+            widgets.Image(format="png", layout={"width": "540px", "max_width": "100%"}), "cdf"
+        ),
+        "plots": tag(
+            widgets.Image(format="png", layout={"width": "100%", "max_width": "1100px"}),
+            "plots",
+        ),
+        "time": tag(
+            widgets.FloatSlider(
+                description="",
+                min=0,
+                max=1,
+                step=1,
+                readout=False,
+                continuous_update=False,
+                style={"description_width": "0px"},
+                layout={"width": "100%"},
+            ),
+            "time",
+        ),
+        "moment": tag(widgets.HTML(value=""), "moment"),
+        "heatmap": tag(
+            widgets.Image(format="png", layout={"width": "100%", "max_width": "1100px"}),
+            "heatmap",
+        ),
+        "waiting": tag(widgets.Select(options=[], rows=10, layout={"width": "320px"}), "waiting"),
+        "waiting_label": tag(widgets.HTML(value="<b>waiting jobs</b>"), "waiting-label"),
+        "why": tag(widgets.HTML(value="", layout={"flex": "1 1 300px"}), "why"),
+        "exported": tag(widgets.HTML(value=""), "exported"),
+    }
+
+
+def arrange(
+    c: dict[str, widgets.Widget],
+    o: dict[str, widgets.Widget],
+    b: dict[str, widgets.Widget],
+    stepper: widgets.Widget,
+) -> tuple[widgets.Widget, widgets.FloatSlider, widgets.Accordion]:
+    """The app laid out: controls, status, comparison buttons, summary and CDF, the
+    timelines with the slider (and the invisible slider over them, returned), the moment,
+    the step-through accordion (returned)."""
+    groups = (
+        ("workload", "days", "load_scale", "cluster_size", "seed"),
+        ("scheduler", "las_thresholds", "las_starvation", "placement", "quantum"),
+        ("preemption", "checkpoint_cost", "migration", "migration_cost", "borrowing"),
+    )
+    columns = widgets.HBox(
+        [widgets.VBox([c[k] for k in group]) for group in groups],
+        layout={"flex_flow": "row wrap"},
+    )
+    status = widgets.HBox([o["progress"], o["status"]], layout={"flex_flow": "row wrap"})
+    compare_row = widgets.HBox(
+        [b["pin"], b["name"], b["keep"], b["clear"], b["export"], b["all_metrics"]],
+        layout={"flex_flow": "row wrap"},
+    )
+    results = widgets.HBox(
+        [o["summary"], o["cdf"]],
+        layout={"flex_flow": "row wrap", "align_items": "flex-start", "width": "100%"},
+    )
+    left = f"{render.TIMELINE_LEFT * 100:.1f}%"
+    width = f"{(render.TIMELINE_RIGHT - render.TIMELINE_LEFT) * 100:.1f}%"
+    slider = widgets.Box([o["time"]], layout={"margin": f"0 0 0 {left}", "width": width})
+    # an invisible copy of the slider laid over the timelines' axes, linked to the slider
+    # in the browser: a click on a timeline moves the moment there
+    overlay = tag(
+        widgets.FloatSlider(
+            min=0,
+            max=1,
+            step=1,
+            readout=False,
+            continuous_update=False,
+            style={"description_width": "0px"},
+            layout={"width": width, "left": left},
+        ),
+        "time-overlay",
+    )
+    overlay.tooltip = "click to show this moment"
+    timelines = tag(
+        widgets.Box([o["plots"], overlay], layout={"width": "100%", "max_width": "1100px"}),
+        "timeline-box",
+    )
+    slider_row = widgets.VBox(
+        [slider, o["moment"]], layout={"width": "100%", "max_width": "1100px"}
+    )
+    moment_box = widgets.VBox(
+        [
+            widgets.HTML(
+                "<b>Over time</b> — click a timeline, or drag the slider under them, to "
+                "move the moment (the red line) shown below"
+            ),
+            timelines,
+            slider_row,
+            widgets.HTML("<b>The cluster at that moment</b> (× = borrowed GPU)"),
+            o["heatmap"],
+            widgets.HBox(
+                [
+                    widgets.VBox([o["waiting_label"], o["waiting"]]),
+                    widgets.VBox(
+                        [widgets.HTML("<b>why is it waiting?</b>"), o["why"]],
+                        layout={"flex": "1 1 300px"},
+                    ),
+                ],
+                layout={"flex_flow": "row wrap", "width": "100%"},
+            ),
+        ],
+        layout={"width": "100%"},
+    )
+    steps = widgets.Accordion(children=[stepper], titles=("step through (toy and scenarios)",))
+    steps.selected_index = None
+    app = widgets.VBox(
+        [
+            widgets.HTML(STYLE),
+            columns,
+            o["lesson"],
+            status,
+            o["message"],
+            compare_row,
+            o["note"],
+            results,
+            o["exported"],
+            moment_box,
+            steps,
+        ],
+        layout={"width": "100%"},
+    )
+    app.add_class("analysim-explorer")
+    return app, overlay, steps
