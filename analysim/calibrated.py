@@ -318,9 +318,15 @@ class Plan:
 
 def plan(targets: Targets, vc_gpus: Mapping[str, int], shape: Shape = Shape()) -> Plan:
     """Solve the demand tables, the run-time model and the VCs' job shares (equal offered
-    load per VC). Two passes: the shares depend on the tables and run times and vice versa."""
-    vcs = tuple(vc_gpus)
-    capacity = np.array([vc_gpus[vc] for vc in vcs], dtype=float)
+    load per VC, or skewed by ``shape.load_skew``). Three passes: the shares depend on the
+    tables and run times and vice versa. Cached: a preset solves once per process."""
+    return _plan(targets, tuple(vc_gpus.items()), shape)
+
+
+@lru_cache(maxsize=32)
+def _plan(targets: Targets, vc_items: tuple[tuple[str, int], ...], shape: Shape) -> Plan:
+    vcs = tuple(vc for vc, _ in vc_items)
+    capacity = np.array([gpus for _, gpus in vc_items], dtype=float)
     caps = tuple(largest_job(int(c), shape.max_job_fraction) for c in capacity)
     shares = tuple(capacity / capacity.sum())
     for _ in range(3):
