@@ -36,6 +36,7 @@ def one_month(name: str, seed: int) -> dict:
         "jobs": len(workload),
         "GPUs": cluster.total_gpus,
         "build s": t1 - t0,
+        "build cpu s": c1 - c0,
         "simulate s": t2 - t1,
         "wall s": t2 - t0,
         "cpu s": c2 - c0,
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(f"{name}: {row['wall s']:.2f} s wall, {row['cpu s']:.2f} s cpu", flush=True)
     print()
-    columns = ["preset", "jobs", "GPUs", "build s", "simulate s", "wall s", "cpu s"]
+    columns = ["preset", "jobs", "GPUs", "build s", "build cpu s", "simulate s", "wall s", "cpu s"]
     print(markdown_table(rows, [*columns, "target", "verdict"]))
     print("\n(verdict on process CPU time: the machine may be shared)")
     return 0
