@@ -45,6 +45,11 @@ JOB_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 """GPU counts a calibrated job may ask for (Helios jobs are mostly powers of two)."""
 
 _BISECTIONS = 60
+PLAN_PASSES = 3
+"""Rounds of solving the demand tables, run times and VC shares in turn (they depend on each
+other). The shares of the last round are not fed back, so the mean GPUs per job can miss the
+target by a few percent when run times grow fast with the GPU count (Earth: -3.5%); more
+rounds do not converge there."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,17 @@ class Targets:
 
 @dataclass(frozen=True)
 class Shape:
-    """How a calibrated workload is shaped where the published numbers say nothing."""
+    """How a calibrated workload is shaped where the published numbers say nothing.
+
+    one_gpu_share: share of 1-GPU jobs (> 0.5 keeps the median at 1 GPU).
+    max_job_fraction: the largest job of a VC, as a fraction of its GPUs.
+    size_growth: run-time median ∝ GPUs**size_growth (``None``: solved so that the GPU-seconds
+        per job are the target's).
+    load_skew: a VC's offered load ∝ its GPUs**load_skew (0: every VC the same load).
+    min_duration, max_duration: run times are clipped to this range (s).
+    daily_amplitude, peak_hour: the daily arrival cycle (see :mod:`analysim.generators`).
+    users_per_vc, user_zipf: users of each VC and their Zipf shares of its jobs.
+    """
 
     one_gpu_share: float = 0.6
     max_job_fraction: float = 0.5
@@ -318,8 +333,8 @@ class Plan:
 
 def plan(targets: Targets, vc_gpus: Mapping[str, int], shape: Shape = Shape()) -> Plan:
     """Solve the demand tables, the run-time model and the VCs' job shares (equal offered
-    load per VC, or skewed by ``shape.load_skew``). Three passes: the shares depend on the
-    tables and run times and vice versa. Cached: a preset solves once per process."""
+    load per VC, or skewed by ``shape.load_skew``) in :data:`PLAN_PASSES` passes: the shares
+    depend on the tables and run times and vice versa. Cached: solved once per process."""
     return _plan(targets, tuple(vc_gpus.items()), shape)
 
 
@@ -329,7 +344,7 @@ def _plan(targets: Targets, vc_items: tuple[tuple[str, int], ...], shape: Shape)
     capacity = np.array([gpus for _, gpus in vc_items], dtype=float)
     caps = tuple(largest_job(int(c), shape.max_job_fraction) for c in capacity)
     shares = tuple(capacity / capacity.sum())
-    for _ in range(3):
+    for _ in range(PLAN_PASSES):
         tilt = solve_demand(targets.mean_gpus, shape.one_gpu_share, caps, shares)
         tables = tuple(tilted_table(tilt, shape.one_gpu_share, cap) for cap in caps)
         overall: dict[int, float] = {}

@@ -161,7 +161,9 @@ def test_compare_verdicts_by_hand():
     reference = calibration.published("venus")
     simulated = {**reference, "mean_queue": reference["mean_queue"] * 1.3, "median_queue": 5.0}
     simulated["mean_run"] = reference["mean_run"] * 0.95
+    simulated["mean_gpus"] = reference["mean_gpus"] * 0.8  # too low counts as much as too high
     rows = calibration.compare("venus", 0, simulated).set_index("metric")
+    assert rows.loc["mean_gpus", "verdict"] == "MISS"
     assert rows.loc["mean_queue", "verdict"] == "MISS"
     assert rows.loc["mean_queue", "rel_error"] == pytest.approx(0.3)
     assert rows.loc["median_queue", "verdict"] == "MISS"
@@ -193,3 +195,22 @@ def test_cli_check(capsys):
     assert main(["presets", "--check", "nope"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'nope'" in err[0] and "'venus'" in err[0]
+
+
+# -- the study across load -----------------------------------------------------------------------
+def test_study_over_load_runs_the_four_arms_per_load_point():
+    from analysim.load_study import jct_gains, study_over_load
+    from analysim.study import ARMS
+
+    frame = study_over_load("earth", [1.0, 2.0], days=0.5)
+    assert frame["load_scale"].tolist() == [1.0] * 4 + [2.0] * 4
+    assert frame["arm"].tolist() == list(ARMS) * 2
+    assert (frame.loc[~frame["preemption"], "preemptions"] == 0).all()
+    assert (frame.loc[~frame["migration"], "migrations"] == 0).all()
+    gains = jct_gains(frame)
+    assert list(gains.columns) == [arm for arm in ARMS if arm != "baseline"]
+    baseline = frame[frame["arm"] == "baseline"].set_index("load_scale")["avg_jct"]
+    preempt = frame[frame["arm"] == "preemption"].set_index("load_scale")["avg_jct"]
+    assert gains.loc[("earth", 2.0), "preemption"] == pytest.approx(baseline[2.0] / preempt[2.0])
+    # the arms run on the preset's own config: backfill on, like Helios' Slurm
+    assert presets.config("earth").backfill
