@@ -11,18 +11,19 @@ those numbers:
   ``∝ size**tilt``; ``tilt`` is solved so that the mean over all jobs, after each VC's table
   is cut at its largest job (``max_job_fraction`` of its GPUs), is the target
   (:func:`solve_demand`).
-- **Run times** are lognormal with one shape ``sigma`` and a median that grows with the GPU
-  count as ``size**beta`` (larger jobs run longer, as in Helios), clipped to
-  ``[min_duration, max_duration]``. ``beta``, ``sigma`` and the scale are solved so that the
-  overall median, the mean and the mean GPU-seconds per job are the targets
-  (:func:`solve_durations`).
+- **Run times** are lognormal with one shape ``sigma`` and a median that changes with the GPU
+  count as ``size**beta``, clipped to ``[min_duration, max_duration]``; ``sigma`` and the
+  scale are solved so that the overall median and mean are the targets. ``beta`` is
+  ``Shape.size_growth`` (the presets tune it), or, with ``size_growth=None``, solved so that
+  the mean GPU-seconds per job are the target too (:func:`solve_durations`).
 - **VCs**: each VC gets a share of the jobs such that every VC offers the same load (its
-  expected GPU-seconds per second over its GPUs); arrivals follow the daily cycle of
+  expected GPU-seconds per second over its GPUs), or a load growing with its size
+  (``load_skew``); arrivals follow the daily cycle of
   :func:`analysim.generators.arrival_times`.
 - **Stratified draws**: GPU counts and run-time quantiles are drawn by stratified sampling
   (one uniform in each of ``n`` equal slices of ``[0, 1)``, shuffled), so a month's means are
-  within a few percent of the targets whatever the seed; arrival times, VCs and users are
-  plain Poisson / multinomial draws.
+  within a few percent of the targets whatever the seed; the job count, arrival times, VCs
+  and users are plain Poisson / multinomial draws.
 
 Every random choice goes through one ``np.random.default_rng(seed)``.
 """
@@ -170,7 +171,8 @@ def _normal_cdf(x: float) -> float:
 
 def _median_mu(median: float, sigma: float, beta: float, table: Mapping[int, float]) -> float:
     """The ``mu`` whose mixture over ``table`` has median ``median``."""
-    lo, hi = math.log(median) - 20.0 - 10 * beta, math.log(median) + 20.0
+    spread = 20.0 + 10.0 * abs(beta)
+    lo, hi = math.log(median) - spread, math.log(median) + spread
     for _ in range(_BISECTIONS):
         mu = 0.5 * (lo + hi)
         below = sum(

@@ -66,54 +66,50 @@ class Published:
         )
 
 
-PUBLISHED: dict[str, Published] = {
-    # summary row "Venus"
-    "venus": Published(
-        125_303,
-        13_040.598,
-        204.0,
-        1_253.288,
-        0.0,
-        6.736,
-        1.0,
-        1_022,
-        6_373_315_670.0 + 4_920_266_598.0 + 1_052_030_340.0,
+PUBLISHED: dict[str, Published] = {  # summary, the row of each cluster
+    "venus": Published(  # summary row "Venus"
+        gpu_jobs=125_303,
+        mean_run=13_040.598,
+        median_run=204.0,
+        mean_queue=1_253.288,
+        median_queue=0.0,
+        mean_gpus=6.736,
+        median_gpus=1.0,
+        total_gpus=1_022,
+        gpu_seconds=6_373_315_670.0 + 4_920_266_598.0 + 1_052_030_340.0,
     ),
-    # summary row "Earth"
-    "earth": Published(
-        427_148,
-        5_130.609,
-        234.0,
-        319.483,
-        0.0,
-        2.101,
-        1.0,
-        997,
-        5_713_038_873.0 + 4_793_853_520.0 + 932_310_362.0,
+    "earth": Published(  # summary row "Earth"
+        gpu_jobs=427_148,
+        mean_run=5_130.609,
+        median_run=234.0,
+        mean_queue=319.483,
+        median_queue=0.0,
+        mean_gpus=2.101,
+        median_gpus=1.0,
+        total_gpus=997,
+        gpu_seconds=5_713_038_873.0 + 4_793_853_520.0 + 932_310_362.0,
     ),
-    # summary row "Saturn"
-    "saturn": Published(
-        698_896,
-        5_252.927,
-        124.0,
-        611.561,
-        0.0,
-        4.01,
-        1.0,
-        2_080,
-        14_375_709_962.0 + 10_733_792_235.0 + 2_542_859_066.0,
+    "saturn": Published(  # summary row "Saturn"
+        gpu_jobs=698_896,
+        mean_run=5_252.927,
+        median_run=124.0,
+        mean_queue=611.561,
+        median_queue=0.0,
+        mean_gpus=4.01,
+        median_gpus=1.0,
+        total_gpus=2_080,
+        gpu_seconds=14_375_709_962.0 + 10_733_792_235.0 + 2_542_859_066.0,
     ),
-    # summary row "Uranus"
-    "uranus": Published(
-        329_117,
-        9_163.725,
-        280.0,
-        1_949.182,
-        0.0,
-        4.038,
-        1.0,
-        2_119,
-        13_532_231_815.0 + 10_267_196_772.0 + 2_761_134_934.0,
+    "uranus": Published(  # summary row "Uranus"
+        gpu_jobs=329_117,
+        mean_run=9_163.725,
+        median_run=280.0,
+        mean_queue=1_949.182,
+        median_queue=0.0,
+        mean_gpus=4.038,
+        median_gpus=1.0,
+        total_gpus=2_119,
+        gpu_seconds=13_532_231_815.0 + 10_267_196_772.0 + 2_761_134_934.0,
     ),
 }
 """The published numbers each preset is calibrated on (summary, one row per cluster)."""
