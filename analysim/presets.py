@@ -341,15 +341,20 @@ def names() -> list[str]:
     return sorted(PRESETS)
 
 
-def _lookup(name: str, params: dict, accepted: Callable[[Preset], tuple[str, ...]]) -> Preset:
+def _lookup(
+    name: str,
+    params: dict,
+    accepted: Callable[[Preset], tuple[str, ...]],
+    common: tuple[str, ...] = (),
+) -> Preset:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; known presets: {names()}")
     preset = PRESETS[name]
     unknown = sorted(set(params) - set(accepted(preset)))
     if unknown:
+        valid = [*common, *accepted(preset)]
         raise ValueError(
-            f"preset {name!r} does not take parameter(s) {unknown}; "
-            f"it takes {list(accepted(preset)) or 'none'}"
+            f"preset {name!r} does not take parameter(s) {unknown}; it takes {valid or 'none'}"
         )
     return preset
 
@@ -364,7 +369,7 @@ def workload(
     the preset's own parameters (``large``: ``jobs``, ``gpus``; ``venus_overloaded``:
     generator overrides). Raises ``ValueError`` for an unknown name or parameter.
     """
-    preset = _lookup(name, params, lambda p: p.workload_params)
+    preset = _lookup(name, params, lambda p: p.workload_params, ("seed", "load_scale", "days"))
     days = preset.days if days is None else days
     return preset.workload(seed=seed, load_scale=load_scale, days=days, **params)
 

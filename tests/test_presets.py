@@ -41,7 +41,11 @@ def test_unknown_parameter_is_refused():
         presets.workload("toy", colour="red")
     with pytest.raises(ValueError, match="partition"):
         presets.cluster("venus", partition="nodes")
-    with pytest.raises(ValueError, match=r"does not take parameter\(s\) \['mean_duration'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"does not take parameter\(s\) \['mean_duration'\]; "
+        r"it takes \['seed', 'load_scale', 'days'\]$",
+    ):
         presets.workload("venus", mean_duration=600.0)
 
 
