@@ -208,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="N",
-        help="days of trace to generate, for presets that have a length (default: 26)",
+        help="days of trace to generate, for presets that have a length (default: the "
+        "preset's: 30 for the Helios presets, 26 for venus_overloaded)",
     )
     run.add_argument(
         "--until",
@@ -249,6 +250,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_saturate_command(commands, common)
     presets = commands.add_parser(
         "presets", parents=[common], help="list the workload and cluster presets"
+    )
+    presets.add_argument(
+        "--check",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="NAME",
+        help="simulate each calibrated preset's month (or NAME's) under its own config and "
+        "compare with the published Helios numbers (PASS/MISS per tolerance)",
+    )
+    presets.add_argument(
+        "--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S", help="seeds of --check"
+    )
+    presets.add_argument(
+        "--days", type=float, default=None, metavar="N", help="days simulated by --check (30)"
     )
     presets.set_defaults(handler=cmd_presets)
     study = commands.add_parser(
@@ -410,9 +426,21 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    for name in asim.presets.names():
-        print(f"{name:<8} {asim.presets.PRESETS[name].description}")
-    return 0
+    if args.check is None:
+        for name in asim.presets.names():
+            print(f"{name:<17} {asim.presets.PRESETS[name].description}")
+        return 0
+    from analysim import calibration, helios_presets
+
+    names = None if args.check == "all" else [args.check]
+    days = helios_presets.MONTH_DAYS if args.days is None else args.days
+    try:
+        table = calibration.check(names, seeds=args.seeds, days=days)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{days:g} days, seeds {args.seeds}, GPU jobs; config: asim.presets.config(name)\n")
+    print(calibration.format_check(table))
+    return 0 if calibration.passed(table) else 1
 
 
 def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:

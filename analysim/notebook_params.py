@@ -140,6 +140,12 @@ def _partitions(value: Any) -> str | None:
     return None if value in TOY_PARTITIONS else f"must be one of {list(TOY_PARTITIONS)}"
 
 
+def _calibrated() -> list[str]:
+    from analysim.helios_presets import PUBLISHED
+
+    return sorted(PUBLISHED)
+
+
 _scheduler = one_of(_schedulers, "scheduler")
 _placement = one_of(_placers, "placement")
 _preset = one_of(_presets, "preset")
@@ -148,6 +154,7 @@ _share_placement = one_of(_share_placers, "share placement")
 RULES: dict[str, Rule] = {
     "workload": _preset,
     "cluster": _preset,
+    "calibrated_presets": list_of(one_of(_calibrated, "calibrated preset")),
     "partition": _partitions,
     "scheduler": _scheduler,
     "schedulers": list_of(_scheduler),

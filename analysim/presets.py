@@ -1,14 +1,27 @@
-"""Named workloads and clusters: ``toy``, ``venus`` and ``large``.
+"""Named workloads, clusters and configurations.
 
 >>> from analysim import presets
 >>> presets.names()
-['large', 'toy', 'venus']
+['earth', 'large', 'saturn', 'toy', 'uranus', 'venus', 'venus_overloaded']
 >>> cluster = presets.cluster("venus")
 >>> workload = presets.workload("venus", seed=0)
+>>> config = presets.config("venus")   # the scheduling Venus ran (Slurm: FIFO + backfill)
 
 Every preset returns a :class:`~analysim.workload.Workload` / :class:`~analysim.cluster.Cluster`
 whose ``name`` is the preset's name. ``load_scale`` multiplies the arrival rate (so the
 offered load) of every workload preset.
+
+venus, earth, saturn, uranus
+    The four public Helios clusters, calibrated on their published summary statistics: a
+    30-day month by default, VCs owning 8-GPU nodes, and :func:`config` the scheduling they
+    ran (per-VC FIFO with backfill). Sources and assumptions beside every number in
+    :mod:`analysim.helios_presets`; the generator in :mod:`analysim.calibrated`; how close
+    they come in :mod:`analysim.calibration` (``analysim presets --check``).
+
+venus_overloaded
+    The ``venus`` preset before calibration (below, named ``venus`` there), kept because the
+    golden runs, benchmarks and earlier study numbers use it: far busier than the real Venus
+    (its GPU jobs wait 35 h on average under strict FIFO, Venus' waited 21 min).
 
 toy
     16 GPUs (2 racks ``r0``/``r1`` x 2 nodes ``n0``..``n3`` x 4 GPUs), one shared pool; with
@@ -19,7 +32,7 @@ toy
     (at least until ``j1`` ends at t=600). ``seed`` and ``days`` are ignored; ``load_scale``
     divides the submit times (arrivals come ``load_scale`` times faster; durations unchanged).
 
-venus
+venus_overloaded (was ``venus``)
     Helios Venus as of 2020-09-28: 135 nodes x 8 GPUs = 1,080 GPUs in 15 racks of 9 nodes,
     16 VCs owning whole nodes (:data:`VENUS_VC_GPUS`, in the order of the source CSV's
     columns, nodes handed out in that order). The workload is
@@ -69,8 +82,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysim import generators
+from analysim import generators, helios_presets
 from analysim.cluster import Cluster
+from analysim.config import SimConfig
 from analysim.workload import Workload
 
 # -- toy ---------------------------------------------------------------------------------------
@@ -183,7 +197,9 @@ def _toy_workload(seed: int, load_scale: float, days: float) -> Workload:
 def _venus_cluster() -> Cluster:
     vc_nodes = {vc: gpus // GPUS_PER_NODE for vc, gpus in VENUS_VC_GPUS.items()}
     racks = sum(vc_nodes.values()) // VENUS_RACK_NODES
-    return Cluster.uniform(racks, VENUS_RACK_NODES, GPUS_PER_NODE, vc_nodes=vc_nodes, name="venus")
+    return Cluster.uniform(
+        racks, VENUS_RACK_NODES, GPUS_PER_NODE, vc_nodes=vc_nodes, name="venus_overloaded"
+    )
 
 
 def _venus_workload(seed: int, load_scale: float, days: float, **overrides) -> Workload:
@@ -193,7 +209,7 @@ def _venus_workload(seed: int, load_scale: float, days: float, **overrides) -> W
         days=days,
         seed=seed,
         load_scale=load_scale,
-        name="venus",
+        name="venus_overloaded",
         **{"max_gpus": VENUS_MAX_GPUS, "max_duration": VENUS_MAX_DURATION, **overrides},
     )
 
@@ -266,6 +282,21 @@ class Preset:
     cluster: Callable[..., Cluster]
     workload_params: tuple[str, ...] = ()
     cluster_params: tuple[str, ...] = ()
+    days: float = VENUS_DAYS
+    config: SimConfig = SimConfig()
+
+
+def _helios(name: str, description: str) -> Preset:
+    def build_workload(seed: int, load_scale: float, days: float) -> Workload:
+        return helios_presets.workload(name, seed=seed, load_scale=load_scale, days=days)
+
+    return Preset(
+        description,
+        build_workload,
+        lambda: helios_presets.cluster(name),
+        days=helios_presets.MONTH_DAYS,
+        config=helios_presets.config(name),
+    )
 
 
 PRESETS: dict[str, Preset] = {
@@ -275,8 +306,22 @@ PRESETS: dict[str, Preset] = {
         _toy_cluster,
         cluster_params=("partition",),
     ),
-    "venus": Preset(
-        "Helios Venus: 1,080 GPUs, 16 node-owning VCs; ~25,000 jobs in 26 days at load 0.7",
+    "venus": _helios(
+        "venus", "Helios Venus, calibrated: 1,024 GPUs, 23 node-owning VCs, ~685 GPU jobs a day"
+    ),
+    "earth": _helios(
+        "earth", "Helios Earth, calibrated: 1,000 GPUs, 21 node-owning VCs, ~2,330 GPU jobs a day"
+    ),
+    "saturn": _helios(
+        "saturn",
+        "Helios Saturn, calibrated: 2,080 GPUs, 23 VCs (assumed), ~3,820 GPU jobs a day",
+    ),
+    "uranus": _helios(
+        "uranus",
+        "Helios Uranus, calibrated: 2,120 GPUs, 23 VCs (assumed), ~1,800 GPU jobs a day",
+    ),
+    "venus_overloaded": Preset(
+        "Venus before calibration: 1,080 GPUs, 16 VCs; ~27,000 jobs in 26 days, queues of days",
         _venus_workload,
         _venus_cluster,
         workload_params=_SYNTHETIC_OVERRIDES,
@@ -296,31 +341,45 @@ def names() -> list[str]:
     return sorted(PRESETS)
 
 
-def _lookup(name: str, params: dict, accepted: Callable[[Preset], tuple[str, ...]]) -> Preset:
+def _lookup(
+    name: str,
+    params: dict,
+    accepted: Callable[[Preset], tuple[str, ...]],
+    common: tuple[str, ...] = (),
+) -> Preset:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; known presets: {names()}")
     preset = PRESETS[name]
     unknown = sorted(set(params) - set(accepted(preset)))
     if unknown:
+        valid = [*common, *accepted(preset)]
         raise ValueError(
-            f"preset {name!r} does not take parameter(s) {unknown}; "
-            f"it takes {list(accepted(preset)) or 'none'}"
+            f"preset {name!r} does not take parameter(s) {unknown}; it takes {valid or 'none'}"
         )
     return preset
 
 
 def workload(
-    name: str, seed: int = 0, load_scale: float = 1.0, days: float = VENUS_DAYS, **params
+    name: str, seed: int = 0, load_scale: float = 1.0, days: float | None = None, **params
 ) -> Workload:
     """The workload of preset ``name`` (see the module docstring for what each gives).
 
     ``load_scale`` multiplies the arrival rate; ``days`` is the trace length where the preset
-    has one (``venus``); ``params`` are the preset's own parameters (``large``: ``jobs``,
-    ``gpus``; ``venus``: generator overrides). Raises ``ValueError`` for an unknown name or
-    parameter.
+    has one (default: 30 for the Helios presets, 26 for ``venus_overloaded``); ``params`` are
+    the preset's own parameters (``large``: ``jobs``, ``gpus``; ``venus_overloaded``:
+    generator overrides). Raises ``ValueError`` for an unknown name or parameter.
     """
-    preset = _lookup(name, params, lambda p: p.workload_params)
+    preset = _lookup(name, params, lambda p: p.workload_params, ("seed", "load_scale", "days"))
+    days = preset.days if days is None else days
     return preset.workload(seed=seed, load_scale=load_scale, days=days, **params)
+
+
+def config(name: str) -> SimConfig:
+    """The :class:`SimConfig` of the scheduling preset ``name``'s cluster ran: for the Helios
+    presets :func:`analysim.helios_presets.config` (sources and assumptions there); for
+    ``toy``, ``large`` and ``venus_overloaded`` the defaults (strict per-VC FIFO), with which
+    their earlier numbers were made."""
+    return _lookup(name, {}, lambda p: ()).config
 
 
 def cluster(name: str, **params) -> Cluster:

@@ -62,8 +62,8 @@ def run_arms(
     if clash:
         raise ValueError(f"paper_study: {clash} are set by the arms; leave them out")
     seed = options.get("seed", 0)
-    workload = presets.workload("venus", seed=seed) if workload is None else workload
-    cluster = presets.cluster("venus") if cluster is None else cluster
+    workload = presets.workload("venus_overloaded", seed=seed) if workload is None else workload
+    cluster = presets.cluster("venus_overloaded") if cluster is None else cluster
     results = {}
     for name, switches in arms.items():
         logger.info("study arm %s: %s", name, switches)

@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be >= 1")
 
     header("bench_compat: venus preset, compat='helios', one core", pin_one_core(not args.no_pin))
-    workload = presets.workload("venus", seed=args.seed, days=args.days)
-    cluster = presets.cluster("venus")
+    workload = presets.workload("venus_overloaded", seed=args.seed, days=args.days)
+    cluster = presets.cluster("venus_overloaded")
     n_jobs = len(workload.jobs)
     print(f"{n_jobs:,} jobs, {cluster.total_gpus:,} GPUs, {len(cluster.vcs)} VCs\n", flush=True)
 

@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     header("bench_engine: venus preset, one core", pinning)
 
     t0 = time.perf_counter()
-    workload = presets.workload("venus", seed=args.seed, days=args.days)
+    workload = presets.workload("venus_overloaded", seed=args.seed, days=args.days)
     t1 = time.perf_counter()
-    cluster = presets.cluster("venus")
+    cluster = presets.cluster("venus_overloaded")
     t2 = time.perf_counter()
     n_jobs = len(workload.jobs)
     print(

@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 
                     def build(d=value):
                         return (
-                            presets.workload("venus", seed=args.seed, days=d),
-                            presets.cluster("venus"),
+                            presets.workload("venus_overloaded", seed=args.seed, days=d),
+                            presets.cluster("venus_overloaded"),
                         )
 
                     label = {"days": value}
@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 
                     def build(ls=value):
                         return (
-                            presets.workload("venus", seed=args.seed, load_scale=ls),
-                            presets.cluster("venus"),
+                            presets.workload("venus_overloaded", seed=args.seed, load_scale=ls),
+                            presets.cluster("venus_overloaded"),
                         )
 
                     label = {"load_scale": value}

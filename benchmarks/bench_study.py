@@ -29,8 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     header("bench_study", pin_one_core(not args.no_pin))
     start = time.perf_counter()
-    workload = presets.workload("venus", seed=args.seed)
-    cluster = presets.cluster("venus")
+    workload = presets.workload("venus_overloaded", seed=args.seed)
+    cluster = presets.cluster("venus_overloaded")
     print(f"workload built in {time.perf_counter() - start:.2f} s ({len(workload)} jobs)\n")
     rows = []
     for arm, switches in ARMS.items():

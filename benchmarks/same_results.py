@@ -61,7 +61,7 @@ RUNS: dict[str, dict] = {
 def clusters() -> dict[str, Cluster]:
     """The venus cluster, and its 135 nodes as quota VCs over one pool, and as one pool."""
     return {
-        "nodes": presets.cluster("venus"),
+        "nodes": presets.cluster("venus_overloaded"),
         "quota": Cluster.uniform(9, 15, 8, quotas=dict(VENUS_VC_GPUS), name="venus-quotas"),
         "pool": Cluster.uniform(9, 15, 8, name="venus-pool"),
     }
@@ -75,7 +75,7 @@ def fingerprint(result) -> str:
 
 
 def fingerprints() -> dict[str, str]:
-    workload = presets.workload("venus", seed=1, days=8, load_scale=1.3)
+    workload = presets.workload("venus_overloaded", seed=1, days=8, load_scale=1.3)
     by_name = clusters()
     prints = {}
     for name, options in RUNS.items():

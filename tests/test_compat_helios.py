@@ -500,7 +500,7 @@ def test_node_usage_and_gpu_snapshot_follow_the_placements():
 def test_explain_refuses_a_compat_replay():
     from analysim.explain import why_waiting
 
-    workload = asim.presets.workload("venus", days=1)
-    result = asim.simulate(workload, asim.presets.cluster("venus"), compat="helios")
+    workload = asim.presets.workload("venus_overloaded", days=1)
+    result = asim.simulate(workload, asim.presets.cluster("venus_overloaded"), compat="helios")
     with pytest.raises(ValueError, match="compat replay"):
         why_waiting(result, result.jobs["job_id"].iloc[0], 0.0)

@@ -246,8 +246,8 @@ class _WithoutSnapshot:
 
 
 def test_rebuilt_snapshot_matches_the_engines():
-    cluster = asim.presets.cluster("venus")
-    workload = asim.presets.workload("venus", days=2)
+    cluster = asim.presets.cluster("venus_overloaded")
+    workload = asim.presets.workload("venus_overloaded", days=2)
     result = asim.simulate(workload, cluster, scheduler="las", preemption=True, borrowing=True)
     plain = _WithoutSnapshot(result)
     spells = allocations(plain, cluster)

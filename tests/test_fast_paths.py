@@ -164,9 +164,9 @@ def test_las_kept_job_by_job_answers_as_its_array_rules_under_defragmentation(dr
 def test_las_kept_job_by_job_answers_as_its_array_rules_on_a_busy_day():
     from analysim import presets
 
-    workload = presets.workload("venus", seed=5, days=1, load_scale=1.5)
+    workload = presets.workload("venus_overloaded", seed=5, days=1, load_scale=1.5)
     config = SimConfig(scheduler=LAS((3_600.0, 36_000.0), 1.5), preemption=True, migration=True)
-    sim = _checked_run(workload, presets.cluster("venus"), config)
+    sim = _checked_run(workload, presets.cluster("venus_overloaded"), config)
     assert sim.preemptions.sum() > 100 and sim._las.promoted > 10
     assert max(sim._las.queue_of) == 2  # jobs were demoted twice
 
@@ -186,8 +186,8 @@ def test_las_kept_job_by_job_on_a_busy_week_gives_the_runs_of_its_array_rules():
     """A realistic run (thousands of promotions, demotions and evictions) both ways."""
     from analysim import presets
 
-    workload = presets.workload("venus", seed=3, days=3, load_scale=1.3)
-    cluster = presets.cluster("venus")
+    workload = presets.workload("venus_overloaded", seed=3, days=3, load_scale=1.3)
+    cluster = presets.cluster("venus_overloaded")
     config = SimConfig(preemption=True, quantum=60)
     for limits, factor in [((18_000.0,), 4.0), ((3_600.0, 36_000.0), 1.5)]:
         _same_runs(

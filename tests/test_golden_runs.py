@@ -18,11 +18,11 @@ from analysim.presets import VENUS_VC_GPUS
 
 @pytest.fixture(scope="module")
 def workload():
-    return presets.workload("venus", seed=1, days=4, load_scale=1.3)
+    return presets.workload("venus_overloaded", seed=1, days=4, load_scale=1.3)
 
 
 CLUSTERS = {
-    "venus": lambda: presets.cluster("venus"),  # VCs own nodes
+    "venus": lambda: presets.cluster("venus_overloaded"),  # VCs own nodes
     "quotas": lambda: Cluster.uniform(9, 15, 8, quotas=dict(VENUS_VC_GPUS), name="quotas"),
     "pool": lambda: Cluster.uniform(9, 15, 8, name="pool"),
 }

@@ -32,6 +32,7 @@ EXPECTED = [
     "05_migration",
     "06_multi_tenancy",
     "07_real_traces",
+    "08_calibration",
 ]
 FOUND = figures.find_notebooks(NOTEBOOKS)
 

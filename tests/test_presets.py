@@ -18,12 +18,21 @@ def offered_load(workload: Workload, cluster: Cluster) -> pd.Series:
 
 # -- registry ----------------------------------------------------------------------------------
 def test_names():
-    assert presets.names() == ["large", "toy", "venus"]
+    assert presets.names() == [
+        "earth",
+        "large",
+        "saturn",
+        "toy",
+        "uranus",
+        "venus",
+        "venus_overloaded",
+    ]
 
 
 @pytest.mark.parametrize("build", [presets.workload, presets.cluster])
 def test_unknown_name_lists_known_names(build):
-    with pytest.raises(ValueError, match=r"unknown preset 'nope'.*\['large', 'toy', 'venus'\]"):
+    known = r"\['earth', 'large', .*'venus_overloaded'\]"
+    with pytest.raises(ValueError, match=r"unknown preset 'nope'.*" + known):
         build("nope")
 
 
@@ -32,9 +41,15 @@ def test_unknown_parameter_is_refused():
         presets.workload("toy", colour="red")
     with pytest.raises(ValueError, match="partition"):
         presets.cluster("venus", partition="nodes")
+    with pytest.raises(
+        ValueError,
+        match=r"does not take parameter\(s\) \['mean_duration'\]; "
+        r"it takes \['seed', 'load_scale', 'days'\]$",
+    ):
+        presets.workload("venus", mean_duration=600.0)
 
 
-@pytest.mark.parametrize("name", ["toy", "venus"])
+@pytest.mark.parametrize("name", ["toy", "venus", "earth", "saturn", "uranus", "venus_overloaded"])
 def test_presets_carry_their_name(name):
     assert presets.workload(name, days=1).name == name
     assert presets.cluster(name).name == name
@@ -105,11 +120,11 @@ def test_toy_cluster_rejects_unknown_partition():
 # -- venus -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def venus() -> tuple[Workload, Cluster]:
-    return presets.workload("venus", seed=0), presets.cluster("venus")
+    return presets.workload("venus_overloaded", seed=0), presets.cluster("venus_overloaded")
 
 
 def test_venus_cluster_shape():
-    cluster = presets.cluster("venus")
+    cluster = presets.cluster("venus_overloaded")
     assert cluster.total_gpus == 1080
     assert len(cluster.nodes) == 135
     assert cluster.nodes["rack"].nunique() == 15
@@ -166,21 +181,23 @@ def test_venus_jobs_fit_their_vc(venus):
 
 
 def test_venus_is_reproducible_and_seeded():
-    first = presets.workload("venus", seed=3, days=2).jobs
-    pd.testing.assert_frame_equal(first, presets.workload("venus", seed=3, days=2).jobs)
-    assert not first.equals(presets.workload("venus", seed=4, days=2).jobs)
+    first = presets.workload("venus_overloaded", seed=3, days=2).jobs
+    pd.testing.assert_frame_equal(first, presets.workload("venus_overloaded", seed=3, days=2).jobs)
+    assert not first.equals(presets.workload("venus_overloaded", seed=4, days=2).jobs)
 
 
 def test_venus_scales_with_days_and_load_scale(venus):
     month, _ = venus
-    half = presets.workload("venus", days=13)
+    half = presets.workload("venus_overloaded", days=13)
     assert len(half) / len(month) == pytest.approx(0.5, rel=0.05)
-    busier = presets.workload("venus", load_scale=1.5)
+    busier = presets.workload("venus_overloaded", load_scale=1.5)
     assert len(busier) / len(month) == pytest.approx(1.5, rel=0.05)
 
 
 def test_venus_accepts_generator_overrides():
-    jobs = presets.workload("venus", days=2, mean_duration=600.0, max_duration=3_600.0).jobs
+    jobs = presets.workload(
+        "venus_overloaded", days=2, mean_duration=600.0, max_duration=3_600.0
+    ).jobs
     assert jobs["duration"].max() <= 3_600
 
 

@@ -33,8 +33,8 @@ def test_the_arms_own_the_switches():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_preemption_and_migration_move_jct_and_fragmentation_the_way_the_paper_reports(seed):
     # one overloaded day of the venus preset (load x2) on its 1,080 GPUs and 16 VCs
-    workload = asim.presets.workload("venus", seed=seed, days=1, load_scale=2)
-    table = paper_study(workload, asim.presets.cluster("venus"), seed=seed)
+    workload = asim.presets.workload("venus_overloaded", seed=seed, days=1, load_scale=2)
+    table = paper_study(workload, asim.presets.cluster("venus_overloaded"), seed=seed)
     base, mig = table.loc["baseline"], table.loc["migration"]
     pre, both = table.loc["preemption"], table.loc["preemption+migration"]
     # preemption lowers average JCT (the paper's first finding)

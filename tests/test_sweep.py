@@ -155,7 +155,7 @@ BAD_GRIDS = [
     ({"scheduler": ["fifo", "fifo"]}, {}, "more than once"),
     ({"seed": [1, 2]}, {}, "seeds="),
     ({"workload.nope": [1]}, {}, "unknown parameter 'workload.nope'"),
-    ({"cluster.partition": ["nodes"]}, {"workload": "venus"}, "'cluster.partition'"),
+    ({"cluster.partition": ["nodes"]}, {"workload": "venus_overloaded"}, "'cluster.partition'"),
     ({"scheduler": ["fifo"]}, {"seeds": []}, "seeds is empty"),
     ({"scheduler": ["fifo"]}, {"seeds": 3}, "seeds must be a list"),
     ({"scheduler": ["fifo"]}, {"seeds": [0, -1]}, "seed must be a whole number >= 0"),
@@ -243,10 +243,14 @@ def test_policy_instances_run_and_are_told_apart_by_class():
 
 
 def test_seeds_give_different_workloads_and_the_same_seed_the_same_result():
-    frame = quiet_sweep({"scheduler": ["fifo"], **TINY_VENUS}, workload="venus", seeds=[0, 1])
+    frame = quiet_sweep(
+        {"scheduler": ["fifo"], **TINY_VENUS}, workload="venus_overloaded", seeds=[0, 1]
+    )
     first, second = frame.to_dict("records")
     assert first["jobs"] != second["jobs"] and first["avg_jct"] != second["avg_jct"]
-    again = quiet_sweep({"scheduler": ["fifo"], **TINY_VENUS}, workload="venus", seeds=[1])
+    again = quiet_sweep(
+        {"scheduler": ["fifo"], **TINY_VENUS}, workload="venus_overloaded", seeds=[1]
+    )
     pd.testing.assert_frame_equal(
         again.drop(columns="seconds"),
         frame.iloc[[1]].reset_index(drop=True).drop(columns="seconds"),
@@ -373,7 +377,7 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_runs(tmp_path, monk
     script = textwrap.dedent(
         f"""
         import analysim
-        analysim.sweep({RESUME_GRID!r}, workload="venus", seeds={RESUME_SEEDS!r},
+        analysim.sweep({RESUME_GRID!r}, workload="venus_overloaded", seeds={RESUME_SEEDS!r},
                        out={str(out)!r}, workers=0, progress=False)
         """
     )
@@ -396,14 +400,14 @@ def test_a_killed_sweep_resumes_without_recomputing_finished_runs(tmp_path, monk
     calls = []
     real = runner.execute
     monkeypatch.setattr(runner, "execute", lambda run, *a: calls.append(run.key) or real(run, *a))
-    resumed = quiet_sweep(RESUME_GRID, workload="venus", seeds=RESUME_SEEDS, out=out)
+    resumed = quiet_sweep(RESUME_GRID, workload="venus_overloaded", seeds=RESUME_SEEDS, out=out)
     assert len(calls) == total - len(finished)
     assert not {f"{key}.parquet" for key in calls} & finished
     assert {name: _stamps(out)[name] for name in finished} == {n: stamps[n] for n in finished}
     assert resumed.attrs["reused"] == len(finished)
 
     monkeypatch.setattr(runner, "execute", real)
-    whole = quiet_sweep(RESUME_GRID, workload="venus", seeds=RESUME_SEEDS)
+    whole = quiet_sweep(RESUME_GRID, workload="venus_overloaded", seeds=RESUME_SEEDS)
     assert (resumed["status"] == "ok").all() and len(resumed) == total
     pd.testing.assert_frame_equal(resumed.drop(columns="seconds"), whole.drop(columns="seconds"))
 

@@ -56,7 +56,7 @@ def without_timing(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_a_local_cluster_gives_the_in_process_frame():
-    kwargs = {"workload": "venus", "seeds": [0, 1], "progress": False}
+    kwargs = {"workload": "venus_overloaded", "seeds": [0, 1], "progress": False}
     here = asim.sweep(GRID, workers=0, **kwargs)
     there = asim.sweep(GRID, workers=2, **kwargs)
     assert there.attrs["where"] == "local Dask cluster (2 workers)"
@@ -67,7 +67,7 @@ def test_a_local_cluster_gives_the_in_process_frame():
 def test_the_automatic_mode_runs_here_while_a_cluster_starts_then_there(monkeypatch):
     monkeypatch.setattr(runner, "IN_PROCESS_BUDGET", 0.0)  # any sweep looks long
     monkeypatch.setattr(runner, "_cores", lambda: 2)
-    kwargs = {"workload": "venus", "seeds": [0, 1], "progress": False}
+    kwargs = {"workload": "venus_overloaded", "seeds": [0, 1], "progress": False}
     auto = asim.sweep(GRID, **kwargs)
     here = asim.sweep(GRID, workers=0, **kwargs)
     where = re.fullmatch(

@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from analysim.plotting.base import as_results, new_figure, plotted_data, run_label
+from analysim.plotting.calibration import calibration_errors
 from analysim.plotting.jobs import (
     cdf_data,
     comparison_table,
@@ -59,6 +60,7 @@ OPTIONAL_MODULES = ("analysim.sweep.plots", "analysim.plotting.occupancy")
 __all__ = [
     "PALETTE",
     "as_results",
+    "calibration_errors",
     "cdf_data",
     "colors_for",
     "comparison_table",

@@ -1,0 +1,216 @@
+"""The calibrated Helios presets (venus, earth, saturn, uranus), their generator, their
+config and the calibration check (``analysim presets --check``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysim import SimConfig, calibrated, calibration, helios_presets, presets
+from analysim.cli import main
+
+HELIOS = ["venus", "earth", "saturn", "uranus"]
+
+
+# -- facts -------------------------------------------------------------------------------------
+def test_published_numbers_are_the_summary_rows(shared_data):
+    summary = pd.read_csv(shared_data / "helios" / "helios_cluster_summary.csv").set_index("id")
+    for name, facts in helios_presets.PUBLISHED.items():
+        row = summary.loc[name.capitalize()]
+        assert facts.gpu_jobs == row["gpu_job_num"]
+        assert facts.mean_run == row["avg_run_time_gpu"]
+        assert facts.median_run == row["med_run_time_gpu"]
+        assert facts.mean_queue == row["avg_que_time_gpu"]
+        assert facts.median_queue == row["med_que_time_gpu"] == 0
+        assert facts.mean_gpus == row["avg_gpu_num"]
+        assert facts.median_gpus == row["med_gpu_num"] == 1
+        assert facts.total_gpus == row["gpu_num"]
+        gpu_time = row[["complete_gpu_time", "cancel_gpu_time", "fail_gpu_time"]].sum()
+        assert facts.gpu_seconds == pytest.approx(gpu_time)
+
+
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [
+        ("venus", helios_presets.VENUS_VC_GPUS_AVERAGE),
+        ("earth", helios_presets.EARTH_VC_GPUS_AVERAGE),
+    ],
+)
+def test_vc_sizes_are_the_vc_files_averaged_and_rounded_to_nodes(shared_data, name, table):
+    frame = pd.read_csv(shared_data / "helios" / f"{name}_cluster_gpu_number.csv")
+    average = frame.drop(columns=["date", "total"]).mean()
+    nodes = round(frame["total"].mean() / 8)
+    whole = helios_presets.largest_remainder(average.to_numpy() / 8, nodes)
+    expected = {vc: int(n) * 8 for vc, n in zip(average.index, whole, strict=True) if n > 0}
+    assert table == expected
+    assert math.floor(frame["total"].mean()) == helios_presets.PUBLISHED[name].total_gpus
+
+
+def test_largest_remainder_by_hand():
+    assert helios_presets.largest_remainder(np.array([1.0, 1.0, 1.0]), 4).tolist() == [2, 1, 1]
+    assert helios_presets.largest_remainder(np.array([0.1, 0.6, 0.3]), 10).tolist() == [1, 6, 3]
+    assert helios_presets.largest_remainder(np.array([0.15, 0.15, 0.7]), 3).tolist() == [1, 0, 2]
+
+
+@pytest.mark.parametrize("name", HELIOS)
+def test_clusters_own_whole_nodes_and_match_the_published_size(name):
+    cluster = presets.cluster(name)
+    assert cluster.name == name
+    assert (cluster.nodes["gpus"] == 8).all() and cluster.nodes["vc"].notna().all()
+    published = helios_presets.PUBLISHED[name].total_gpus
+    assert abs(cluster.total_gpus - published) / published < 0.005
+    assert cluster.vc_capacity() == helios_presets.vc_gpus(name)
+
+
+def test_cluster_sizes_by_hand():
+    assert presets.cluster("venus").total_gpus == 1024
+    assert presets.cluster("earth").total_gpus == 1000
+    saturn = presets.cluster("saturn")
+    assert saturn.total_gpus == 2080 and len(saturn.vcs) == 23
+    assert presets.cluster("uranus").total_gpus == 2120
+    assert min(saturn.vc_capacity().values()) >= 8
+
+
+# -- config ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", HELIOS)
+def test_helios_config_is_slurm_like(name):
+    config = presets.config(name)
+    assert config == SimConfig(scheduler="fifo", placement="consolidate", backfill=True)
+    assert not config.preemption and not config.migration and not config.borrowing
+
+
+def test_other_presets_keep_the_default_config():
+    for name in ("toy", "large", "venus_overloaded"):
+        assert presets.config(name) == SimConfig()
+    with pytest.raises(ValueError, match=r"unknown preset 'mars'.*'earth'"):
+        presets.config("mars")
+
+
+# -- generator pieces --------------------------------------------------------------------------
+def test_normal_quantile_known_values():
+    u = np.array([0.001, 0.02, 0.5, 0.975, 0.999])
+    expected = [-3.090232306, -2.053748911, 0.0, 1.959963985, 3.090232306]
+    np.testing.assert_allclose(calibrated.normal_quantile(u), expected, atol=1e-8)
+
+
+def test_stratified_uniform_puts_one_draw_in_each_slice():
+    draws = calibrated.stratified_uniform(np.random.default_rng(1), 50)
+    assert sorted(np.floor(draws * 50).astype(int).tolist()) == list(range(50))
+
+
+def test_tilted_table_by_hand():
+    table = calibrated.tilted_table(0.0, 0.6, cap=4)
+    assert table == pytest.approx({1: 0.6, 2: 0.2, 4: 0.2})
+    assert calibrated.tilted_table(1.0, 0.6, cap=1) == {1: 1.0}
+    full = calibrated.tilted_table(1.0, 0.5)
+    assert sum(full.values()) == pytest.approx(1.0) and full[128] == pytest.approx(2 * full[64])
+
+
+def test_solve_demand_reaches_the_mean_and_refuses_the_unreachable():
+    caps, shares = (8, 64), (0.5, 0.5)
+    tilt = calibrated.solve_demand(3.0, 0.6, caps, shares)
+    tables = [calibrated.tilted_table(tilt, 0.6, cap) for cap in caps]
+    mean = sum(s * sum(g * p for g, p in t.items()) for s, t in zip(shares, tables, strict=True))
+    assert mean == pytest.approx(3.0, rel=1e-6)
+    with pytest.raises(ValueError, match="mean_gpus 40 is out of reach"):
+        calibrated.solve_demand(40.0, 0.6, caps, shares)
+
+
+def test_duration_model_has_the_target_median_and_mean():
+    targets = calibrated.Targets(100.0, 5_000.0, 200.0, 2.0, 0.0)
+    table = {1: 0.6, 2: 0.2, 8: 0.2}
+    model = calibrated.solve_durations(targets, table, 1.0, 14 * 86_400.0)
+    assert model.beta == 0.0  # enough GPU time without growth
+    assert sum(p * model.mean(g) for g, p in table.items()) == pytest.approx(5_000.0, rel=1e-6)
+    below = sum(
+        p * 0.5 * (1 + math.erf((math.log(200.0) - model.mu) / model.sigma / math.sqrt(2)))
+        for g, p in table.items()
+    )
+    assert below == pytest.approx(0.5, abs=1e-9)
+
+
+# -- workloads ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", HELIOS)
+def test_short_months_match_the_published_job_mix(name):
+    """The static numbers hold on a few days already (stratified draws)."""
+    facts = helios_presets.PUBLISHED[name]
+    jobs = presets.workload(name, seed=0, days=4).jobs
+    assert jobs["num_gpus"].median() == 1
+    assert len(jobs) / 4 == pytest.approx(facts.jobs_per_day, rel=0.05)
+    assert jobs["duration"].mean() == pytest.approx(facts.mean_run, rel=0.10)
+    assert jobs["duration"].median() == pytest.approx(facts.median_run, rel=0.05)
+    assert jobs["num_gpus"].mean() == pytest.approx(facts.mean_gpus, rel=0.05)
+    capacity = presets.cluster(name).vc_capacity()
+    assert (jobs["num_gpus"] <= jobs["vc"].map(capacity) // 2).all()
+
+
+def test_helios_workloads_are_seeded_and_scale_with_load():
+    first = presets.workload("earth", seed=3, days=1).jobs
+    pd.testing.assert_frame_equal(first, presets.workload("earth", seed=3, days=1).jobs)
+    assert not first.equals(presets.workload("earth", seed=4, days=1).jobs)
+    busier = presets.workload("earth", seed=3, days=1, load_scale=2.0).jobs
+    assert len(busier) / len(first) == pytest.approx(2.0, rel=0.05)
+    assert len(presets.workload("venus")) == pytest.approx(30 * 684.7, rel=0.03)
+
+
+# -- the check ---------------------------------------------------------------------------------
+def test_compare_verdicts_by_hand():
+    reference = calibration.published("venus")
+    simulated = {**reference, "mean_queue": reference["mean_queue"] * 1.3, "median_queue": 5.0}
+    simulated["mean_run"] = reference["mean_run"] * 0.95
+    simulated["mean_gpus"] = reference["mean_gpus"] * 0.8  # too low counts as much as too high
+    rows = calibration.compare("venus", 0, simulated).set_index("metric")
+    assert rows.loc["mean_gpus", "verdict"] == "MISS"
+    assert rows.loc["mean_queue", "verdict"] == "MISS"
+    assert rows.loc["mean_queue", "rel_error"] == pytest.approx(0.3)
+    assert rows.loc["median_queue", "verdict"] == "MISS"
+    assert rows.loc["mean_run", "verdict"] == "PASS"
+    assert rows.loc["gpu_seconds_per_job", "verdict"] == "info"
+    assert not calibration.passed(rows.reset_index())
+
+
+def test_check_on_a_short_span():
+    table = calibration.check(["earth"], seeds=[0], days=2)
+    assert table["metric"].tolist() == [c.metric for c in calibration.CRITERIA]
+    verdicts = table.set_index("metric")["verdict"]
+    static = ["jobs_per_day", "mean_run", "median_run", "mean_gpus", "median_gpus"]
+    assert (verdicts[static] == "PASS").all()
+    assert verdicts["total_gpus"] == "PASS" and verdicts["median_queue"] == "PASS"
+    text = calibration.format_check(table)
+    assert text.startswith("earth:") and "mean queueing delay (s)" in text
+
+
+def test_check_refuses_an_unknown_preset():
+    with pytest.raises(ValueError, match=r"preset 'toy'.*\['earth', 'saturn', 'uranus', 'venus'\]"):
+        calibration.check(["toy"])
+
+
+def test_cli_check(capsys):
+    code = main(["presets", "--check", "earth", "--days", "1", "--seeds", "0"])
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "earth:" in out and "jobs per day" in out
+    assert main(["presets", "--check", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'nope'" in err[0] and "'venus'" in err[0]
+
+
+# -- the study across load -----------------------------------------------------------------------
+def test_study_over_load_runs_the_four_arms_per_load_point():
+    from analysim.load_study import jct_gains, study_over_load
+    from analysim.study import ARMS
+
+    frame = study_over_load("earth", [1.0, 2.0], days=0.5)
+    assert frame["load_scale"].tolist() == [1.0] * 4 + [2.0] * 4
+    assert frame["arm"].tolist() == list(ARMS) * 2
+    assert (frame.loc[~frame["preemption"], "preemptions"] == 0).all()
+    assert (frame.loc[~frame["migration"], "migrations"] == 0).all()
+    gains = jct_gains(frame)
+    assert list(gains.columns) == [arm for arm in ARMS if arm != "baseline"]
+    baseline = frame[frame["arm"] == "baseline"].set_index("load_scale")["avg_jct"]
+    preempt = frame[frame["arm"] == "preemption"].set_index("load_scale")["avg_jct"]
+    assert gains.loc[("earth", 2.0), "preemption"] == pytest.approx(baseline[2.0] / preempt[2.0])
+    # the arms run on the preset's own config: backfill on, like Helios' Slurm
+    assert presets.config("earth").backfill
