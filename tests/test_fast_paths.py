@@ -24,7 +24,7 @@ from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, rounds, simulate
 from analysim.engine import Simulation
-from analysim.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
+from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.policies.placement import PLACERS, Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 

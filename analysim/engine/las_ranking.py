@@ -30,7 +30,7 @@ from analysim.policies.scheduling import LAS, Scheduler
 from analysim.status import RUNNING, WAITING
 
 if TYPE_CHECKING:
-    from analysim.engine import Simulation
+    from analysim.engine.simulation import Simulation
 
 #: how far (seconds) past a heap entry's time the exact expression is also evaluated: far
 #: above float noise, so no job whose exact time is the smallest can be missed

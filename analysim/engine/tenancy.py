@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.domains import Domain, make_domain
+from analysim.engine.records import RECLAIM
 from analysim.errors import PolicyError
 
 #: the most jobs on one node a migration plan considers moving (the smallest ones)
@@ -101,8 +102,6 @@ class Tenancy:
         if victims is None:
             self._reclaim_failed_at[j] = epoch
             return False
-        from analysim.engine import RECLAIM
-
         for r in victims:
             self._preempt(r, cause=j, kind=RECLAIM)
         if not self._try_start(j):

@@ -15,8 +15,8 @@ from itertools import chain
 import numpy as np
 
 from analysim.domains import Domain
+from analysim.engine.las_ranking import KeyedOrder
 from analysim.errors import PolicyError
-from analysim.las_ranking import KeyedOrder
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
 from analysim.status import RUNNING, WAITING
@@ -202,14 +202,12 @@ class Rounds:
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
-        status, queue_of = self.status, self._queue
+        queue_of = self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
         start: int | None = 0
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
-            for pos, j in order:
-                if status[j] != WAITING:
-                    continue
+            for pos, j in order:  # each waits still: only the job at hand starts
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
@@ -246,8 +244,6 @@ class Rounds:
         changed = False
         done: set[int] = set()
         for _, j in self._waiting_in_order(self._ranked(group, False), 0):
-            if self.status[j] != WAITING:
-                continue
             vc = self._queue[j]
             if vc in done:
                 continue
