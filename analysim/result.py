@@ -293,8 +293,6 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
 
 def build_result(sim: Simulation) -> Result:
     """Collect a simulation's state and records into a :class:`Result`."""
-    from analysim.engine.records import EVENT_NAMES
-
     jobs_in = sim.workload.jobs
     status = np.array(STATUS_NAMES, dtype=object)[sim.status]
     running = sim.status == 2
@@ -329,7 +327,7 @@ def build_result(sim: Simulation) -> Result:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
     # built when first read, from what was recorded up to now (the records only grow)
-    events = partial(_events_frame, sim, EVENT_NAMES, len(sim.records))
+    events = partial(_events_frame, sim, sim.records.EVENT_NAMES, len(sim.records))
     timeline = partial(_timeline_frame, sim, samples)
     nodes = sim.cluster.nodes
     meta = {

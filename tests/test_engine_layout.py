@@ -43,16 +43,18 @@ def _imports(path: Path) -> set[str]:
             if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
                 for alias in child.names:
                     sub = f"{child.module}.{alias.name}"
-                    if sub in MODULES:
-                        found.add(sub)
-                    elif child.module in MODULES:
-                        found.add(child.module)
+                    found.add(sub if sub in MODULES else child.module)
             elif isinstance(child, ast.Import):
-                found.update(a.name for a in child.names if a.name in MODULES)
+                found.update(a.name for a in child.names)
             visit(child)
 
     visit(ast.parse(path.read_text()))
-    return found
+    # importing a module runs its packages' __init__ first: those are imported too (but a
+    # module's own packages are under way already when it is imported)
+    own = _module_name(path)
+    parents = {".".join(m.split(".")[:k]) for m in found for k in range(1, m.count(".") + 1)}
+    parents = {p for p in parents if not own.startswith(p + ".")}
+    return {m for m in found | parents if m in MODULES and m != own}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

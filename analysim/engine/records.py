@@ -30,6 +30,8 @@ class Records:
     """The event log, as parallel lists (time, kind, job, nodes, GPUs) with sparse extras,
     and the timeline samples."""
 
+    EVENT_NAMES = EVENT_NAMES  # the name of each event kind (for readers of the records)
+
     def __init__(self, memo: bool = True) -> None:
         self.event_time: list[float] = []
         self.event_kind: list[int] = []

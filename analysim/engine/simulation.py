@@ -43,6 +43,7 @@ from analysim.engine.records import (
     Records,
 )
 from analysim.engine.rounds import EPS, Rounds
+from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
 from analysim.policies.placement import Placer
@@ -77,16 +78,20 @@ class Simulation(Tenancy, Rounds):
         config: SimConfig | None = None,
         *,
         progress: bool = False,
+        reference: bool = False,
     ) -> None:
         self.workload = workload
         self.cluster = cluster
         self.config = config or SimConfig()
         self.progress = progress
+        # reference=True: the plain rules, every shortcut off (tests compare whole runs)
+        self.shortcuts = Shortcuts.none() if reference else Shortcuts()
+        self._skip_rounds = self.shortcuts.skip_rounds
         self.scheduler = self.config.make_scheduler()
         self.placer = self.config.make_placer()
         # a placer that keeps Placer.place puts a job that fits in one node on one node:
         # the engine then asks its pick_node directly
-        self._picks_one_node = type(self.placer).place is Placer.place
+        self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
         self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
         self._projected_end: float | None = None
@@ -214,8 +219,9 @@ class Simulation(Tenancy, Rounds):
         self._group = self.job_group.tolist()
         self.n_waiting = 0
         self._promoted = False  # whether the current round reset any job's attained service
-        self._static = self.scheduler.static
-        self._ranking_kept = self.scheduler.ranking_kept and not self._static
+        kept = self.shortcuts.kept_ranking
+        self._static = kept and self.scheduler.static
+        self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
         self._kept_ranking: list[Any] = [None] * groups  # see Rounds._ranked
         # LAS's own rules: its ranking kept job by job instead of asked for over arrays
         self._las = (
@@ -227,11 +233,12 @@ class Simulation(Tenancy, Rounds):
             self._rank_all_jobs()
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
         self._releases = [0] * groups  # times GPUs of each group were released
-        self._failed_at: dict[int, int] = {}  # job -> its group's release count when it did not fit
+        # job -> its group's release count when it did not fit
+        self._failed_at: dict[int, int] = self.shortcuts.memo()
         # per group, a counter bumped by every start, release, promotion and ranking change:
         # a job that could not preempt its way in is not tried again until it moves
         self._epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = {}
+        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
@@ -253,7 +260,7 @@ class Simulation(Tenancy, Rounds):
         # the earliest of the two: when a round with nothing else new may still change things
         self.wake_at = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
-        self.records = Records()
+        self.records = Records(memo=self.shortcuts.memos)
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
         self.size_buckets = sorted(set(self._gpus))
         bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
@@ -414,12 +421,17 @@ class Simulation(Tenancy, Rounds):
     def _next_full_round(self, before: float) -> float | None:
         """The next quantum boundary before ``before`` at which a full round could change
         anything, if any."""
-        if not (self.config.preemption or self.scheduler.dynamic or not self._round_stable):
+        skip = self._skip_rounds
+        if skip and not (
+            self.config.preemption or self.scheduler.dynamic or not self._round_stable
+        ):
             return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
         after = _ceil_to(self.now + self.config.step, quantum)
         if after >= before:
             return None  # something happens first anyway
+        if not skip:
+            return after  # the plain rule: a full round at every boundary while jobs wait
         due, change = after + EPS, math.inf
         for waiting, pending, wake in zip(
             self.group_waiting, self._pending(), self.wake_at, strict=True
@@ -456,7 +468,8 @@ class Simulation(Tenancy, Rounds):
         quanta = t / self.config.quantum
         full: set[int] = set()
         if abs(quanta - round(quanta)) < EPS:
-            pending, valid_until, leap = self._pending(), self.wake_at, self.config.leap
+            pending, valid_until = self._pending(), self.wake_at
+            leap = self.config.leap and self._skip_rounds
             full = {
                 g
                 for g, n in enumerate(self.group_waiting)

@@ -25,9 +25,9 @@ class Tenancy:
     """Borrowing idle GPUs of other VCs, reclaiming them, and migrating running jobs."""
 
     def _init_tenancy(self) -> None:
-        self._borrow_failed_at: dict[int, int] = {}
-        self._reclaim_failed_at: dict[int, int] = {}
-        self._migrate_failed_at: dict[int, int] = {}
+        self._borrow_failed_at: dict[int, int] = self.shortcuts.memo()
+        self._reclaim_failed_at: dict[int, int] = self.shortcuts.memo()
+        self._migrate_failed_at: dict[int, int] = self.shortcuts.memo()
         self._borrow_domains: list[Domain | None] = []
         self._borrow_cap = [0] * len(self.partition.vc_names)
         # whether a job that does not fit may get room by reclaiming or migrating
