@@ -187,3 +187,17 @@ def test_the_ledger_refuses_a_double_booking_and_a_vc_over_its_quota():
     ledger.take(0, np.array([0]), np.array([3]), False, now=0.0)
     with pytest.raises(PolicyError, match="VC 'a' over its quota"):
         ledger.take(2, np.array([1]), np.array([4]), False, now=0.0)
+
+
+def test_projected_end_runs_a_copy_once_and_leaves_the_simulation_where_it_is():
+    import analysim as asim
+
+    workload = asim.presets.workload("toy")
+    cluster = asim.presets.cluster("toy")
+    sim = asim.Simulation(workload, cluster)
+    sim.step()
+    now, events = sim.now, len(sim.records)
+    end = asim.Simulation(workload, cluster).run().now
+    assert sim.projected_end() == end and sim.now == now and len(sim.records) == events
+    assert sim.projected_end() == end  # remembered
+    assert sim.run().now == end

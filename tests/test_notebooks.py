@@ -92,6 +92,7 @@ def quick_run(tmp_path_factory):
     return code, base
 
 
+@pytest.mark.timeout(1800)  # it pays for the quick run of every notebook (the fixture)
 def test_every_notebook_runs_with_quick_parameters(quick_run, capsys):
     code, base = quick_run
     log = (base / "executed" / "figures-log.json").read_text()
