@@ -15,6 +15,7 @@ from itertools import chain
 import numpy as np
 
 from analysim.domains import Domain
+from analysim.engine.clock import EPS
 from analysim.engine.las_ranking import KeyedOrder
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
@@ -22,7 +23,6 @@ from analysim.policies.scheduling import JobView
 from analysim.status import RUNNING, WAITING
 from analysim.thresholds import SMALL
 
-EPS = 1e-9  # tolerance when comparing times
 #: a ranking: jobs in rank order (an array, or lazily), or LAS's keys
 Ranked = np.ndarray | Iterator[int] | KeyedOrder
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from analysim.config import SimConfig
 from analysim.domains import build_partition
+from analysim.engine.clock import EPS, Clock, ceil_to, on_multiple
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
@@ -42,7 +43,7 @@ from analysim.engine.records import (
     Capture,
     Records,
 )
-from analysim.engine.rounds import EPS, Rounds
+from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
@@ -57,11 +58,6 @@ if TYPE_CHECKING:
     from analysim.workload import Workload
 
 logger = logging.getLogger(__name__)
-
-
-def _ceil_to(t: float, unit: float) -> float:
-    """The first multiple of ``unit`` at or after ``t`` (tolerant to float noise)."""
-    return math.ceil(t / unit - EPS) * unit + 0.0
 
 
 class Simulation(Tenancy, Rounds):
@@ -94,6 +90,7 @@ class Simulation(Tenancy, Rounds):
         self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
         self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
+        self.clock = Clock(self.config.step, self.config.quantum)
         self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
@@ -108,13 +105,12 @@ class Simulation(Tenancy, Rounds):
 
     # -- set-up -------------------------------------------------------------------------------
     def _init_jobs(self, jobs) -> None:
-        step = self.config.step
         n = len(jobs)
         self.n_jobs = n
         self.job_ids = jobs["job_id"].to_numpy()
         self.gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
         self.submit = jobs["submit_time"].to_numpy(dtype=float)
-        self.arrival = np.ceil(self.submit / step - EPS) * step + 0.0  # no -0.0
+        self.arrival = self.clock.arrival_steps(self.submit)
         self.duration = jobs["duration"].to_numpy(dtype=float)
         prio = jobs["priority"] if "priority" in jobs.columns else None
         self.job_priority = np.zeros(n) if prio is None else prio.fillna(0).to_numpy(dtype=float)
@@ -408,7 +404,7 @@ class Simulation(Tenancy, Rounds):
             if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
-            defrag = _ceil_to(self.now + self.config.step, self._defrag_every)
+            defrag = self.clock.boundary_after(self.now, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
         if math.isinf(soonest):
@@ -427,7 +423,7 @@ class Simulation(Tenancy, Rounds):
         ):
             return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
-        after = _ceil_to(self.now + self.config.step, quantum)
+        after = self.clock.boundary_after(self.now, quantum)
         if after >= before:
             return None  # something happens first anyway
         if not skip:
@@ -442,7 +438,7 @@ class Simulation(Tenancy, Rounds):
                 change = min(change, wake)
         if math.isinf(change):
             return None
-        due = max(after, _ceil_to(change, quantum))
+        due = max(after, ceil_to(change, quantum))
         return due if due < before else None
 
     def _pending(self) -> list[bool]:
@@ -457,17 +453,15 @@ class Simulation(Tenancy, Rounds):
         self.rounds += 1
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
-            defrags = t / self._defrag_every
-            if abs(defrags - round(defrags)) < EPS:
+            if on_multiple(t, self._defrag_every):
                 touched |= self._defragment()
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True
         if not self.n_waiting:
             return
-        quanta = t / self.config.quantum
         full: set[int] = set()
-        if abs(quanta - round(quanta)) < EPS:
+        if self.clock.is_quantum_boundary(t):
             pending, valid_until = self._pending(), self.wake_at
             leap = self.config.leap and self._skip_rounds
             full = {
@@ -483,7 +477,7 @@ class Simulation(Tenancy, Rounds):
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
         every = self.config.sample_every
         if self.next_sample < t:
-            last = _ceil_to(t, every) - every
+            last = ceil_to(t, every) - every
             count = int(round((last - self.next_sample) / every)) + 1
             snapshot = (
                 tuple(self.vc_used),
@@ -563,8 +557,7 @@ class Simulation(Tenancy, Rounds):
         version = self._version[j] + 1
         self._version[j] = version
         end = self.now + float(self.remaining[j])
-        step = self.config.step
-        due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
+        due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
         if self._las is not None:
             self._las.ran(j)
