@@ -1,4 +1,5 @@
-"""The simulation engine: the clock, the numpy state, and applying and checking decisions.
+"""``Simulation``: the present time and where to leap next, the per-job state, and the
+wiring of the engine's parts (the ledger, the rounds, tenancy, the records).
 
 The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
 at which anything can happen (an arrival, a completion, a scheduling round that can change
@@ -12,7 +13,8 @@ something). Decisions are made in *rounds*:
 A full round is skipped only when it provably cannot change anything (nothing happened in
 its group since a round that would stop where this one would, and the scheduler says its
 ranking has not changed; ``docs/semantics.md`` gives the rules). ``config.leap=False``
-visits every step and runs every full round; the results are identical (tests check it).
+visits every step and runs every full round; ``reference=True`` turns off every shortcut
+(``shortcuts.py``); the results are identical (tests check both).
 """
 
 from __future__ import annotations
