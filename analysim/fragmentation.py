@@ -8,36 +8,20 @@
 * **fragmentation index**: the share of the free GPUs that sit on partly used nodes (0 when
   every free GPU is on a wholly free node, or nothing is free).
 
-The engine only *captures* the state at each sample (free GPUs per node, waiting jobs per
-domain and size, GPUs per VC: a few array copies); :func:`measure` computes the metrics for
-all samples at once, vectorised, when the result is built.
+The engine only *captures* the state at each sample (``Simulation.capture``: free GPUs per
+node, waiting jobs per domain and size, GPUs per VC: a few array copies); :func:`measure`
+computes the metrics for all samples at once, vectorised, when the result is built.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from analysim.engine import Simulation
-
-
-class Capture(NamedTuple):
-    """The state fragmentation is measured from, at one sample."""
-
-    free: np.ndarray  # free GPUs per node
-    waiting: np.ndarray  # waiting jobs per (domain, size bucket), flattened domain-major
-    vc_used: tuple[int, ...]  # GPUs each VC holds against its own share
-
-
-def capture(sim: Simulation) -> Capture:
-    """The state now (the engine's last copy again if nothing has changed since)."""
-    if sim._captured_at != sim.changes:
-        counts = np.frombuffer(sim.waiting_counts, dtype=np.int64).copy()
-        sim._captured = Capture(sim.free.copy(), counts, tuple(sim.vc_used))
-        sim._captured_at = sim.changes
-    return sim._captured
+    from analysim.engine.records import Capture
+    from analysim.engine.simulation import Simulation
 
 
 class Tables:
@@ -180,7 +164,7 @@ def _blocked(
         most = room.max(axis=1, initial=0)
         counts = waiting[:, d, :]  # samples x size buckets
         by_count = (counts > 0) & (sizes[None, :] <= total[:, None])
-        one_node = sim._picks_any_fitting_node & (sizes <= tables.largest[d])
+        one_node = sim.picks_any_fitting_node & (sizes <= tables.largest[d])
         # one-node jobs under a placer that finds any fitting node: fit iff a node has room
         simple = by_count & one_node[None, :]
         out[:, domain.vc] += (counts * (simple & (sizes[None, :] > most[:, None]))).sum(axis=1)

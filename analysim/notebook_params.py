@@ -182,6 +182,7 @@ RULES: dict[str, Rule] = {
     "sample_every": positive,
     "seed": seed,
     "seeds": list_of(seed),
+    "share_seeds": list_of(seed),
     "max_jobs": count,
     "until": positive,
     "speedup": positive,

@@ -13,9 +13,10 @@ import pandas as pd
 
 from analysim import metrics
 from analysim.readable import Summary, SummaryTable
+from analysim.status import STATUS_NAMES
 
 if TYPE_CHECKING:
-    from analysim.engine import Simulation
+    from analysim.engine.simulation import Simulation
 
 ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
 FRAMES = ("jobs", "events", "timeline")
@@ -295,10 +296,8 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
 
 def build_result(sim: Simulation) -> Result:
     """Collect a simulation's state and records into a :class:`Result`."""
-    from analysim.engine import EVENT_NAMES, STATUS_NAMES
-
     jobs_in = sim.workload.jobs
-    status = STATUS_NAMES[sim.status]
+    status = np.array(STATUS_NAMES, dtype=object)[sim.status]
     running = sim.status == 2
     ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
     borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * sim.gpus, 0.0)
@@ -331,7 +330,7 @@ def build_result(sim: Simulation) -> Result:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
     # built when first read, from what was recorded up to now (the records only grow)
-    events = partial(_events_frame, sim, EVENT_NAMES, len(sim.event_time))
+    events = partial(_events_frame, sim, sim.records.EVENT_NAMES, len(sim.records))
     timeline = partial(_timeline_frame, sim, samples)
     nodes = sim.cluster.nodes
     meta = {
@@ -376,15 +375,16 @@ def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
 
 def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFrame:
     """The first ``count`` recorded events, in time order."""
-    time = np.array(sim.event_time[:count], dtype=float)
+    records = sim.records
+    time = np.array(records.event_time[:count], dtype=float)
     # records are in processing order; sort by time, keeping that order within a time
     order = np.argsort(time, kind="stable")
     at = order.tolist()
-    job = np.array(sim.event_job[:count], dtype=np.int64)[order]
-    kind = np.array(sim.event_kind[:count], dtype=np.int64)[order]
+    job = np.array(records.event_job[:count], dtype=np.int64)[order]
+    kind = np.array(records.event_kind[:count], dtype=np.int64)[order]
     cause = np.full(count, None, dtype=object)
     for position, i in enumerate(at):
-        j = sim.event_cause.get(i)
+        j = records.event_cause.get(i)
         if j is not None:
             cause[position] = sim.job_ids[j]
     return pd.DataFrame(
@@ -394,20 +394,18 @@ def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFram
             "job_id": sim.job_ids[job],
             "vc": pd.Categorical.from_codes(sim.job_vc[job], categories=sim.partition.vc_names),
             "num_gpus": sim.gpus[job],
-            "nodes": _node_lists(sim.node_names, [sim.event_nodes[i] for i in at]),
-            "gpus": _gpu_lists(sim, [sim.event_gpus[i] for i in at]),
-            "from_nodes": _joined_names(sim.node_names, [sim.event_from.get(i) for i in at]),
+            "nodes": _node_lists(sim.node_names, [records.event_nodes[i] for i in at]),
+            "gpus": _gpu_lists(sim, [records.event_gpus[i] for i in at]),
+            "from_nodes": _joined_names(sim.node_names, [records.event_from.get(i) for i in at]),
             "cause": cause,
-            "borrowed": np.array([i in sim.event_borrowed for i in at], dtype=bool),
+            "borrowed": np.array([i in records.event_borrowed for i in at], dtype=bool),
         }
     )
 
 
 def _samples_until_now(sim: Simulation) -> list[tuple]:
     """The timeline samples so far, including those due at the present moment."""
-    from analysim.fragmentation import capture
-
-    samples = list(sim.samples)
+    samples = list(sim.records.samples)
     every = sim.config.sample_every
     if sim.next_sample <= sim.now + 1e-9:
         count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
@@ -419,7 +417,7 @@ def _samples_until_now(sim: Simulation) -> list[tuple]:
             sim.vc_borrowed,
         )
         snapshot = tuple(list(c) for c in counters)
-        samples.append((sim.next_sample, count, snapshot, capture(sim)))
+        samples.append((sim.next_sample, count, snapshot, sim.capture()))
     return samples
 
 
@@ -448,7 +446,10 @@ def _vc_free(sim: Simulation, used: np.ndarray) -> np.ndarray:
     """A VC's free GPUs: of its own nodes or quota; on an unpartitioned cluster, the pool's."""
     capacity = sim.partition.vc_capacity.astype(float)
     total = float(sim.capacity.sum())
-    free = capacity[None, :] - used if sim._partitioned else total - used.sum(axis=1)[:, None]
+    if sim.cluster.partitioned:
+        free = capacity[None, :] - used
+    else:
+        free = total - used.sum(axis=1)[:, None]
     return np.broadcast_to(free, used.shape)
 
 
@@ -459,7 +460,7 @@ def _jain_per_sample(sim: Simulation, arrays: dict[str, np.ndarray]) -> np.ndarr
     held = arrays["used"] + arrays["borrowed"]
     wanted = held + arrays["pending"]
     share = sim.partition.vc_capacity.astype(float)
-    if not sim._partitioned:
+    if not sim.cluster.partitioned:
         share = np.full(len(share), float(sim.capacity.sum()) / max(len(share), 1))
     due = np.minimum(wanted, share[None, :])
     active = due > 0

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from analysim.status import PENDING, RUNNING, STATUS_NAMES
+
 if TYPE_CHECKING:
-    from analysim.engine import Simulation
+    from analysim.engine.simulation import Simulation
 
 
 class State:
@@ -29,8 +31,6 @@ class State:
     @property
     def jobs(self) -> pd.DataFrame:
         """Every job submitted so far: status, progress and where it runs."""
-        from analysim.engine import PENDING, RUNNING, STATUS_NAMES
-
         sim = self._sim
         seen = np.flatnonzero(sim.status != PENDING)
         running = sim.status[seen] == RUNNING
@@ -44,7 +44,7 @@ class State:
                 "job_id": sim.job_ids[seen],
                 "vc": np.array(sim.partition.vc_names, dtype=object)[sim.job_vc[seen]],
                 "num_gpus": sim.gpus[seen],
-                "status": STATUS_NAMES[sim.status[seen]],
+                "status": np.array(STATUS_NAMES, dtype=object)[sim.status[seen]],
                 "submit_time": sim.submit[seen],
                 "start_time": sim.first_start[seen],
                 "end_time": sim.end[seen],

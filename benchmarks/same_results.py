@@ -7,6 +7,11 @@ either saves the fingerprints or compares them with saved ones. About a minute.
 
     python benchmarks/same_results.py save /tmp/before.json     # before the change
     python benchmarks/same_results.py compare /tmp/before.json  # after it: exit 1 if any differ
+
+``--reference`` also runs each configuration with every shortcut of the engine off
+(``Simulation(..., reference=True)``: no memo, no kept ranking, no skipped round, no placer
+shortcut) and checks that it gives the same fingerprint: the shortcuts change speed only.
+About five more minutes.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 import _common  # noqa: F401 - puts the checkout on sys.path when analysim is not installed
 import pandas as pd
 
-from analysim import Cluster, presets, simulate
+from analysim import Cluster, SimConfig, Simulation, presets, simulate
 from analysim.presets import VENUS_VC_GPUS
 
 RUNS: dict[str, dict] = {
@@ -74,35 +79,57 @@ def fingerprint(result) -> str:
     return digest.hexdigest()[:16]
 
 
-def fingerprints() -> dict[str, str]:
+def fingerprints(reference: bool = False) -> tuple[dict[str, str], list[str]]:
+    """The fingerprint of each run, and (with ``reference``) the runs whose reference-mode
+    fingerprint differs."""
     workload = presets.workload("venus_overloaded", seed=1, days=8, load_scale=1.3)
     by_name = clusters()
-    prints = {}
+    prints, unlike = {}, []
     for name, options in RUNS.items():
         options = dict(options)
         cluster = by_name[options.pop("cluster", "nodes")]
         started = time.perf_counter()
         prints[name] = fingerprint(simulate(workload, cluster, seed=3, **options))
-        print(f"{name:<26} {prints[name]}  {time.perf_counter() - started:5.2f} s", flush=True)
-    return prints
+        line = f"{name:<26} {prints[name]}  {time.perf_counter() - started:5.2f} s"
+        if reference:
+            started = time.perf_counter()
+            sim = Simulation(workload, cluster, SimConfig(seed=3, **options), reference=True)
+            plain = fingerprint(sim.run().result())
+            same = "same" if plain == prints[name] else "DIFFERENT"
+            line += f"  reference {plain} {same} {time.perf_counter() - started:6.2f} s"
+            if plain != prints[name]:
+                unlike.append(name)
+        print(line, flush=True)
+    return prints, unlike
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=["save", "compare"])
     parser.add_argument("path", type=Path, help="the JSON file of fingerprints")
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="also run each configuration with every engine shortcut off; exit 1 if any differs",
+    )
     args = parser.parse_args(argv)
     if args.action == "compare" and not args.path.is_file():
         parser.error(f"{args.path}: no saved fingerprints (run 'save' first)")
-    prints = fingerprints()
+    prints, unlike = fingerprints(args.reference)
+    if args.reference:
+        print(
+            "reference mode: same runs"
+            if not unlike
+            else f"reference mode DIFFERENT: {', '.join(unlike)}"
+        )
     if args.action == "save":
         args.path.write_text(json.dumps(prints, indent=1) + "\n")
         print(f"saved {len(prints)} fingerprints to {args.path}")
-        return 0
+        return 1 if unlike else 0
     saved = json.loads(args.path.read_text())
     differ = sorted(name for name in prints if saved.get(name) != prints[name])
     print("identical" if not differ else f"DIFFERENT: {', '.join(differ)}")
-    return 1 if differ else 0
+    return 1 if differ or unlike else 0
 
 
 if __name__ == "__main__":

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from jobs_table import make_jobs
 from strategies import cases, workloads
 
-from analysim import Cluster, SimConfig, Workload, rounds, simulate
-from analysim.engine import Simulation
-from analysim.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
+from analysim import Cluster, SimConfig, Workload, simulate
+from analysim.engine import Simulation, rounds
+from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.policies.placement import PLACERS, Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
@@ -212,7 +212,7 @@ def test_trials_on_few_nodes_in_a_list_choose_the_victims_of_the_numpy_free_map(
     config = config.replace(placement=Asking())
     listed = simulate(workload, case.cluster, config)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rounds, "FEW_NODES", 0)
+        patch.setattr(rounds, "SMALL", 0)
         _same_runs(listed, simulate(workload, case.cluster, config))
 
 
@@ -365,3 +365,38 @@ def test_best_fit_examples():
     assert best_fit(2, free) == 2
     assert best_fit(4, free) == 1
     assert best_fit(9, free) is None
+
+
+# -- the reference mode: every shortcut off at once -------------------------------------------
+def _run(workload, cluster, config, reference: bool) -> tuple[Simulation, object]:
+    sim = Simulation(workload, cluster, config, reference=reference)
+    return sim, sim.run().result()
+
+
+@RUNS
+@given(cases(max_jobs=12, max_duration=400), st.sampled_from([LAS((60.0, 300.0), 2.0), None]))
+def test_whole_runs_are_those_of_the_reference_mode(drawn, las):
+    """Any cluster, scheduler, placer and option, with every memo, kept ranking, skipped
+    round and placer shortcut on, gives the run of the plain rules, frame for frame."""
+    case, workload, config = drawn
+    if las is not None:  # LAS with its starvation guard (promotions), kept job by job
+        config = config.replace(scheduler=las)
+    fast, fast_result = _run(workload, case.cluster, config, reference=False)
+    plain, plain_result = _run(workload, case.cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+    assert plain.rounds >= fast.rounds
+    assert not plain._failed_at and not plain._preempt_failed_at  # memos stay empty
+    assert plain._las is None and not plain._static and not plain.picks_any_fitting_node
+
+
+def test_the_reference_mode_runs_a_full_round_at_every_quantum_while_jobs_wait():
+    # fifo without preemption: a full round cannot change anything, so the fast engine only
+    # visits the times of arrivals and ends (0, 10, 100, 130); the reference mode also
+    # every 60 s quantum boundary while j2 waits (60)
+    workload = make_jobs([("j1", "a", 0, 100, 16), ("j2", "a", 10, 30, 16)])
+    cluster = Cluster.uniform(1, 4, 4)
+    config = SimConfig(scheduler="fifo", quantum=60)
+    fast, fast_result = _run(workload, cluster, config, reference=False)
+    plain, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+    assert (fast.rounds, plain.rounds) == (4, 5)

@@ -297,11 +297,10 @@ def test_importing_analysim_does_not_import_matplotlib():
 
 
 def test_reexports_the_sweep_and_occupancy_plots():
-    pytest.importorskip("analysim.plotting.occupancy")
     from analysim.plotting import occupancy
+    from analysim.sweep import plots as sweep_plots
 
     assert plotting.gantt is occupancy.gantt
-    sweep_plots = pytest.importorskip("analysim.sweep.plots")
     assert plotting.metric_vs is sweep_plots.metric_vs
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         plotting.nope  # noqa: B018

@@ -242,3 +242,15 @@ def test_gpu_utilization_with_a_coarse_step_stays_exact():
     assert res.summary()["makespan"] == 1.0
     assert res.meta["busy_gpu_seconds"] == [2.0]  # 2 GPUs x 1 s, as the jobs table says
     assert res.summary()["gpu_utilization"] == pytest.approx(1.0)
+
+
+def test_gpu_utilization_spans_from_the_first_submit_not_from_zero():
+    # one 4-GPU job submitted at t=1000 runs 100 s on the 16-GPU toy cluster: the span is
+    # 1000-1100, so 400 GPU-seconds of 1,600 are used (from 0 it would be 400 / 17,600)
+    frame = THREE.iloc[:1].assign(num_gpus=4, submit_time=1000.0, duration=100.0)
+    res = simulate(Workload.from_frame(frame), presets.cluster("toy"))
+    summary = res.summary()
+    assert res.jobs[["start_time", "end_time"]].values.tolist() == [[1000.0, 1100.0]]
+    assert summary["makespan"] == 100.0
+    assert res.meta["busy_gpu_seconds"] == [400.0]
+    assert summary["gpu_utilization"] == pytest.approx(0.25)

@@ -314,5 +314,19 @@ def test_preemption_cannot_livelock_when_the_cost_exceeds_the_quantum():
     )
     sim.run(until=100_000)
     assert sim.done
-    jobs = sim.result().jobs
+    result = sim.result()
+    jobs = result.jobs
     assert (jobs["run_time"] == jobs["duration"] + 50 * jobs["preemptions"]).all()
+    # a resumed run is protected for its 50 s restore plus one quantum, so it gains 1 s of
+    # work over its cost each time: 17 preemptions each, not one per quantum (a protection
+    # without the restore cost would give ~1,000 preemptions per job)
+    assert jobs["preemptions"].tolist() == [17, 17]
+    assert jobs[["end_time"]].values.ravel().tolist() == [1767.0, 1900.0]
+    events = result.events
+    for job_id in ("j1", "j2"):
+        mine = events[events["job_id"] == job_id]
+        kinds, at = mine["event"].astype(str).tolist(), mine["time"].tolist()
+        for i, kind in enumerate(kinds[:-1]):
+            if kind == "resume":
+                assert kinds[i + 1] in ("preempt", "finish")
+                assert at[i + 1] - at[i] >= 50 + 1  # the restore cost plus one quantum

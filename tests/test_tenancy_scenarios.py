@@ -215,3 +215,47 @@ def test_snapshot_and_node_usage_survive_save_and_load(tmp_path):
     assert usage.index.max() == 1000.0 and usage.loc[1000.0].sum() == 0  # the run ends
     with pytest.raises(ValueError, match="every must be > 0"):
         result.node_usage(every=0)
+
+
+def test_reclaim_takes_the_newest_borrower_first():
+    # a1 fills a's nodes; a2 borrows n2 at t=10 and a3 borrows n3 at t=20 (each a whole
+    # node of b's). t=100: b1 wants 4 of b's GPUs. Evicting the newest borrower (a3) alone
+    # makes room: a3 is reclaimed (80 s run, 420 s left + 20 s cost) and b1 takes n3,
+    # 100-400; a3 borrows n3 again at 400 and ends at 400 + 440 = 840. a2 is left alone.
+    rows = [*LENDING[:2], ("a3", "a", 20, 500, 4), ("b1", "b", 100, 300, 4)]
+    cluster = asim.presets.cluster("toy", partition="nodes")
+    result = asim.simulate(make_jobs(rows), cluster, checkpoint_cost=20, borrowing=True)
+    assert times(result) == {
+        "a1": (0, 1000),
+        "a2": (10, 510),
+        "a3": (20, 840),
+        "b1": (100, 400),
+    }
+    reclaims = result.events[result.events["event"] == "reclaim"]
+    assert reclaims[["time", "job_id", "nodes", "cause"]].values.tolist() == [
+        [100.0, "a3", "n3", "b1"]
+    ]
+    assert result.jobs.set_index("job_id")["reclaims"].to_dict() == {
+        "a1": 0,
+        "a2": 0,
+        "a3": 1,
+        "b1": 0,
+    }
+
+
+def test_a_free_node_smaller_than_the_waiting_job_is_not_fragmented():
+    # j1 (12 GPUs) takes n0, n1, n2 until t=100; j2 (8 GPUs) waits. n3's 4 free GPUs are
+    # usable by j2 (it spans nodes: on a 4-GPU node it needs min(8, 4) = 4), so none is
+    # fragmented; j2 is not blocked either (8 GPUs do not fit in the 4 free by count).
+    result = asim.simulate(
+        make_jobs([("j1", "a", 0, 100, 12), ("j2", "a", 0, 50, 8)]),
+        asim.presets.cluster("toy"),
+        sample_every=10,
+    )
+    assert times(result) == {"j1": (0, 100), "j2": (100, 150)}
+    timeline = result.timeline.set_index(["time", "vc"])
+    for t in (0.0, 50.0, 90.0):
+        row = timeline.loc[(t, asim.result.ALL)]
+        assert (row["free_gpus"], row["waiting_jobs"]) == (4, 1)
+        assert (row["fragmented_gpus"], row["blocked_jobs"], row["frag_index"]) == (0, 0, 0.0)
+        assert timeline.loc[(t, "a"), "fragmented_gpus"] == 0

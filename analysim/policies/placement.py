@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from analysim.policies.registry import Policy, Registry
+from analysim.thresholds import SMALL
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ _NEVER = np.iinfo(np.int64).max
 
 def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     """The node with the fewest free GPUs that still fits (ties: lowest index)."""
-    if len(free) <= 64:  # a VC's few nodes: plain Python is several times faster
+    if len(free) <= SMALL:  # a VC's few nodes: plain Python is several times faster
         node, tightest = None, _NEVER
         for i, room in enumerate(free.tolist()):
             if num_gpus <= room < tightest:
@@ -148,7 +149,7 @@ class Consolidate(Placer):
     def can_spread(self, num_gpus, free, topo):
         # The wholly free nodes are taken until one is larger than what is left, which then
         # fits the rest; so only when they are all taken may the rest find no node.
-        if len(free) > 64:  # many nodes: numpy
+        if len(free) > SMALL:  # many nodes: numpy
             whole = (free == topo.capacity) & (free > 0)
             left = num_gpus - int(free[whole].sum())
             return left <= 0 or bool((free[free != topo.capacity] >= left).any())
@@ -157,7 +158,7 @@ class Consolidate(Placer):
         return left <= 0 or any(f >= left for f, c in zip(room, capacity, strict=True) if f != c)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
-        if len(free) <= 64:  # a VC's few nodes: the same rule in plain Python is faster
+        if len(free) <= SMALL:  # a VC's few nodes: the same rule in plain Python is faster
             return self._spread_few(num_gpus, free, topo)
         return self._spread_many(num_gpus, free, topo)
 

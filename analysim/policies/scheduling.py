@@ -9,6 +9,7 @@ change with no arrival or completion in between, so it can leap over idle schedu
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -233,18 +234,47 @@ class LAS(Scheduler):
             raise ValueError(f"las: starvation_factor must be > 0 or None, got {starvation_factor}")
         self.thresholds = thresholds
         self.starvation_factor = starvation_factor
-        self._limits = np.array([*thresholds, math.inf])  # upper bound of each queue
+        self._limit_list = [*thresholds, math.inf]
+        self._limits = np.array(self._limit_list)
+
+    @property
+    def limits(self) -> list[float]:
+        """The upper bound of each queue's attained service (the last is infinite)."""
+        return self._limit_list
+
+    # -- LAS's rules, each in one place: the array methods below and the engine's job-by-job
+    # -- ranking (analysim.engine.las_ranking) both call them, on arrays or on floats
+    def queue_of(self, attained: float) -> int:
+        """The queue of a job that has attained ``attained`` GPU-seconds: how many thresholds
+        it has reached (0 is served first). :meth:`queue` is the same count over arrays."""
+        return bisect_right(self._limit_list, attained)
+
+    @staticmethod
+    def time_to_limit(limit: Any, attained: Any, gpus: Any) -> Any:
+        """Seconds until a running job on ``gpus`` GPUs with ``attained`` GPU-seconds reaches
+        its queue's ``limit``."""
+        return (limit - attained) / gpus
+
+    def promotion_due(self, since: Any, executed: Any) -> Any:
+        """When a waiting job out of the top queue, which last stopped at ``since`` after
+        running ``executed`` seconds in all, is due a promotion."""
+        return since + self.starvation_factor * executed
+
+    def starving(self, waited: Any, executed: Any) -> Any:
+        """Whether a waiting job out of the top queue that has waited ``waited`` seconds
+        since it last ran (``executed`` seconds in all) is due a promotion now."""
+        return waited >= self.starvation_factor * executed - 1e-9
 
     def queue(self, jobs: JobView) -> np.ndarray:
-        """The queue index of each active job (0 is served first)."""
+        """The queue index of each active job (0 is served first): :meth:`queue_of`."""
         return self._limits.searchsorted(jobs.attained, side="right")
 
     def service_resets(self, jobs: JobView) -> np.ndarray | None:
         if self.starvation_factor is None:
             return None
         waited = jobs.now - jobs.since
-        starving = ~jobs.running & (self.queue(jobs) > 0)
-        return starving & (waited >= self.starvation_factor * jobs.executed - 1e-9)
+        out_of_top = ~jobs.running & (self.queue(jobs) > 0)
+        return out_of_top & self.starving(waited, jobs.executed)
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (self.queue(jobs),)  # within a queue, ties go to submit order
@@ -255,12 +285,12 @@ class LAS(Scheduler):
         queue = self._limits.searchsorted(attained, side="right")
         if run.any():
             # a running job crosses into the next queue when attained reaches its queue's limit
-            left = (self._limits[queue] - attained) / jobs.num_gpus
+            left = self.time_to_limit(self._limits[queue], attained, jobs.num_gpus)
             soonest = jobs.now + float(left[run].min())
         if self.starvation_factor is not None:
             waiting = ~run & (queue > 0)
             if waiting.any():
-                due = jobs.since[waiting] + self.starvation_factor * jobs.executed[waiting]
+                due = self.promotion_due(jobs.since[waiting], jobs.executed[waiting])
                 due = due[due > jobs.now]
                 if due.size:
                     soonest = min(soonest, float(due.min()))

@@ -12,7 +12,8 @@ It gives the same answers from state kept per job:
 * a heap per group of the times running jobs reach their queue's limit;
 * a heap per group of the times waiting jobs are due a promotion (the starvation guard).
 
-Each answer recomputes LAS's own expressions for the few jobs at the top of a heap, so the
+Each answer applies LAS's own rule methods (``queue_of``, ``time_to_limit``, ``promotion_due``,
+``starving``: the code its array methods call too) to the few jobs at the top of a heap, so the
 values are the very floats the array code gives (``tests/test_fast_paths.py`` runs both).
 """
 
@@ -30,13 +31,22 @@ from analysim.policies.scheduling import LAS, Scheduler
 from analysim.status import RUNNING, WAITING
 
 if TYPE_CHECKING:
-    from analysim.engine import Simulation
+    from analysim.engine.simulation import Simulation
 
 #: how far (seconds) past a heap entry's time the exact expression is also evaluated: far
 #: above float noise, so no job whose exact time is the smallest can be missed
 _SLACK = 1.0
 
-_RULES = ("priority", "next_change", "service_resets", "queue")
+_RULES = (
+    "priority",
+    "next_change",
+    "service_resets",
+    "queue",
+    "queue_of",
+    "time_to_limit",
+    "promotion_due",
+    "starving",
+)
 
 
 def keeps_las_rules(scheduler: Scheduler) -> bool:
@@ -79,7 +89,8 @@ class LASRanking:
 
     def __init__(self, sim: Simulation, scheduler: LAS, groups: int) -> None:
         self.sim = sim
-        self.limits = [*scheduler.thresholds, math.inf]  # upper bound of each queue
+        self.las = scheduler  # its rules: queue_of, time_to_limit, promotion_due, starving
+        self.limits = scheduler.limits  # upper bound of each queue
         self.factor = scheduler.starvation_factor
         self.n = max(sim.n_jobs, 1)
         self.queue_of = [0] * sim.n_jobs  # as last ranked
@@ -118,8 +129,8 @@ class LASRanking:
         del order.running[bisect_left(order.running, key)]
         insort(order.waiting, key)
         self.dirty[group].add(j)
-        if self.factor is not None and bisect_right(self.limits, sim.attained[j]) > 0:
-            due = float(sim.since[j]) + self.factor * float(sim.executed[j])
+        if self.factor is not None and self.las.queue_of(sim.attained[j]) > 0:
+            due = self.las.promotion_due(float(sim.since[j]), float(sim.executed[j]))
             heapq.heappush(self.dues[group], (due, j, sim._version[j]))
 
     def finished(self, j: int) -> None:
@@ -161,14 +172,14 @@ class LASRanking:
         """The waiting jobs ``LAS.service_resets`` promotes now."""
         if self.factor is None:
             return []
-        sim, now, factor = self.sim, self.sim.now, self.factor
+        sim, now, starving = self.sim, self.sim.now, self.las.starving
         dues, promoted, again = self.dues[group], [], []
         while dues and dues[0][0] <= now + _SLACK:
             entry = heapq.heappop(dues)
             if not self._starving(entry):
                 continue
             j = entry[1]
-            if now - float(sim.since[j]) >= factor * float(sim.executed[j]) - 1e-9:
+            if starving(now - float(sim.since[j]), float(sim.executed[j])):
                 promoted.append(j)
                 self.dirty[group].add(j)
             else:
@@ -179,13 +190,13 @@ class LASRanking:
 
     # -- helpers --------------------------------------------------------------------------
     def _left(self, j: int) -> float:
-        """Seconds until running job ``j`` reaches its present queue's limit: LAS's
-        expression, in the same order of operations."""
+        """Seconds until running job ``j`` reaches its present queue's limit (LAS's rule, on
+        the service attained by now as ``JobView.attained`` counts it)."""
         sim = self.sim
         gpus = sim._gpus[j]
         attained = float(sim.attained[j]) + (sim.now - float(sim.since[j])) * gpus
-        limit = self.limits[bisect_right(self.limits, attained)]
-        return (limit - attained) / gpus
+        las = self.las
+        return las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
 
     def _running(self, entry: tuple[float, int, int]) -> bool:
         """Whether a crossing entry belongs to the job's present run."""
@@ -199,7 +210,7 @@ class LASRanking:
         return (
             version == sim._version[j]
             and sim.status[j] == WAITING
-            and bisect_right(self.limits, sim.attained[j]) > 0
+            and self.las.queue_of(sim.attained[j]) > 0
         )
 
     def _next_crossing(self, group: int) -> float:
@@ -253,7 +264,7 @@ class LASRanking:
         attained = float(sim.attained[j])
         if status == RUNNING:
             attained += (sim.now - float(sim.since[j])) * sim._gpus[j]
-        queue = bisect_right(self.limits, attained)
+        queue = self.las.queue_of(attained)
         old = self.queue_of[j]
         if queue != old:
             order = self.orders[group]

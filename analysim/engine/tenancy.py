@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.domains import Domain, make_domain
+from analysim.engine.records import RECLAIM
 from analysim.errors import PolicyError
 
 #: the most jobs on one node a migration plan considers moving (the smallest ones)
@@ -24,9 +25,9 @@ class Tenancy:
     """Borrowing idle GPUs of other VCs, reclaiming them, and migrating running jobs."""
 
     def _init_tenancy(self) -> None:
-        self._borrow_failed_at: dict[int, int] = {}
-        self._reclaim_failed_at: dict[int, int] = {}
-        self._migrate_failed_at: dict[int, int] = {}
+        self._borrow_failed_at: dict[int, int] = self.shortcuts.memo()
+        self._reclaim_failed_at: dict[int, int] = self.shortcuts.memo()
+        self._migrate_failed_at: dict[int, int] = self.shortcuts.memo()
         self._borrow_domains: list[Domain | None] = []
         self._borrow_cap = [0] * len(self.partition.vc_names)
         # whether a job that does not fit may get room by reclaiming or migrating
@@ -101,8 +102,6 @@ class Tenancy:
         if victims is None:
             self._reclaim_failed_at[j] = epoch
             return False
-        from analysim.engine import RECLAIM
-
         for r in victims:
             self._preempt(r, cause=j, kind=RECLAIM)
         if not self._try_start(j):

@@ -15,17 +15,16 @@ from itertools import chain
 import numpy as np
 
 from analysim.domains import Domain
+from analysim.engine.clock import EPS
+from analysim.engine.las_ranking import KeyedOrder
 from analysim.errors import PolicyError
-from analysim.las_ranking import KeyedOrder
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
 from analysim.status import RUNNING, WAITING
+from analysim.thresholds import SMALL
 
-EPS = 1e-9  # tolerance when comparing times
 #: a ranking: jobs in rank order (an array, or lazily), or LAS's keys
 Ranked = np.ndarray | Iterator[int] | KeyedOrder
-#: up to this many nodes, trial evictions keep the free GPUs in a Python list (faster there)
-FEW_NODES = 64
 
 
 class Rounds:
@@ -54,7 +53,7 @@ class Rounds:
                 kept = las.order(group) if las else self._rank(group, include_running=True)
                 self._kept_ranking[group] = kept
             return kept
-        if not preemptive and self.group_waiting[group] == 1:
+        if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
             return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
         return self._rank(group, include_running=preemptive)
 
@@ -127,7 +126,8 @@ class Rounds:
         if not self.scheduler.dynamic:
             self.ranking_valid_until[group] = math.inf
         elif (
-            changed
+            not self._skip_rounds
+            or changed
             or self._promoted
             or self.ranking_valid_until[group] <= self.now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
@@ -137,7 +137,8 @@ class Rounds:
             # (an early bound is safe), and so can an arrival if the scheduler says so
             self._bound_ranking(group)
         if self.config.preemption and (
-            changed
+            not self._skip_rounds
+            or changed
             or reranked
             or self._arrived[group]
             or self.protected_until[group] <= self.now + EPS
@@ -151,7 +152,11 @@ class Rounds:
         """Ask the scheduler until when the group's ranking holds. While no job of the group
         waits, nothing reads the ranking and the next job to wait arrives (its round asks
         then); if arrivals cannot bring the change forward, asking is put off until then."""
-        if not self.group_waiting[group] and self.scheduler.arrivals_keep_next_change:
+        if (
+            self._skip_rounds
+            and not self.group_waiting[group]
+            and self.scheduler.arrivals_keep_next_change
+        ):
             self.ranking_valid_until[group] = math.inf
             self._change_unknown[group] = True
             return
@@ -197,19 +202,22 @@ class Rounds:
         return min(later, default=math.inf)
 
     def _decide(self, group: int, preemptive: bool) -> bool:
-        if not preemptive and not self.group_free[group] and not self.borrowers:
+        if (
+            self._skip_rounds
+            and not preemptive
+            and not self.group_free[group]
+            and not self.borrowers
+        ):
             return False  # no GPU free to this group and none to reclaim: nothing can start
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
-        status, queue_of = self.status, self._queue
+        queue_of = self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
         start: int | None = 0
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
-            for pos, j in order:
-                if status[j] != WAITING:
-                    continue
+            for pos, j in order:  # each waits still: only the job at hand starts
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
@@ -246,8 +254,6 @@ class Rounds:
         changed = False
         done: set[int] = set()
         for _, j in self._waiting_in_order(self._ranked(group, False), 0):
-            if self.status[j] != WAITING:
-                continue
             vc = self._queue[j]
             if vc in done:
                 continue
@@ -265,7 +271,7 @@ class Rounds:
         if not isinstance(ranked, np.ndarray):
             return enumerate(ranked)  # a lazy ranking of waiting jobs only
         tail = ranked[start:]
-        if len(tail) > 64:  # a long queue: numpy
+        if len(tail) > SMALL:  # a long queue: numpy
             where = np.flatnonzero(self.status[tail] == WAITING)
             return zip((where + start).tolist(), tail[where].tolist(), strict=True)
         return [  # a short one: plain Python is faster
@@ -405,7 +411,7 @@ class Rounds:
             return None
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             trial: _Trial = _OneNodeTrial(self, j)
-        elif len(domain.nodes) <= FEW_NODES:
+        elif len(domain.nodes) <= SMALL and self.shortcuts.placer:
             trial = _FewNodesTrial(self, j)
         else:
             trial = _FreeMapTrial(self, j, room)

@@ -1,4 +1,5 @@
-"""The simulation engine: the clock, the numpy state, and applying and checking decisions.
+"""``Simulation``: the present time and where to leap next, the per-job state, and the
+wiring of the engine's parts (the ledger, the rounds, tenancy, the records).
 
 The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
 at which anything can happen (an arrival, a completion, a scheduling round that can change
@@ -12,7 +13,8 @@ something). Decisions are made in *rounds*:
 A full round is skipped only when it provably cannot change anything (nothing happened in
 its group since a round that would stop where this one would, and the scheduler says its
 ranking has not changed; ``docs/semantics.md`` gives the rules). ``config.leap=False``
-visits every step and runs every full round; the results are identical (tests check it).
+visits every step and runs every full round; ``reference=True`` turns off every shortcut
+(``shortcuts.py``); the results are identical (tests check both).
 """
 
 from __future__ import annotations
@@ -28,15 +30,28 @@ import numpy as np
 
 from analysim.config import SimConfig
 from analysim.domains import build_partition
+from analysim.engine.clock import EPS, Clock, ceil_to, on_multiple
+from analysim.engine.las_ranking import LASRanking, keeps_las_rules
+from analysim.engine.ledger import Ledger
+from analysim.engine.records import (
+    FINISH,
+    MIGRATE,
+    PREEMPT,
+    RECLAIM,
+    REJECT,
+    RESUME,
+    START,
+    SUBMIT,
+    Capture,
+    Records,
+)
+from analysim.engine.rounds import Rounds
+from analysim.engine.shortcuts import Shortcuts
+from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
-from analysim.fragmentation import Capture, capture
-from analysim.las_ranking import LASRanking, keeps_las_rules
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
-from analysim.rounds import EPS, Rounds
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
-from analysim.status import STATUS_NAMES as _STATUS_NAMES
-from analysim.tenancy import Tenancy
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -45,19 +60,6 @@ if TYPE_CHECKING:
     from analysim.workload import Workload
 
 logger = logging.getLogger(__name__)
-
-STATUS_NAMES = np.array(_STATUS_NAMES, dtype=object)
-# event kinds
-SUBMIT, START, RESUME, PREEMPT, FINISH, REJECT, MIGRATE, RECLAIM = range(8)
-EVENT_NAMES = np.array(
-    ["submit", "start", "resume", "preempt", "finish", "unschedulable", "migrate", "reclaim"],
-    dtype=object,
-)
-
-
-def _ceil_to(t: float, unit: float) -> float:
-    """The first multiple of ``unit`` at or after ``t`` (tolerant to float noise)."""
-    return math.ceil(t / unit - EPS) * unit + 0.0
 
 
 class Simulation(Tenancy, Rounds):
@@ -74,18 +76,24 @@ class Simulation(Tenancy, Rounds):
         config: SimConfig | None = None,
         *,
         progress: bool = False,
+        reference: bool = False,
     ) -> None:
         self.workload = workload
         self.cluster = cluster
         self.config = config or SimConfig()
         self.progress = progress
+        # reference=True: the plain rules, every shortcut off (tests compare whole runs)
+        self.shortcuts = Shortcuts.none() if reference else Shortcuts()
+        self._skip_rounds = self.shortcuts.skip_rounds
         self.scheduler = self.config.make_scheduler()
         self.placer = self.config.make_placer()
         # a placer that keeps Placer.place puts a job that fits in one node on one node:
         # the engine then asks its pick_node directly
-        self._picks_one_node = type(self.placer).place is Placer.place
+        self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
         self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
+        self.clock = Clock(self.config.step, self.config.quantum)
+        self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
         # borrowing lets every VC use every other's GPUs: they all interact, as one group
@@ -99,13 +107,12 @@ class Simulation(Tenancy, Rounds):
 
     # -- set-up -------------------------------------------------------------------------------
     def _init_jobs(self, jobs) -> None:
-        step = self.config.step
         n = len(jobs)
         self.n_jobs = n
         self.job_ids = jobs["job_id"].to_numpy()
         self.gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
         self.submit = jobs["submit_time"].to_numpy(dtype=float)
-        self.arrival = np.ceil(self.submit / step - EPS) * step + 0.0  # no -0.0
+        self.arrival = self.clock.arrival_steps(self.submit)
         self.duration = jobs["duration"].to_numpy(dtype=float)
         prio = jobs["priority"] if "priority" in jobs.columns else None
         self.job_priority = np.zeros(n) if prio is None else prio.fillna(0).to_numpy(dtype=float)
@@ -123,8 +130,6 @@ class Simulation(Tenancy, Rounds):
         self.preemptions = np.zeros(n, dtype=np.int64)
         self.migrations = np.zeros(n, dtype=np.int64)
         self.reclaims = np.zeros(n, dtype=np.int64)
-        self.borrowed = np.zeros(n, dtype=bool)  # whether the job runs on borrowed GPUs now
-        self.borrowed_gpu_seconds = np.zeros(n)
         # a job that (re)starts may not be evicted before it has run one quantum past its
         # restore cost: every run then makes progress, so preemption cannot livelock
         self.evictable_from = np.zeros(n)
@@ -160,12 +165,6 @@ class Simulation(Tenancy, Rounds):
             "vc": self.job_vc,
             "priority": self.job_priority,
         }
-        # where each running job is: its nodes, GPUs taken on each, and global GPU indices
-        self.alloc_nodes: dict[int, np.ndarray] = {}
-        self.alloc_counts: dict[int, np.ndarray] = {}
-        self._alloc_pairs: dict[int, tuple[tuple[int, int], ...]] = {}  # (node, GPUs) pairs
-        self.alloc_gpus: dict[int, list[list[int]]] = {}  # per node used, the GPUs taken
-        self.last_nodes: dict[int, np.ndarray] = {}
 
     @staticmethod
     def _costs(model, jobs, field: str) -> np.ndarray:
@@ -180,21 +179,33 @@ class Simulation(Tenancy, Rounds):
         nodes = self.cluster.nodes
         self.node_names = nodes["node"].to_numpy(dtype=object)
         self.capacity = nodes["gpus"].to_numpy(dtype=np.int64)
-        self.free = self.capacity.copy()
-        self.gpu_offset = np.r_[0, np.cumsum(self.capacity)[:-1]]
-        # per node, the free GPUs' global indices (kept sorted lowest first)
-        self.free_slots = [
-            list(range(lo, lo + c))
-            for lo, c in zip(self.gpu_offset.tolist(), self.capacity.tolist(), strict=True)
-        ]
+        ledger = self.ledger = Ledger(
+            self.capacity,
+            self.node_names,
+            self.job_ids,
+            list(self.partition.vc_names),
+            self._gpus,
+            self._vc,
+            [d.quota for d in self._domain],
+        )
+        # the ledger's arrays and lists, read (never written) here, in the rounds and in
+        # tenancy: only Ledger.take and Ledger.release change them
+        self.free, self.free_slots, self.gpu_offset = (
+            ledger.free,
+            ledger.free_slots,
+            ledger.gpu_offset,
+        )
+        self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
+        self._alloc_pairs, self.alloc_gpus = ledger.alloc_pairs, ledger.alloc_gpus
+        self.last_nodes = ledger.last_nodes
+        self.vc_used, self.vc_borrowed = ledger.vc_used, ledger.vc_borrowed
+        self.vc_running_jobs = ledger.vc_running_jobs
+        self.borrowed, self.borrowers = ledger.borrowed, ledger.borrowers
+        self.borrowed_gpu_seconds = ledger.borrowed_gpu_seconds
         n_vc = len(self.partition.vc_names)
-        # per VC counters, as Python lists: the hot loop updates them one at a time
-        self.vc_used = [0] * n_vc
+        # per VC counters of the waiting jobs, as Python lists: the hot loop updates them
         self.vc_waiting_jobs = [0] * n_vc
         self.vc_waiting_gpus = [0] * n_vc
-        self.vc_running_jobs = [0] * n_vc
-        self.vc_borrowed = [0] * n_vc  # GPUs the VC's jobs hold on borrowed GPUs
-        self.borrowers: dict[int, None] = {}  # the running jobs on borrowed GPUs, in start order
 
     def _init_records(self) -> None:
         self.now = 0.0
@@ -206,8 +217,9 @@ class Simulation(Tenancy, Rounds):
         self._group = self.job_group.tolist()
         self.n_waiting = 0
         self._promoted = False  # whether the current round reset any job's attained service
-        self._static = self.scheduler.static
-        self._ranking_kept = self.scheduler.ranking_kept and not self._static
+        kept = self.shortcuts.kept_ranking
+        self._static = kept and self.scheduler.static
+        self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
         self._kept_ranking: list[Any] = [None] * groups  # see Rounds._ranked
         # LAS's own rules: its ranking kept job by job instead of asked for over arrays
         self._las = (
@@ -219,11 +231,12 @@ class Simulation(Tenancy, Rounds):
             self._rank_all_jobs()
         self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
         self._releases = [0] * groups  # times GPUs of each group were released
-        self._failed_at: dict[int, int] = {}  # job -> its group's release count when it did not fit
+        # job -> its group's release count when it did not fit
+        self._failed_at: dict[int, int] = self.shortcuts.memo()
         # per group, a counter bumped by every start, release, promotion and ranking change:
         # a job that could not preempt its way in is not tried again until it moves
         self._epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = {}
+        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
@@ -245,15 +258,7 @@ class Simulation(Tenancy, Rounds):
         # the earliest of the two: when a round with nothing else new may still change things
         self.wake_at = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
-        # the event log, as parallel lists: time, kind, job, nodes (an array, or None)
-        self.event_time: list[float] = []
-        self.event_kind: list[int] = []
-        self.event_job: list[int] = []
-        self.event_nodes: list[Any] = []
-        self.event_gpus: list[Any] = []  # per start, resume or migration: the GPUs taken
-        self.event_cause: dict[int, int] = {}  # event index -> the job that caused it
-        self.event_from: dict[int, np.ndarray] = {}  # migration event index -> nodes it left
-        self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
+        self.records = Records(memo=self.shortcuts.memos)
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
         self.size_buckets = sorted(set(self._gpus))
         bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
@@ -265,17 +270,10 @@ class Simulation(Tenancy, Rounds):
         ]
         self.finished = 0
         self.started = False
-        # time integrals and timeline samples (run-length: the state held from one time on)
-        n_vc = len(self.partition.vc_names)
-        self._busy = [0.0] * n_vc  # GPU-seconds per VC up to self._busy_at[vc]
-        self._busy_at = [0.0] * n_vc
-        self.samples: list[tuple[float, int, tuple[np.ndarray, ...]]] = []
-        self.next_sample = 0.0
+        self.next_sample = 0.0  # the next timeline sample time (samples: in self.records)
         self.rounds = 0
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
-        self._captured_at = -1  # the change count when the fragmentation inputs were copied
-        self._captured: Capture | None = None
         self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
@@ -290,7 +288,8 @@ class Simulation(Tenancy, Rounds):
         ]
         if self._borrowing:  # one group, and its jobs may borrow any node
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
-        self.group_free = [int(self.free[nodes].sum()) for nodes in self.group_nodes]
+        self.ledger.set_groups(self._group, self.group_nodes)
+        self.group_free = self.ledger.group_free
         one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
         stable = self._round_stable = self.scheduler.static or self.scheduler.round_stable
         self._rescan_after_change = [
@@ -315,6 +314,20 @@ class Simulation(Tenancy, Rounds):
     def done(self) -> bool:
         """True when every schedulable job has finished."""
         return self.next_arrival >= self.n_jobs and self.active == 0
+
+    @property
+    def picks_any_fitting_node(self) -> bool:
+        """Whether the placer puts a job that fits on one node on any node with room (then
+        such a job fits iff some node of its domain has room)."""
+        return self._picks_any_fitting_node
+
+    def projected_end(self) -> float:
+        """The time this simulation ends when run to completion: computed once, on a fresh
+        copy (this one is not advanced), and remembered."""
+        if self._projected_end is None:
+            copy = Simulation(self.workload, self.cluster, self.config)
+            self._projected_end = float(copy.run().now)
+        return self._projected_end
 
     def step(self) -> float:
         """Advance to the next time at which anything happens (one step without leaping)."""
@@ -366,7 +379,7 @@ class Simulation(Tenancy, Rounds):
         self.started = True
         for j in np.flatnonzero(self.unschedulable):
             self.status[j] = UNSCHEDULABLE
-            self._record(self.submit[j], REJECT, int(j), None)
+            self.records.record(self.submit[j], REJECT, int(j), None)
         self._skip_unschedulable()
         if self.unschedulable.any():
             logger.warning(
@@ -393,7 +406,7 @@ class Simulation(Tenancy, Rounds):
             if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
-            defrag = _ceil_to(self.now + self.config.step, self._defrag_every)
+            defrag = self.clock.boundary_after(self.now, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
         if math.isinf(soonest):
@@ -406,12 +419,17 @@ class Simulation(Tenancy, Rounds):
     def _next_full_round(self, before: float) -> float | None:
         """The next quantum boundary before ``before`` at which a full round could change
         anything, if any."""
-        if not (self.config.preemption or self.scheduler.dynamic or not self._round_stable):
+        skip = self._skip_rounds
+        if skip and not (
+            self.config.preemption or self.scheduler.dynamic or not self._round_stable
+        ):
             return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
-        after = _ceil_to(self.now + self.config.step, quantum)
+        after = self.clock.boundary_after(self.now, quantum)
         if after >= before:
             return None  # something happens first anyway
+        if not skip:
+            return after  # the plain rule: a full round at every boundary while jobs wait
         due, change = after + EPS, math.inf
         for waiting, pending, wake in zip(
             self.group_waiting, self._pending(), self.wake_at, strict=True
@@ -422,7 +440,7 @@ class Simulation(Tenancy, Rounds):
                 change = min(change, wake)
         if math.isinf(change):
             return None
-        due = max(after, _ceil_to(change, quantum))
+        due = max(after, ceil_to(change, quantum))
         return due if due < before else None
 
     def _pending(self) -> list[bool]:
@@ -437,18 +455,17 @@ class Simulation(Tenancy, Rounds):
         self.rounds += 1
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
-            defrags = t / self._defrag_every
-            if abs(defrags - round(defrags)) < EPS:
+            if on_multiple(t, self._defrag_every):
                 touched |= self._defragment()
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True
         if not self.n_waiting:
             return
-        quanta = t / self.config.quantum
         full: set[int] = set()
-        if abs(quanta - round(quanta)) < EPS:
-            pending, valid_until, leap = self._pending(), self.wake_at, self.config.leap
+        if self.clock.is_quantum_boundary(t):
+            pending, valid_until = self._pending(), self.wake_at
+            leap = self.config.leap and self._skip_rounds
             full = {
                 g
                 for g, n in enumerate(self.group_waiting)
@@ -462,7 +479,7 @@ class Simulation(Tenancy, Rounds):
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
         every = self.config.sample_every
         if self.next_sample < t:
-            last = _ceil_to(t, every) - every
+            last = ceil_to(t, every) - every
             count = int(round((last - self.next_sample) / every)) + 1
             snapshot = (
                 tuple(self.vc_used),
@@ -471,7 +488,7 @@ class Simulation(Tenancy, Rounds):
                 tuple(self.vc_waiting_gpus),
                 tuple(self.vc_borrowed),
             )  # tuples of ints: the garbage collector soon stops tracking them
-            self.samples.append((self.next_sample, count, snapshot, capture(self)))
+            self.records.samples.append((self.next_sample, count, snapshot, self.capture()))
             self.next_sample += count * every
 
     # -- arrivals and completions -------------------------------------------------------------
@@ -489,7 +506,7 @@ class Simulation(Tenancy, Rounds):
             self._enqueue(j)
             if self._las is not None:
                 self._las.arrived(j)
-            self._record(self._submit[j], SUBMIT, j, None)
+            self.records.record(self._submit[j], SUBMIT, j, None)
             touched.add(self._group[j])
             self._kept_ranking[self._group[j]] = None
             self._arrived[self._group[j]] = True
@@ -515,7 +532,7 @@ class Simulation(Tenancy, Rounds):
                 self._las.finished(j)
             self.finished += 1
             self.active -= 1
-            self._record(end, FINISH, j, self.last_nodes[j])
+            self.records.record(end, FINISH, j, self.last_nodes[j])
             touched.add(self._group[j])
         return touched
 
@@ -535,58 +552,27 @@ class Simulation(Tenancy, Rounds):
         self.evictable_from[j] = now + self.config.quantum + restore
         self._run_until_done(j)
         gpus = tuple(self.alloc_gpus[j])
-        self._record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
+        self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run)."""
         version = self._version[j] + 1
         self._version[j] = version
         end = self.now + float(self.remaining[j])
-        step = self.config.step
-        due = end if step == 1.0 and end == int(end) else _ceil_to(end, step)
+        due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
         if self._las is not None:
             self._las.ran(j)
 
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
-        """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked)."""
+        """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
         self.changes += 1
-        taken: list[tuple[int, ...]] = []
-        free = self.free
-        pairs = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
-        for node, count in pairs:
-            slots = self.free_slots[node]
-            if len(slots) < count:
-                raise PolicyError(
-                    f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
-                    f"{self.node_names[node]}"
-                )
-            taken.append(tuple(slots[:count]))  # tuples of ints: no GC work
-            del slots[:count]
-            free[node] -= count  # an item at a time: faster than numpy's fancy indexing
-        self.group_free[self._group[j]] -= self._gpus[j]
-        self.alloc_gpus[j] = taken
-        self.alloc_nodes[j] = nodes
-        self.alloc_counts[j] = counts
-        self._alloc_pairs[j] = pairs
-        self.last_nodes[j] = nodes
-        vc, size = self._vc[j], self._gpus[j]
-        self._integrate(vc)
-        if borrowed:  # borrowed GPUs do not count against the VC's own GPUs or quota
-            self.vc_borrowed[vc] += size
-            self.borrowed[j] = True
-            self.borrowers[j] = None
-        else:
-            used = self.vc_used[vc] + size
-            self.vc_used[vc] = used
-            quota = self._domain[j].quota
-            if quota is not None and used > quota:
-                raise PolicyError(f"internal: VC {self.partition.vc_names[vc]!r} over its quota")
-        self.vc_running_jobs[vc] += 1
-        self.running[self._group[j]][j] = None
-        self._epoch[self._group[j]] += 1
+        self.ledger.take(j, nodes, counts, borrowed, self.now)
+        group = self._group[j]
+        self.running[group][j] = None
+        self._epoch[group] += 1
         if not self._round_stable:
-            self._evict_epoch[self._group[j]] += 1
+            self._evict_epoch[group] += 1
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
@@ -595,30 +581,12 @@ class Simulation(Tenancy, Rounds):
         self.attained[j] += elapsed * self._gpus[j]
         self.remaining[j] -= elapsed
         self.since[j] = at
-        nodes = self.alloc_nodes.pop(j)
-        del self.alloc_counts[j]
-        del self._alloc_pairs[j]
-        self.group_free[self._group[j]] += self._gpus[j]
-        free = self.free
-        for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
-            free[node] += len(taken)
-            slots = self.free_slots[node]
-            slots += taken
-            slots.sort()
-        vc = self._vc[j]
-        self._releases[self._group[j]] += 1
-        self._epoch[self._group[j]] += 1
-        self._evict_epoch[self._group[j]] += 1
-        self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
-        if self.borrowed[j]:
-            self.vc_borrowed[vc] -= self._gpus[j]
-            self.borrowed[j] = False
-            self.borrowed_gpu_seconds[j] += elapsed * self._gpus[j]
-            del self.borrowers[j]
-        else:
-            self.vc_used[vc] -= self._gpus[j]
-        self.vc_running_jobs[vc] -= 1
-        del self.running[self._group[j]][j]
+        self.ledger.release(j, at, elapsed)
+        group = self._group[j]
+        self._releases[group] += 1
+        self._epoch[group] += 1
+        self._evict_epoch[group] += 1
+        del self.running[group][j]
 
     def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
@@ -636,9 +604,7 @@ class Simulation(Tenancy, Rounds):
         self._enqueue(j)
         if self._las is not None:
             self._las.stopped(j)
-        self._record(self.now, kind, j, nodes)
-        if cause is not None:
-            self.event_cause[len(self.event_time) - 1] = cause
+        self.records.record(self.now, kind, j, nodes, cause=cause)
 
     def _migrate(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
@@ -652,58 +618,23 @@ class Simulation(Tenancy, Rounds):
         self.migrations[j] += 1
         self._take(j, nodes, counts, borrowed)
         self._run_until_done(j)
-        self._record(self.now, MIGRATE, j, nodes, tuple(self.alloc_gpus[j]), borrowed)
-        index = len(self.event_time) - 1
-        self.event_from[index] = left
-        if cause is not None:
-            self.event_cause[index] = cause
+        gpus = tuple(self.alloc_gpus[j])
+        self.records.record(self.now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
     @property
     def gpu_owner(self) -> np.ndarray:
         """The job holding each GPU (-1 for free), checked: no GPU may be held twice."""
-        owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
-        for j, taken in self.alloc_gpus.items():
-            for slots in taken:
-                slots = list(slots)
-                if (owner[slots] >= 0).any():
-                    raise PolicyError(f"internal: job {self.job_ids[j]!r} shares a GPU")
-                owner[slots] = j
-        held = np.zeros(len(self.capacity), dtype=np.int64)
-        np.add.at(held, np.repeat(np.arange(len(self.capacity)), self.capacity), owner >= 0)
-        if (held + self.free != self.capacity).any():
-            raise PolicyError("internal: free GPU counts disagree with the GPUs held")
-        return owner
-
-    def _integrate(self, vc: int, at: float | None = None) -> None:
-        """Add the VC's busy GPU-seconds (own and borrowed GPUs) from the last change of its
-        usage to ``at`` (now)."""
-        at = self.now if at is None else at
-        held = self.vc_used[vc] + self.vc_borrowed[vc]
-        self._busy[vc] += held * (at - self._busy_at[vc])
-        self._busy_at[vc] = at
+        return self.ledger.gpu_owner()
 
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
         """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
-        used = np.array(self.vc_used, dtype=float) + np.array(self.vc_borrowed, dtype=float)
-        return np.array(self._busy) + used * (self.now - np.array(self._busy_at))
+        return self.ledger.busy_gpu_seconds(self.now)
 
-    def _record(
-        self,
-        time: float,
-        kind: int,
-        j: int,
-        nodes: Any,
-        gpus: Any = None,
-        borrowed: bool = False,
-    ) -> None:
-        if borrowed:
-            self.event_borrowed.add(len(self.event_time))
-        self.event_time.append(time)
-        self.event_kind.append(kind)
-        self.event_job.append(j)
-        self.event_nodes.append(nodes)
-        self.event_gpus.append(gpus)
+    def capture(self) -> Capture:
+        """The state fragmentation is measured from, now (a copy, shared by the samples
+        taken while nothing changes)."""
+        return self.records.capture(self.changes, self.free, self.waiting_counts, self.vc_used)
 
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]

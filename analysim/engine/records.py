@@ -1,0 +1,88 @@
+"""The engine's records: the event log and the timeline samples, from which
+:class:`~analysim.result.Result` builds its ``events`` and ``timeline`` frames.
+
+The engine appends to them as it goes and never reads them back to decide anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+# event kinds
+SUBMIT, START, RESUME, PREEMPT, FINISH, REJECT, MIGRATE, RECLAIM = range(8)
+EVENT_NAMES = np.array(
+    ["submit", "start", "resume", "preempt", "finish", "unschedulable", "migrate", "reclaim"],
+    dtype=object,
+)
+
+
+class Capture(NamedTuple):
+    """The state fragmentation is measured from, at one timeline sample."""
+
+    free: np.ndarray  # free GPUs per node
+    waiting: np.ndarray  # waiting jobs per (domain, size bucket), flattened domain-major
+    vc_used: tuple[int, ...]  # GPUs each VC holds against its own share
+
+
+class Records:
+    """The event log, as parallel lists (time, kind, job, nodes, GPUs) with sparse extras,
+    and the timeline samples."""
+
+    EVENT_NAMES = EVENT_NAMES  # the name of each event kind (for readers of the records)
+
+    def __init__(self, memo: bool = True) -> None:
+        self.event_time: list[float] = []
+        self.event_kind: list[int] = []
+        self.event_job: list[int] = []
+        self.event_nodes: list[Any] = []  # an array of node indices, or None
+        self.event_gpus: list[Any] = []  # per start, resume or migration: the GPUs taken
+        self.event_cause: dict[int, int] = {}  # event index -> the job that caused it
+        self.event_from: dict[int, np.ndarray] = {}  # migration event index -> nodes it left
+        self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
+        # run-length samples: (first time, how many sample times, per-VC counters, capture)
+        self.samples: list[tuple[float, int, tuple, Capture]] = []
+        self._memo = memo
+        self._captured_at = -1  # the change count when the last capture was made
+        self._captured: Capture | None = None
+
+    def __len__(self) -> int:
+        return len(self.event_time)
+
+    def record(
+        self,
+        time: float,
+        kind: int,
+        j: int,
+        nodes: Any,
+        gpus: Any = None,
+        borrowed: bool = False,
+        cause: int | None = None,
+        left: np.ndarray | None = None,
+    ) -> None:
+        """Append one event: ``cause`` is the job it was done for, ``left`` the nodes a
+        migration left."""
+        index = len(self.event_time)
+        if borrowed:
+            self.event_borrowed.add(index)
+        self.event_time.append(time)
+        self.event_kind.append(kind)
+        self.event_job.append(j)
+        self.event_nodes.append(nodes)
+        self.event_gpus.append(gpus)
+        if cause is not None:
+            self.event_cause[index] = cause
+        if left is not None:
+            self.event_from[index] = left
+
+    def capture(
+        self, changes: int, free: np.ndarray, waiting_counts: Any, vc_used: list[int]
+    ) -> Capture:
+        """The state now; the last capture again if nothing changed since (``changes`` is
+        the engine's change count)."""
+        if not self._memo or self._captured_at != changes:
+            counts = np.frombuffer(waiting_counts, dtype=np.int64).copy()
+            self._captured = Capture(free.copy(), counts, tuple(vc_used))
+            self._captured_at = changes
+        return self._captured

@@ -1,0 +1,48 @@
+"""The engine's shortcuts, and the one switch that turns them all off.
+
+Each shortcut gives the very answers of the plain rule, only sooner (``docs/semantics.md``
+says why each is exact). ``Simulation(..., reference=True)`` runs the plain rules alone, so
+tests and ``benchmarks/same_results.py --reference`` compare whole runs against them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Shortcuts:
+    """Which shortcuts a simulation takes."""
+
+    #: "failed at" memos: a job that could not start, preempt, borrow, reclaim or migrate is
+    #: not tried again until something it could use has changed; timeline captures are
+    #: shared while nothing changes
+    memos: bool = True
+    #: rounds that provably change nothing are skipped, and their times not visited; a group
+    #: with no GPU free and none to reclaim ends its event round at once; the ranking's next
+    #: change and the next end of a protection are asked for only when they may have moved
+    skip_rounds: bool = True
+    #: rankings kept between rounds: a static scheduler's ranking computed once, LAS's kept
+    #: job by job (``las_ranking``), a ranking kept while the scheduler says it holds
+    kept_ranking: bool = True
+    #: the placer's rules used without asking it: a one-node job's node straight from
+    #: ``pick_node``, "fits on one node" as "some node has room", ``can_spread``, and trial
+    #: evictions counted in plain Python
+    placer: bool = True
+
+    @classmethod
+    def none(cls) -> Shortcuts:
+        """The plain rules: no shortcut at all."""
+        return cls(memos=False, skip_rounds=False, kept_ranking=False, placer=False)
+
+    def memo(self) -> dict[Any, Any]:
+        """A memo: a dict, or (without memos) one that forgets everything it is told."""
+        return {} if self.memos else _Forgetful()
+
+
+class _Forgetful(dict):
+    """A dict that stays empty: ``memo[k] = v`` does nothing, ``memo.get(k)`` is None."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
