@@ -8,6 +8,7 @@ from analysim.errors import PolicyError
 from analysim.result import Result
 from analysim.sharing import SHARE_PLACERS, saturate
 from analysim.simulate import simulate
+from analysim.version import VERSION
 from analysim.workload import Workload
 
 __all__ = [
@@ -25,7 +26,7 @@ __all__ = [
     "simulate",
     "traces",
 ]
-__version__ = "0.1.0"
+__version__ = VERSION
 
 
 def explore(*args, **kwargs):

@@ -26,10 +26,12 @@ def checkout_commit() -> str | None:
     return commit + (".dirty" if dirty else "")
 
 
+VERSION = "0.1.0"
+"""analysim's version (``analysim.__version__``; keep it equal to ``setup.cfg``'s)."""
+
+
 def code_version() -> str:
     """analysim's version, with the commit of its checkout when it runs from one
     (``0.1.0+5d0040c``, ``0.1.0+5d0040c.dirty``)."""
-    from analysim import __version__
-
     commit = checkout_commit()
-    return __version__ if commit is None else f"{__version__}+{commit}"
+    return VERSION if commit is None else f"{VERSION}+{commit}"

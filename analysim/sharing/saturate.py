@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +28,12 @@ from analysim.sharing.resources import (
     check_tasks_fit_somewhere,
     task_kind,
 )
+from analysim.traces.report import SharedTrace
 
 log = logging.getLogger(__name__)
 
 CURVE_COLUMNS = ("arrived_pct", "allocated_pct", "frag_amount_pct", "frag_ratio_pct", "failed_pods")
 _CLONE = re.compile(r"-tuned-\d+$")
-
-
-@dataclass(frozen=True)
-class SharedTrace:
-    """Tasks and nodes with CPU, memory and GPU shares (see ``read_openb_tasks``)."""
-
-    tasks: pd.DataFrame
-    nodes: pd.DataFrame
-    report: Any = None
 
 
 def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:

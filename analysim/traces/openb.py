@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 
 from analysim.cluster import Cluster
-from analysim.sharing.saturate import SharedTrace
 from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_labels
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
-from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
 
 POD_COLUMNS = (
     "name",

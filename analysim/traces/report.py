@@ -310,3 +310,13 @@ class Trace:
             f"Trace({self.workload!r}, {cluster}; {self.report.read[jobs]:,} rows read, "
             f"{self.report.dropped(jobs):,} dropped)"
         )
+
+
+@dataclass(frozen=True)
+class SharedTrace:
+    """Tasks and nodes with CPU, memory and GPU shares, and the load report (what
+    ``read_openb_tasks`` returns for the saturation experiment, :mod:`analysim.sharing`)."""
+
+    tasks: pd.DataFrame
+    nodes: pd.DataFrame
+    report: Any = None
