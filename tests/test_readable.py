@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from analysim import readable
@@ -76,3 +78,22 @@ def test_a_results_summary_displays_units_and_keeps_plain_numbers():
     assert per_vc.loc["b", "avg_jct"] == 945.0
     assert "avg_jct (h)" in repr(per_vc) and "avg_jct (h)" in per_vc._repr_html_()
     assert type(summary * 2) is not type(summary)  # computed Series display as usual
+
+
+def test_a_sub_second_run_draws_no_progress_bar(capsys):
+    # the toy run ends long before the bars' 1 s delay: nothing reaches the log
+    assert main(["run", "--workload", "toy"]) == 0
+    err = capsys.readouterr().err
+    assert "simulating workload 'toy'" in err  # the log line, and no bar after it
+    assert "job/s" not in err and "%|" not in err
+
+
+def test_progress_bars_wait_a_second_before_drawing():
+    from analysim.progress import DELAY, progress_bar
+
+    quiet = io.StringIO()
+    bar = progress_bar(total=3, file=quiet)
+    bar.update(3)
+    bar.close()
+    assert DELAY == 1.0 and bar.delay == DELAY
+    assert quiet.getvalue() == ""  # finished before the delay: never drawn

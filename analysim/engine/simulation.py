@@ -662,7 +662,7 @@ class Simulation(Tenancy, Rounds):
     def _progress_bar(self):
         if not self.progress:
             return None
-        from tqdm.auto import tqdm
+        from analysim.progress import progress_bar
 
         total = int((~self.unschedulable).sum())
-        return tqdm(total=total, initial=self.finished, unit="job", desc="simulating")
+        return progress_bar(total=total, initial=self.finished, unit="job", desc="simulating")

@@ -35,10 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from analysim import presets
 from analysim.config import SimConfig
+from analysim.progress import progress_bar
 from analysim.simulate import simulate
 from analysim.sweep.grid import Run, expand
 from analysim.sweep.store import OUTCOME, RunStore, row
@@ -337,7 +337,7 @@ def sweep(
                 outcomes[run.key] = stored
     reused = len(outcomes)
     reused_other = _report_other_versions(outcomes, store)
-    with tqdm(
+    with progress_bar(
         total=len(runs), initial=reused, unit="run", desc="sweep", disable=not progress
     ) as bar:
 
