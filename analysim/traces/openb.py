@@ -129,35 +129,8 @@ def _constraint(spec: pd.Series | None, n: int) -> pd.Series:
 
 def _cluster(path: Path, name: str, report: LoadReport) -> Cluster:
     """The node list as a Cluster: one node per GPU machine, racks by GPU model."""
-    path = existing_file(path, "an openb node list")
-    raw, first = read_csv(path, required=NODE_COLUMNS, strings=("sn", "model"))
-    filt = RowFilter(
-        report,
-        "nodes",
-        path.name,
-        len(raw),
-        lambda i: f"line {first + i}",
-        ids=raw["sn"],
-        id_name="sn",
-    )
-    node = keep_labels(filt, raw["sn"], "sn")
-    gpus = keep_counts(filt, raw["gpu"], "gpu")
-    filt.drop(gpus == 0, "cpu_only", "gpu", raw["gpu"])
-    model, missing = labels(raw["model"])
-    filt.drop(missing, "missing_value", "model", raw["model"])
-    drop_duplicates(filt, node, "sn")
-    keep = filt.alive
-    if not keep.any():
-        raise TraceError(path, "no GPU node in the node list:\n" + report.summary())
-    nodes = pd.DataFrame(
-        {
-            "node": node[keep].to_numpy(dtype=object),
-            "rack": model[keep].to_numpy(dtype=object),
-            "gpus": gpus[keep].astype(np.int64),
-            "gpu_type": model[keep].to_numpy(dtype=object),
-        }
-    )
-    return Cluster.from_frame(nodes, name=name)
+    nodes = _node_table(path, report)
+    return Cluster.from_frame(nodes.assign(rack=nodes["gpu_type"]), name=name)
 
 
 TASK_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
@@ -250,10 +223,15 @@ def _only(folder: Path, pattern: str, what: str) -> Path:
 
 def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
     """The node list with CPU and memory: ``node, cpu_milli, memory_mib, gpus, gpu_type``."""
+    return _node_table(path, report, resources=("cpu_milli", "memory_mib"))
+
+
+def _node_table(path: Path, report: LoadReport, resources: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The GPU nodes of an openb node list (``sn, gpu, model`` and the ``resources``
+    columns), bad and CPU-only rows dropped and counted: ``node, <resources>, gpus,
+    gpu_type``."""
     path = existing_file(path, "an openb node list")
-    raw, first = read_csv(
-        path, required=("sn", "cpu_milli", "memory_mib", "gpu", "model"), strings=("sn", "model")
-    )
+    raw, first = read_csv(path, required=(*NODE_COLUMNS, *resources), strings=("sn", "model"))
     filt = RowFilter(
         report,
         "nodes",
@@ -264,8 +242,7 @@ def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
         id_name="sn",
     )
     node = keep_labels(filt, raw["sn"], "sn")
-    cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
-    memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
+    amounts = {column: keep_counts(filt, raw[column], column) for column in resources}
     gpus = keep_counts(filt, raw["gpu"], "gpu")
     filt.drop(gpus == 0, "cpu_only", "gpu", raw["gpu"])
     model, missing = labels(raw["model"])
@@ -277,8 +254,7 @@ def _shared_nodes(path: Path, report: LoadReport) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "node": node[keep].to_numpy(dtype=object),
-            "cpu_milli": cpu[keep].astype(np.int64),
-            "memory_mib": memory[keep].astype(np.int64),
+            **{column: amount[keep].astype(np.int64) for column, amount in amounts.items()},
             "gpus": gpus[keep].astype(np.int64),
             "gpu_type": model[keep].to_numpy(dtype=object),
         }
