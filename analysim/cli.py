@@ -364,8 +364,19 @@ def workload_and_cluster(args: argparse.Namespace, seed: int | None) -> tuple[An
     return trace.workload, cluster
 
 
+def check_early(args: argparse.Namespace, out_is_folder: bool) -> None:
+    """Check ``--out`` (and ``--until``) before any work, so a bad one costs no run."""
+    from analysim.validation import seconds, writable_output
+
+    if getattr(args, "until", None) is not None:
+        seconds(args.until, "--until", positive=False)
+    if args.out is not None:
+        writable_output(args.out, "--out", folder=out_is_folder)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     values = config_values(args)
+    check_early(args, out_is_folder=True)
     workload, cluster = workload_and_cluster(args, values.get("seed"))
     log.info(
         "simulating workload %r (%s jobs) on cluster %r with %s",
@@ -398,6 +409,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     from analysim.study import paper_study
 
+    check_early(args, out_is_folder=False)
     workload, cluster = workload_and_cluster(args, args.seed)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
     print(format_table(table))

@@ -11,6 +11,7 @@ from typing import Any
 
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
+from analysim.validation import MAX_SEED, bounded, period
 
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
@@ -66,11 +67,7 @@ class SimConfig:
 
     def __post_init__(self) -> None:
         for name in ("step", "quantum", "sample_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"SimConfig: {name} must be a number of seconds, got {value!r}")
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"SimConfig: {name} must be a finite number > 0, got {value!r}")
+            period(getattr(self, name), f"SimConfig: {name}")
         ratio = self.quantum / self.step
         if abs(ratio - round(ratio)) > 1e-9:
             raise ValueError(
@@ -82,8 +79,9 @@ class SimConfig:
                 raise ValueError(
                     f"SimConfig: {name} must be True or False, got {getattr(self, name)!r}"
                 )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
+        bounded(self.seed, "SimConfig: seed", low=0, high=MAX_SEED, whole=True)
         self._check_defrag_and_borrowing()
         # fail now, not mid-run, on an unknown policy or bad parameters
         self.make_scheduler()
@@ -96,8 +94,7 @@ class SimConfig:
         if every is not None:
             if isinstance(every, bool) or not isinstance(every, (int, float)):
                 raise ValueError(f"SimConfig: defrag_every must be seconds or None, got {every!r}")
-            if not math.isfinite(every) or every <= 0:
-                raise ValueError(f"SimConfig: defrag_every must be > 0 seconds, got {every!r}")
+            period(every, "SimConfig: defrag_every")
             ratio = every / self.step
             if abs(ratio - round(ratio)) > 1e-9:
                 raise ValueError(

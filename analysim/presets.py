@@ -71,6 +71,7 @@ import pandas as pd
 
 from analysim import generators
 from analysim.cluster import Cluster
+from analysim.validation import MAX_DAYS, bounded
 from analysim.workload import Workload
 
 # -- toy ---------------------------------------------------------------------------------------
@@ -320,6 +321,7 @@ def workload(
     parameter.
     """
     preset = _lookup(name, params, lambda p: p.workload_params)
+    bounded(days, "days", low=0.0, high=MAX_DAYS, low_open=True)
     return preset.workload(seed=seed, load_scale=load_scale, days=days, **params)
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from analysim.config import SimConfig
 from analysim.engine import Simulation
+from analysim.validation import seconds
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -32,6 +33,8 @@ def simulate(
     instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
     it reads only ``scheduler`` and ``sample_every`` and refuses any other option.
     """
+    if until is not None:
+        seconds(until, "simulate: until", positive=False)
     if compat is not None:
         from analysim.compat import simulate_compat
 

@@ -1,0 +1,156 @@
+"""The bounds every border checks, and small helpers that check one value against them.
+
+A value coming in (a trace cell, a column of ``Workload.from_frame``, a ``SimConfig`` field, a
+policy parameter, a CLI option, an explorer argument) must be of the right type, finite and
+within these bounds; otherwise a ``ValueError`` names the parameter (or file, row, column) and
+the value. The bounds are far beyond any real trace and well inside what the engine's dtypes
+(int64 counts, float64 seconds) and memory hold; ``docs/traces.md`` lists them.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+YEAR = 365.25 * 86_400.0
+MAX_SECONDS = 100 * YEAR
+"""Largest time, duration or period in seconds (100 years): a submit time, a duration, a
+quantum, ``until``. A trace's times are seconds from its start, so a trace may span a century."""
+MIN_PERIOD = 1e-3
+"""Smallest clock step, quantum or sampling period in seconds (a millisecond)."""
+MAX_JOB_GPUS = 1_000_000
+"""Most GPUs one job may ask for."""
+MAX_CLUSTER_GPUS = 10_000_000
+"""Most GPUs a cluster (and so one node, one VC, one quota) may have: the engine keeps arrays
+per GPU, so this bounds its memory (a few hundred MB at the limit)."""
+MAX_SEED = 2**63 - 1
+"""Largest seed (it is stored in int64 columns)."""
+MAX_WEIGHT = 1e12
+"""Largest policy weight, factor or threshold that is not seconds (fair-share weights, LAS
+starvation factor)."""
+MAX_DAYS = 3_650.0
+"""Largest number of days a synthetic workload may span (10 years: about 3.5 million jobs of
+the ``venus`` preset)."""
+
+
+def plain_number(value: Any, name: str, *, whole: bool = False) -> float:
+    """``value`` as a float if it is a real number (not a bool, not text); a ValueError naming
+    ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        kind = "a whole number" if whole else "a number"
+        raise ValueError(f"{name} must be {kind}, got {value!r} ({type(value).__name__})")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if whole and not number.is_integer():
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    return number
+
+
+def bounded(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    whole: bool = False,
+) -> float:
+    """``value`` checked to be a finite number in ``[low, high]`` (``(low, high]`` if
+    ``low_open``); a ValueError naming ``name``, the bounds and the value otherwise."""
+    number = plain_number(value, name, whole=whole)
+    too_low = low is not None and (number <= low if low_open else number < low)
+    too_high = high is not None and number > high
+    if too_low or too_high:
+        left = "(" if low_open else "["
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        raise ValueError(f"{name} must be in {left}{lo}, {hi}], got {value!r}")
+    return number
+
+
+def seconds(value: Any, name: str, *, positive: bool = True) -> float:
+    """A number of seconds: finite, > 0 (>= 0 unless ``positive``), at most :data:`MAX_SECONDS`."""
+    return bounded(value, name, low=0.0, high=MAX_SECONDS, low_open=positive)
+
+
+def period(value: Any, name: str) -> float:
+    """A clock period: seconds in ``[MIN_PERIOD, MAX_SECONDS]``."""
+    number = plain_number(value, name)
+    if not MIN_PERIOD <= number <= MAX_SECONDS:
+        raise ValueError(
+            f"{name} must be > 0 seconds (from {MIN_PERIOD:g} to {MAX_SECONDS:g}, 100 years), "
+            f"got {value!r}"
+        )
+    return number
+
+
+def weight_map(values: Any, name: str) -> dict[str, float]:
+    """``{label: weight}`` with finite weights in ``(0, MAX_WEIGHT]``, keys as text."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"{name} must be a dict of {{name: number}}, got {values!r}")
+    return {
+        str(key): bounded(w, f"{name}[{key!r}]", low=0.0, high=MAX_WEIGHT, low_open=True)
+        for key, w in values.items()
+    }
+
+
+def explorer_arguments(workload: Any, days: Any, debounce: Any) -> None:
+    """Check ``explore()``'s arguments before anything is built: ``days`` in
+    ``(0, MAX_DAYS]`` and ``debounce`` seconds in ``[0, 60]`` (never clamped), and a
+    ``workload`` given as text or a path is a preset name or an existing trace folder; a
+    ValueError naming the argument and the value otherwise."""
+    bounded(days, "explore: days", low=0.0, high=MAX_DAYS, low_open=True)
+    bounded(debounce, "explore: debounce (seconds)", low=0.0, high=60.0)
+    if isinstance(workload, (str, Path)):
+        trace_folder_or_preset(workload, "explore: workload")
+
+
+def trace_folder_or_preset(value: str | Path, name: str) -> None:
+    """``value`` is a preset name, ``"bundled:NAME"`` or an existing folder; otherwise a
+    ValueError telling which of the two it was taken for."""
+    from analysim import presets
+    from analysim.traces.bundled import PREFIX, resolve
+
+    text = str(value)
+    if isinstance(value, str) and (text in presets.PRESETS or text.startswith(PREFIX)):
+        return
+    folder = resolve(value)
+    looks_like_path = isinstance(value, Path) or any(c in text for c in "/\\~.")
+    if folder.is_dir():
+        return
+    if folder.exists():
+        raise ValueError(f"{name}: {text!r} is a file; give a trace folder or a preset name")
+    if looks_like_path:
+        raise ValueError(f"{name}: no such trace folder {text!r}")
+    raise ValueError(
+        f"{name}: {text!r} is neither a preset ({', '.join(presets.names())}) nor an "
+        "existing trace folder"
+    )
+
+
+def writable_output(path: Path, name: str, *, folder: bool) -> None:
+    """Check, before any work, that results can be written to ``path`` (a folder if
+    ``folder``, else a file): it is not the other kind, and its folder can be created and
+    written to. A ValueError naming the option otherwise."""
+    path = Path(path).expanduser()
+    if path.exists() and path.is_dir() != folder:
+        kind = "a file" if folder else "a folder"
+        raise ValueError(
+            f"{name}: {str(path)!r} is {kind}; give {'a folder' if folder else 'a file'}"
+        )
+    target = path if folder else path.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target, prefix=".analysim-write-check-"):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise ValueError(f"{name}: cannot write to {str(target)!r} ({reason})") from None
