@@ -28,8 +28,14 @@ __version__ = "0.1.0"
 def explore(*args, **kwargs):
     """The interactive explorer (:func:`analysim.widgets.explore`; needs ipywidgets, so it is
     imported only when called)."""
-    from analysim.widgets import explore as _explore
+    try:
+        from analysim.widgets import explore as _explore
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == "analysim":
+            raise
+        from analysim.extras import missing_package
 
+        raise missing_package(exc.name, "explore") from exc
     return _explore(*args, **kwargs)
 
 

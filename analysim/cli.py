@@ -28,6 +28,7 @@ import pandas as pd
 
 import analysim as asim
 from analysim.config import SimConfig
+from analysim.extras import MissingPackage, missing_package_message
 from analysim.figures import add_figures_command
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
@@ -496,27 +497,11 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-# the optional packages a command may need, and the extra of setup.cfg that installs each
-_EXTRA_OF = {
-    **dict.fromkeys(
-        ("papermill", "nbformat", "nbclient", "ipykernel", "jupyterlab", "ipywidgets"),
-        "notebooks",
-    ),
-    **dict.fromkeys(("dask", "distributed"), "sweeps"),
-}
-
-
 def _missing_package(exc: ModuleNotFoundError) -> str:
     """A one-line error for a command whose optional dependency is not installed."""
-    package = (exc.name or "").split(".")[0] or str(exc)
-    message = f"this command needs the Python package {package!r}, which is not installed"
-    extra = _EXTRA_OF.get(package)
-    if extra:
-        message += (
-            f"; install the '{extra}' extra: pip install -e '.[{extra}]' in a checkout "
-            f"(or pip install 'analysim[{extra}]')"
-        )
-    return message
+    if isinstance(exc, MissingPackage):
+        return _one_line(str(exc))
+    return missing_package_message(exc.name or str(exc))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -543,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
-    except ModuleNotFoundError as exc:
+    except (ModuleNotFoundError, MissingPackage) as exc:
         print(f"{PROG}: error: {_missing_package(exc)}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -86,8 +86,8 @@ def period(value: Any, name: str) -> float:
     number = plain_number(value, name)
     if not MIN_PERIOD <= number <= MAX_SECONDS:
         raise ValueError(
-            f"{name} must be > 0 seconds (from {MIN_PERIOD:g} to {MAX_SECONDS:g}, 100 years), "
-            f"got {value!r}"
+            f"{name} must be a finite number > 0 (seconds, from {MIN_PERIOD:g} to "
+            f"{MAX_SECONDS:g}: 100 years), got {value!r}"
         )
     return number
 
