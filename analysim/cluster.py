@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysim.errors import describe_rows
+from analysim.errors import InputTypeError, describe_rows
 from analysim.validation import MAX_CLUSTER_GPUS
 
 NODE_COLUMNS = ("node", "rack", "gpus")
@@ -31,7 +31,7 @@ def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
 def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     """Check a nodes table (``node, rack, gpus`` and optional ``gpu_type, vc``)."""
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"Cluster: expected a pandas DataFrame, got {type(frame).__name__}")
+        raise InputTypeError(f"Cluster: expected a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in NODE_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -80,7 +80,7 @@ def _gpu_counts(frame: pd.DataFrame) -> pd.Series:
         _fail(frame, bad, "gpus", f"a whole number from 1 to {MAX_CLUSTER_GPUS:,}")
     if gpus.sum() > MAX_CLUSTER_GPUS:
         raise ValueError(
-            f"Cluster: {gpus.sum():,.0f} GPUs in all; a cluster may have at most "
+            f"Cluster: column 'gpus' adds up to {gpus.sum():,.0f} GPUs; a cluster may have at most "
             f"{MAX_CLUSTER_GPUS:,} (analysim.validation.MAX_CLUSTER_GPUS)"
         )
     return gpus.astype("int64")

@@ -9,10 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
 from analysim.validation import MAX_SEED, bounded, period
 
+NUMERIC_FIELDS = ("step", "quantum", "sample_every", "defrag_every", "borrow_limit", "seed")
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
 
@@ -66,6 +69,7 @@ class SimConfig:
     leap: bool = True
 
     def __post_init__(self) -> None:
+        self._plain_numbers()
         for name in ("step", "quantum", "sample_every"):
             period(getattr(self, name), f"SimConfig: {name}")
         ratio = self.quantum / self.step
@@ -88,6 +92,14 @@ class SimConfig:
         self.make_placer()
         self.make_cost_model()
         self.make_migration_cost_model()
+
+    def _plain_numbers(self) -> None:
+        """numpy numbers in the numeric fields become the Python numbers they hold (the
+        config stays JSON-serialisable); numpy booleans stay refused."""
+        for name in NUMERIC_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+                object.__setattr__(self, name, value.item())
 
     def _check_defrag_and_borrowing(self) -> None:
         every = self.defrag_every

@@ -38,6 +38,27 @@ MAX_DAYS = 3_650.0
 the ``venus`` preset)."""
 
 
+DECIMAL = r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
+"""A number written in plain decimal (``12``, ``-1.5e3``): no hex (``0x10``), no digits of
+other scripts, no ``1_000``; pandas alone would read ``"0x10"`` as 16."""
+
+
+def decimal_numbers(values: Any) -> np.ndarray:
+    """Text values as float64: NaN where a value is missing or not a plain decimal number."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    series = pd.Series(values).astype(object)
+    missing = series.isna().to_numpy()
+    text = [None if gone else str(v) for v, gone in zip(series.tolist(), missing, strict=True)]
+    array = pa.array(text, type=pa.string())
+    plain = pc.fill_null(pc.match_substring_regex(array, DECIMAL), False)
+    kept = pc.if_else(plain, array, pa.scalar(None, pa.string()))
+    numbers = pc.cast(pc.utf8_trim_whitespace(kept), pa.float64())
+    return np.asarray(numbers.to_numpy(zero_copy_only=False), dtype="float64")
+
+
 def plain_number(value: Any, name: str, *, whole: bool = False) -> float:
     """``value`` as a float if it is a real number (not a bool, not text); a ValueError naming
     ``name`` otherwise."""

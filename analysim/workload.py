@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysim.errors import describe_rows
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
+from analysim.errors import InputTypeError, describe_rows
+from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, decimal_numbers
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -40,13 +40,24 @@ def _booleans(values: pd.Series) -> np.ndarray:
     return np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
 
 
+def _to_numbers(values: pd.Series) -> pd.Series:
+    """Numbers as they are; text only when it is a plain decimal number (not ``"0x10"``)."""
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        return pd.to_numeric(values, errors="coerce")
+    text = values.map(lambda v: isinstance(v, str))
+    numbers = pd.to_numeric(values.where(~text, None), errors="coerce").astype("float64")
+    if text.any():
+        numbers[text.to_numpy()] = decimal_numbers(values[text])
+    return numbers
+
+
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
     """Return ``frame[column]`` as float64, naming any value that is not a number (True and
     False are not numbers here)."""
     flags = _booleans(frame[column])
     if flags.any():
         _fail(frame, flags, column, "numeric (not True/False)")
-    values = pd.to_numeric(frame[column], errors="coerce")
+    values = _to_numbers(frame[column])
     unparsable = values.isna() & frame[column].notna()
     if unparsable.any():
         _fail(frame, unparsable, column, "numeric")
@@ -67,8 +78,9 @@ def _check_ids(frame: pd.DataFrame) -> None:
     """Job ids must be present and unique as text (``1`` and ``"1"`` are one id: results and
     saved files write ids as text)."""
     ids = frame["job_id"]
-    if ids.isna().any():
-        _fail(frame, ids.isna(), "job_id", "present (no missing ids)")
+    blank = ids.isna() | (ids.astype(str).str.strip() == "")
+    if blank.any():
+        _fail(frame, blank, "job_id", "present (no missing or blank ids)")
     if ids.dtype == object:
         text = np.array([isinstance(v, str) for v in ids], dtype=bool)
         if text.any() and not text.all():
@@ -92,7 +104,7 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     :mod:`analysim.validation`). Nothing is dropped.
     """
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"Workload: expected a pandas DataFrame, got {type(frame).__name__}")
+        raise InputTypeError(f"Workload: expected a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(

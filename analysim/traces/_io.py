@@ -15,6 +15,7 @@ import datetime
 import difflib
 import functools
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from analysim.traces.report import TraceError
+from analysim.validation import decimal_numbers
 
 CHUNK = 1 << 24
 NO_BOOLEANS = {"true_values": ["\0true"], "false_values": ["\0false"]}
@@ -161,7 +163,10 @@ def _first_line(path: Path) -> str:
 
 
 def _fields(line: str, delimiter: str = ",") -> list[str]:
-    return next(csv.reader([line], delimiter=delimiter), [])
+    try:
+        return next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:  # a field longer than the csv module takes, a NUL byte, ...
+        return line.split(delimiter)
 
 
 def _wrong_delimiter(path: Path, line: str, wanted: int) -> None:
@@ -247,34 +252,11 @@ def read_csv(
         first_line = 1 + skip
         read_options = pacsv.ReadOptions(column_names=names, skip_rows=skip, block_size=1 << 24)
         width = len(names)
-    convert = pacsv.ConvertOptions(
-        include_columns=columns,
-        column_types={c: pa.string() for c in strings if c in columns},
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-        **NO_BOOLEANS,
-    )
-    try:
-        table = pacsv.read_csv(path, read_options=read_options, convert_options=convert)
-    except pa.ArrowInvalid as error:
-        if "conversion error" not in str(error):
-            _diagnose(path, width, names, first_line, error)
-        # a column typed from its first rows holds a value of another type further down:
-        # read every column as text and let the reader check each value (and drop its row)
-        as_text = pacsv.ConvertOptions(
-            include_columns=columns,
-            column_types=dict.fromkeys(columns, pa.string()),
-            strings_can_be_null=True,
-            quoted_strings_can_be_null=True,
-            **NO_BOOLEANS,
-        )
-        try:
-            table = pacsv.read_csv(path, read_options=read_options, convert_options=as_text)
-        except pa.ArrowInvalid as again:
-            _diagnose(path, width, names, first_line, again)
-    except OSError as error:
-        raise unreadable(path, error) from None
-    frame = table.to_pandas()
+    # numbers as float64 (pyarrow's integer parser would read "0x10" as 16); a column with a
+    # value that is not a number is read as text, and the reader checks each value
+    types = {c: pa.string() if c in strings else pa.float64() for c in columns}
+    table = _read_typed(path, read_options, columns, types, names, (width, first_line))
+    frame = _whole_numbers_as_int(table.to_pandas(), strings)
     if frame.empty:
         raise TraceError(
             path,
@@ -282,6 +264,63 @@ def read_csv(
             expected="at least one row",
         )
     return frame, first_line
+
+
+def _read_typed(
+    path: Path,
+    read_options: pacsv.ReadOptions,
+    columns: list[str],
+    types: dict[str, pa.DataType],
+    names: Sequence[str],
+    where: tuple[int, int],
+) -> pa.Table:
+    """Read with ``types``; a column that fails its number type is read again as text."""
+    width, first_line = where
+    for _ in range(len(columns) + 1):
+        convert = pacsv.ConvertOptions(
+            include_columns=columns,
+            column_types=types,
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            **NO_BOOLEANS,
+        )
+        try:
+            return pacsv.read_csv(path, read_options=read_options, convert_options=convert)
+        except pa.ArrowInvalid as error:
+            failed = _failed_column(str(error), names, types)
+            if failed is None:
+                _diagnose(path, width, names, first_line, error)
+            types = {**types, failed: pa.string()}
+        except OSError as error:
+            raise unreadable(path, error) from None
+    raise TraceError(path, "could not be parsed as CSV")  # pragma: no cover
+
+
+def _failed_column(message: str, names: Sequence[str], types: dict) -> str | None:
+    """The column a pyarrow "conversion error" names, if it is one still read as a number."""
+    match = re.search(r"column #(\d+)", message)
+    if "conversion error" not in message or match is None:
+        return None
+    index = int(match.group(1))
+    name = names[index] if index < len(names) else None
+    return name if name in types and types[name] != pa.string() else None
+
+
+def _whole_numbers_as_int(frame: pd.DataFrame, strings: Sequence[str]) -> pd.DataFrame:
+    """float64 number columns holding only whole numbers (and no missing value) as int64, as
+    pyarrow's own typing would give them."""
+    for column in frame.columns:
+        values = frame[column]
+        if column in strings or values.dtype != np.float64 or values.isna().any():
+            continue
+        array = values.to_numpy()
+        if (
+            np.all(np.isfinite(array))
+            and np.all(array == np.round(array))
+            and (np.abs(array).max(initial=0) < 2**53)
+        ):
+            frame[column] = array.astype(np.int64)
+    return frame
 
 
 def _diagnose(
@@ -406,9 +445,7 @@ def parse_numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray
         flags = np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
         values = values.astype(object).where(~flags, "not-a-number")
     present = values.notna().to_numpy() & (values.astype(str).str.strip() != "").to_numpy()
-    numbers = pd.to_numeric(values.where(present, None), errors="coerce").to_numpy(
-        dtype="float64", na_value=np.nan
-    )
+    numbers = decimal_numbers(values.where(present, None))
     missing = ~present
     bad = present & ~np.isfinite(numbers)
     return numbers, missing, bad

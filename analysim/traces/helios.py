@@ -25,7 +25,14 @@ from analysim.traces._common import (
     keep_labels,
     moment,
 )
-from analysim.traces._io import check_header, existing_file, find_file, parse_times, read_csv
+from analysim.traces._io import (
+    check_header,
+    existing_file,
+    find_file,
+    parse_numbers,
+    parse_times,
+    read_csv,
+)
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
 from analysim.validation import MAX_CLUSTER_GPUS
 
@@ -179,7 +186,7 @@ def _validated_sizes(path: Path, table: pd.DataFrame, first: int) -> pd.DataFram
     sizes = pd.DataFrame(index=pd.to_datetime(days, unit="s"))
     sizes.index.name = "date"
     for column in [*vcs, *(["total"] if "total" in table.columns else [])]:
-        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype="float64")
+        values = parse_numbers(table[column])[0]
         with np.errstate(invalid="ignore"):
             bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
             bad |= values > MAX_CLUSTER_GPUS
