@@ -91,7 +91,9 @@ def list_of(item: Rule, *, allow_empty: bool = False) -> Rule:
 def existing_path(value: Any) -> str | None:
     if not isinstance(value, (str, Path)) or not str(value):
         return "must be the path of a trace file or folder"
-    if not Path(value).expanduser().exists():
+    from analysim.traces.bundled import resolve  # "bundled:openb" names a bundled trace
+
+    if not resolve(value).exists():
         return (
             "no such file or folder; download the trace, or pass its path with -p trace_path PATH"
         )
