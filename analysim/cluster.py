@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.errors import InputTypeError, describe_rows
-from analysim.validation import MAX_CLUSTER_GPUS
+from analysim.validation import MAX_CLUSTER_GPUS, bounded
 
 NODE_COLUMNS = ("node", "rack", "gpus")
 DEFAULT_GPU_TYPE = "gpu"
@@ -86,6 +86,20 @@ def _gpu_counts(frame: pd.DataFrame) -> pd.Series:
     return gpus.astype("int64")
 
 
+def _check_shape(racks: Any, nodes_per_rack: Any, gpus_per_node: Any) -> None:
+    """Whole numbers >= 1 whose product is at most ``MAX_CLUSTER_GPUS``, checked before any
+    node is built (a cluster of 10^12 GPUs would otherwise exhaust memory first)."""
+    sizes = {"racks": racks, "nodes_per_rack": nodes_per_rack, "gpus_per_node": gpus_per_node}
+    for name, value in sizes.items():
+        bounded(value, f"Cluster: {name}", low=1, high=MAX_CLUSTER_GPUS, whole=True)
+    total = int(racks) * int(nodes_per_rack) * int(gpus_per_node)
+    if total > MAX_CLUSTER_GPUS:
+        raise ValueError(
+            f"Cluster: racks x nodes_per_rack x gpus_per_node = {total:,} GPUs; a cluster may "
+            f"have at most {MAX_CLUSTER_GPUS:,}"
+        )
+
+
 def validate_quotas(quotas: Mapping[str, Any]) -> dict[str, int]:
     """``{vc: gpus}`` with whole numbers >= 0, naming the VC of any other value."""
     clean = {}
@@ -151,6 +165,7 @@ class Cluster:
         name: str = "cluster",
     ) -> Cluster:
         """Racks of identical nodes; ``vc_nodes={vc: n}`` gives VCs whole nodes in order."""
+        _check_shape(racks, nodes_per_rack, gpus_per_node)
         count = racks * nodes_per_rack
         width = len(str(count - 1))
         owners: list[str | None] = []

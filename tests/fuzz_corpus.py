@@ -1050,6 +1050,29 @@ def _cluster_cases() -> list[Case]:
                     errors_ok=not ok,
                 )
             )
+    for shape in [
+        (10**6, 10**6, 8),
+        (2, 2, 8),
+        (0, 2, 8),
+        (2.5, 2, 8),
+        (True, 2, 8),
+        (2, float("nan"), 8),
+        (2, 2, "8"),
+        (1, 1, 10**7),
+    ]:
+        ok = shape in ((2, 2, 8), (1, 1, 10**7)) and shape[0] is not True
+        cases.append(
+            Case(
+                "API: Cluster.from_frame",
+                f"uniform{shape!r}",
+                lambda tmp, sh=shape: Cluster.uniform(*sh),
+                lambda c, sh=shape, ok=ok: (
+                    "correct" if ok and c.total_gpus == sh[0] * sh[1] * sh[2] else "silent"
+                ),
+                names=("Cluster",),
+                errors_ok=not ok,
+            )
+        )
     for quota in [float("nan"), -1, 1.5, True, "3", 2**40, 4]:
         ok = quota == 4 and not isinstance(quota, bool)
         cases.append(

@@ -101,9 +101,13 @@ def test_a_claim_of_a_live_process_is_respected_and_of_a_dead_one_taken_over(tmp
     path.write_text(json.dumps({"host": host, "pid": 2**22 + 12345}))  # no such process
     assert not store.claimed_elsewhere("k")
     assert store.claim("k")
-    assert json.loads(path.read_text()) == {"host": host, "pid": os.getpid()}
+    assert json.loads(path.read_text()) == {"host": host, "pid": os.getpid(), "token": store.token}
+    assert not RunStore(tmp_path).claim("k")  # another call of this process waits for it
     store.release("k")
     assert not path.exists()
+    assert store.claim("k")
+    store.close()  # the call ended without releasing (an interrupt): the claim is stale
+    assert RunStore(tmp_path).claim("k")
 
 
 # -- the local Dask cluster ----------------------------------------------------------------------

@@ -346,11 +346,13 @@ def _overlapped(runs: Sequence[Run], finish: Finish, where: Placement, size: int
     return len(runs) - len(left)
 
 
-def _claim(store: RunStore | None, runs: list[Run]) -> tuple[list[Run], list[Run]]:
-    """The runs this sweep claimed (to compute) and those another sweep holds (to wait for)."""
+def _claim(store: RunStore | None, runs: list[Run], mine: list[Run]) -> list[Run]:
+    """Claim ``runs`` into ``mine`` (to compute); return those another sweep holds (to wait
+    for)."""
     if store is None:
-        return runs, []
-    mine, theirs = [], []
+        mine.extend(runs)
+        return []
+    theirs = []
     for run in runs:
         (mine if store.claim(run.key) else theirs).append(run)
     if theirs:
@@ -359,7 +361,7 @@ def _claim(store: RunStore | None, runs: list[Run]) -> tuple[list[Run], list[Run
             len(theirs),
             store.folder,
         )
-    return mine, theirs
+    return theirs
 
 
 def _await_others(
@@ -481,10 +483,11 @@ def sweep(
             retry_errors,
             dashboard,
         )
-        claimed, theirs = _claim(store, pending)
-        if theirs and not claimed:
-            where = "another sweep on the same folder"
+        claimed: list[Run] = []  # filled as runs are claimed, so the finally releases them
         try:
+            theirs = _claim(store, pending, claimed)
+            if theirs and not claimed:
+                where = "another sweep on the same folder"
             if claimed:
                 where = _dispatch(claimed, finish, placement)
             if theirs:
@@ -492,6 +495,8 @@ def sweep(
         finally:
             for run in claimed if store is not None else ():
                 store.release(run.key)
+            if store is not None:
+                store.close()
     reused += len(elsewhere)
     frame = assemble(runs, outcomes)
     frame.attrs.update(

@@ -30,6 +30,7 @@ import os
 import socket
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,8 @@ class RunStore:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.runs = self.folder / RUNS
+        self.token = uuid.uuid4().hex  # this sweep call's claims, among this process's
+        _ACTIVE.add(self.token)
         try:
             self.runs.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -136,7 +139,7 @@ class RunStore:
         fd, temp = tempfile.mkstemp(prefix=".claim-", suffix=".tmp", dir=self.runs)
         try:
             with os.fdopen(fd, "w") as handle:
-                json.dump(_owner(), handle)
+                json.dump(self._owner(), handle)
             for _ in range(2):
                 try:
                     os.link(temp, path)  # atomic, with its content: one process wins
@@ -153,7 +156,7 @@ class RunStore:
         """Drop this process's claim on run ``key`` (if it is still ours)."""
         path = self.claim_path(key)
         try:
-            if json.loads(path.read_text()) == _owner():
+            if json.loads(path.read_text()) == self._owner():
                 path.unlink()
         except (OSError, ValueError):
             pass
@@ -163,6 +166,13 @@ class RunStore:
         path = self.claim_path(key)
         return path.exists() and not self._stale(path)
 
+    def close(self) -> None:
+        """End this sweep call: claims it may have left (an interrupt) become stale."""
+        _ACTIVE.discard(self.token)
+
+    def _owner(self) -> dict[str, Any]:
+        return {**_owner(), "token": getattr(self, "token", None)}
+
     @staticmethod
     def _stale(path: Path) -> bool:
         try:
@@ -170,9 +180,9 @@ class RunStore:
             age = time.time() - path.stat().st_mtime
         except (OSError, ValueError):
             return True  # gone, or not a claim
-        if owner == _owner():
-            return False
         if owner.get("host") == socket.gethostname():
+            if owner.get("pid") == os.getpid():  # this process: live while its call runs
+                return owner.get("token") not in _ACTIVE
             return not _alive(int(owner.get("pid", -1)))
         return age > CLAIM_STALE_AFTER
 
@@ -206,6 +216,10 @@ def save_where_seen(folder: str | Path, run: Run, outcome: dict[str, Any]) -> bo
     except OSError:
         return False
     return True
+
+
+_ACTIVE: set[str] = set()
+"""Tokens of the sweep calls running in this process (threads may run several)."""
 
 
 def _owner() -> dict[str, Any]:
