@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -24,6 +27,7 @@ from analysim.policies import SCHEDULERS
 from analysim.sweep import runner
 from analysim.sweep.store import RunStore
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 MIXED = {"checkpoint_cost": [40, "size_scaled"], "preemption": [True]}
 
 
@@ -110,6 +114,34 @@ def test_a_claim_of_a_live_process_is_respected_and_of_a_dead_one_taken_over(tmp
     assert RunStore(tmp_path).claim("k")
 
 
+def test_two_sweep_processes_on_one_folder_compute_each_run_once(tmp_path, counting):
+    log = tmp_path / "executions.log"
+    specs = [{"name": "counted", "log": str(log), "tag": t, "pause": 0.3} for t in range(10)]
+    grid, out = {"scheduler": specs}, tmp_path / "out"
+    script = (
+        "import analysim\n"
+        f"analysim.sweep({grid!r}, workload='toy', workers=0, progress=False, "
+        f"out={str(out)!r}, modules=[{counting!r}])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
+    other = subprocess.Popen([sys.executable, "-c", script], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not list((out / "runs").glob("*.claim")):  # the other sweep has begun
+            assert other.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        here = asim.sweep(
+            grid, workload="toy", workers=0, progress=False, out=out, modules=[counting]
+        )
+    finally:
+        assert other.wait(timeout=120) == 0
+    executions = sorted(int(line) for line in log.read_text().split())
+    assert executions == list(range(10))  # each run executed once, by one of the two
+    assert (here["status"] == "ok").all() and here.attrs["computed"] < 10
+    stored = pd.read_parquet(out / "sweep.parquet")  # written by whichever ended last
+    assert sorted(stored["run_id"]) == sorted(here["run_id"])
+
+
 # -- the local Dask cluster ----------------------------------------------------------------------
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("cryptography")
@@ -117,6 +149,7 @@ pytest.importorskip("cryptography")
 COUNTING_SOURCE = '''
 """Schedulers that log each execution of a run, and one that kills its worker once."""
 import os
+import time
 
 from analysim.policies import SCHEDULERS
 from analysim.policies.scheduling import FIFO
@@ -126,13 +159,14 @@ from analysim.policies.scheduling import FIFO
 class Counted(FIFO):
     """FIFO that appends ``tag`` to ``log`` the first time it ranks (once per execution)."""
 
-    def __init__(self, log: str = "", tag: int = 0) -> None:
-        self.log, self.tag = log, tag
+    def __init__(self, log: str = "", tag: int = 0, pause: float = 0.0) -> None:
+        self.log, self.tag, self.pause = log, tag, pause
         self._seen = False
 
     def priority(self, jobs):
         if not self._seen:
             self._seen = True
+            time.sleep(self.pause)
             with open(self.log, "a") as handle:
                 handle.write(f"{self.tag}\\n")
         return super().priority(jobs)
