@@ -452,6 +452,11 @@ def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:
         "(default: one per core, or in-process for a tiny sweep)",
     )
     sweep.add_argument("--retry-errors", action="store_true", help="re-run the failed runs")
+    sweep.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="serve the local Dask cluster's dashboard on a loopback port (default: none)",
+    )
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -470,6 +475,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         retry_errors=args.retry_errors,
         progress=not args.no_progress,
+        dashboard=args.dashboard,
     )
     print(format_table(overview(frame)))
     log.info("wrote %s (one row per run) and runs/ to %s", "sweep.parquet", args.out)

@@ -28,6 +28,9 @@ MAX_JOB_GPUS = 1_000_000
 MAX_CLUSTER_GPUS = 10_000_000
 """Most GPUs a cluster (and so one node, one VC, one quota) may have: the engine keeps arrays
 per GPU, so this bounds its memory (a few hundred MB at the limit)."""
+MAX_SAMPLES = 10_000_000
+"""Most timeline samples a run may take (``simulate`` checks ``sample_every`` against the
+run's least possible length before running)."""
 MAX_SEED = 2**63 - 1
 """Largest seed (it is stored in int64 columns)."""
 MAX_WEIGHT = 1e12

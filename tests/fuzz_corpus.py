@@ -1148,6 +1148,22 @@ def _config_cases() -> list[Case]:
                     errors_ok=not ok,
                 )
             )
+
+    def fine_samples(tmp: Path) -> Any:
+        from analysim import presets, simulate
+
+        venus = presets.workload("venus", days=2)
+        return simulate(venus, presets.cluster("venus"), sample_every=1e-3)
+
+    cases.append(
+        Case(
+            "API: SimConfig",
+            "simulate sample_every=1e-3 on 2 days of venus",
+            fine_samples,
+            _never_loads,
+            names=("sample_every",),
+        )
+    )
     for value in [*BAD_NUMBERS, 600.0]:
         ok = (
             value is None
