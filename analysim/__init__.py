@@ -32,8 +32,14 @@ __version__ = VERSION
 def explore(*args, **kwargs):
     """The interactive explorer (:func:`analysim.explorer.explore`; needs ipywidgets, so it is
     imported only when called)."""
-    from analysim.explorer import explore as _explore
+    try:
+        from analysim.explorer import explore as _explore
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] == "analysim":
+            raise
+        from analysim.extras import missing_package
 
+        raise missing_package(exc.name, "explore") from exc
     return _explore(*args, **kwargs)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import analysim as asim
 from analysim.config import SimConfig
+from analysim.extras import MissingPackage, missing_package_message
 from analysim.figures import add_figures_command
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
@@ -382,8 +383,19 @@ def workload_and_cluster(args: argparse.Namespace, seed: int | None) -> tuple[An
     return trace.workload, cluster
 
 
+def check_early(args: argparse.Namespace, out_is_folder: bool) -> None:
+    """Check ``--out`` (and ``--until``) before any work, so a bad one costs no run."""
+    from analysim.validation import seconds, writable_output
+
+    if getattr(args, "until", None) is not None:
+        seconds(args.until, "--until", positive=False)
+    if args.out is not None:
+        writable_output(args.out, "--out", folder=out_is_folder)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     values = config_values(args)
+    check_early(args, out_is_folder=True)
     workload, cluster = workload_and_cluster(args, values.get("seed"))
     log.info(
         "simulating workload %r (%s jobs) on cluster %r with %s",
@@ -416,6 +428,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
     from analysim.study import paper_study
 
+    check_early(args, out_is_folder=False)
     workload, cluster = workload_and_cluster(args, args.seed)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
     print(table_text(table).to_string())
@@ -469,6 +482,11 @@ def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:
         "(default: one per core, or in-process for a tiny sweep)",
     )
     sweep.add_argument("--retry-errors", action="store_true", help="re-run the failed runs")
+    sweep.add_argument(
+        "--dashboard",
+        action="store_true",
+        help="serve the local Dask cluster's dashboard on a loopback port (default: none)",
+    )
     sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     sweep.set_defaults(handler=cmd_sweep)
 
@@ -487,6 +505,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         retry_errors=args.retry_errors,
         progress=not args.no_progress,
+        dashboard=args.dashboard,
     )
     print(table_text(overview(frame)).to_string())
     log.info("wrote %s (one row per run) and runs/ to %s", "sweep.parquet", args.out)
@@ -499,27 +518,11 @@ def _one_line(message: str) -> str:
     return " ".join(str(message).split())
 
 
-# the optional packages a command may need, and the extra of setup.cfg that installs each
-_EXTRA_OF = {
-    **dict.fromkeys(
-        ("papermill", "nbformat", "nbclient", "ipykernel", "jupyterlab", "ipywidgets"),
-        "notebooks",
-    ),
-    **dict.fromkeys(("dask", "distributed"), "sweeps"),
-}
-
-
 def _missing_package(exc: ModuleNotFoundError) -> str:
     """A one-line error for a command whose optional dependency is not installed."""
-    package = (exc.name or "").split(".")[0] or str(exc)
-    message = f"this command needs the Python package {package!r}, which is not installed"
-    extra = _EXTRA_OF.get(package)
-    if extra:
-        message += (
-            f"; install the '{extra}' extra: pip install -e '.[{extra}]' in a checkout "
-            f"(or pip install 'analysim[{extra}]')"
-        )
-    return message
+    if isinstance(exc, MissingPackage):
+        return _one_line(str(exc))
+    return missing_package_message(exc.name or str(exc))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -546,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, ValueError) as exc:
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return USAGE_ERROR
-    except ModuleNotFoundError as exc:
+    except (ModuleNotFoundError, MissingPackage) as exc:
         print(f"{PROG}: error: {_missing_package(exc)}", file=sys.stderr)
         return 1
     except OSError as exc:

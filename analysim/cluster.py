@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysim.errors import describe_rows
+from analysim.errors import InputTypeError, describe_rows
+from analysim.validation import MAX_CLUSTER_GPUS, bounded
 
 NODE_COLUMNS = ("node", "rack", "gpus")
 DEFAULT_GPU_TYPE = "gpu"
@@ -30,7 +31,7 @@ def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
 def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     """Check a nodes table (``node, rack, gpus`` and optional ``gpu_type, vc``)."""
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"Cluster: expected a pandas DataFrame, got {type(frame).__name__}")
+        raise InputTypeError(f"Cluster: expected a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in NODE_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -40,15 +41,12 @@ def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         raise ValueError("Cluster: the nodes table is empty; a cluster needs at least one node")
     frame = frame.reset_index(drop=True)
+    _check_names(frame)
     out = pd.DataFrame({"node": frame["node"].astype(str), "rack": frame["rack"].astype(str)})
     repeated = out["node"].duplicated(keep=False)
     if repeated.any():
         _fail(out, repeated, "node", "unique (a node listed twice, e.g. in two VCs)")
-    gpus = pd.to_numeric(frame["gpus"], errors="coerce")
-    bad = gpus.isna() | (gpus < 1) | (gpus != np.round(gpus))
-    if bad.any():
-        _fail(frame, bad, "gpus", "a whole number >= 1")
-    out["gpus"] = gpus.astype("int64")
+    out["gpus"] = _gpu_counts(frame)
     gpu_type = frame["gpu_type"] if "gpu_type" in frame.columns else None
     out["gpu_type"] = (
         DEFAULT_GPU_TYPE if gpu_type is None else gpu_type.fillna(DEFAULT_GPU_TYPE).astype(str)
@@ -58,6 +56,50 @@ def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _check_names(frame: pd.DataFrame) -> None:
+    """Node and rack names must be present, non-blank labels (not None or NaN)."""
+    for column in ("node", "rack"):
+        values = frame[column]
+        blank = values.isna() | (values.astype(str).str.strip() == "")
+        if blank.any():
+            _fail(frame, blank, column, "a non-empty name (not None or NaN)")
+
+
+def _gpu_counts(frame: pd.DataFrame) -> pd.Series:
+    """The ``gpus`` column as int64: whole numbers from 1 to ``MAX_CLUSTER_GPUS`` in all
+    (True/False are not counts)."""
+    values = frame["gpus"]
+    flags = pd.api.types.is_bool_dtype(values.dtype) or (
+        values.dtype == object and any(isinstance(v, (bool, np.bool_)) for v in values)
+    )
+    if flags:
+        _fail(frame, values.map(lambda v: isinstance(v, (bool, np.bool_))), "gpus", "a number")
+    gpus = pd.to_numeric(values, errors="coerce")
+    bad = gpus.isna() | (gpus < 1) | (gpus != np.round(gpus)) | (gpus > MAX_CLUSTER_GPUS)
+    if bad.any():
+        _fail(frame, bad, "gpus", f"a whole number from 1 to {MAX_CLUSTER_GPUS:,}")
+    if gpus.sum() > MAX_CLUSTER_GPUS:
+        raise ValueError(
+            f"Cluster: column 'gpus' adds up to {gpus.sum():,.0f} GPUs; a cluster may have at most "
+            f"{MAX_CLUSTER_GPUS:,} (analysim.validation.MAX_CLUSTER_GPUS)"
+        )
+    return gpus.astype("int64")
+
+
+def _check_shape(racks: Any, nodes_per_rack: Any, gpus_per_node: Any) -> None:
+    """Whole numbers >= 1 whose product is at most ``MAX_CLUSTER_GPUS``, checked before any
+    node is built (a cluster of 10^12 GPUs would otherwise exhaust memory first)."""
+    sizes = {"racks": racks, "nodes_per_rack": nodes_per_rack, "gpus_per_node": gpus_per_node}
+    for name, value in sizes.items():
+        bounded(value, f"Cluster: {name}", low=1, high=MAX_CLUSTER_GPUS, whole=True)
+    total = int(racks) * int(nodes_per_rack) * int(gpus_per_node)
+    if total > MAX_CLUSTER_GPUS:
+        raise ValueError(
+            f"Cluster: racks x nodes_per_rack x gpus_per_node = {total:,} GPUs; a cluster may "
+            f"have at most {MAX_CLUSTER_GPUS:,}"
+        )
+
+
 def validate_quotas(quotas: Mapping[str, Any]) -> dict[str, int]:
     """``{vc: gpus}`` with whole numbers >= 0, naming the VC of any other value."""
     clean = {}
@@ -65,9 +107,10 @@ def validate_quotas(quotas: Mapping[str, Any]) -> dict[str, int]:
         whole = isinstance(quota, (int, np.integer)) or (
             isinstance(quota, (float, np.floating)) and float(quota).is_integer()
         )
-        if isinstance(quota, bool) or not whole or quota < 0:
+        if isinstance(quota, bool) or not whole or not 0 <= quota <= MAX_CLUSTER_GPUS:
             raise ValueError(
-                f"Cluster: quota of VC {vc!r} must be a whole number >= 0, got {quota!r}"
+                f"Cluster: quota of VC {vc!r} must be a whole number from 0 to "
+                f"{MAX_CLUSTER_GPUS:,}, got {quota!r}"
             )
         clean[str(vc)] = int(quota)
     return clean
@@ -122,6 +165,7 @@ class Cluster:
         name: str = "cluster",
     ) -> Cluster:
         """Racks of identical nodes; ``vc_nodes={vc: n}`` gives VCs whole nodes in order."""
+        _check_shape(racks, nodes_per_rack, gpus_per_node)
         count = racks * nodes_per_rack
         width = len(str(count - 1))
         owners: list[str | None] = []

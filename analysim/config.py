@@ -9,9 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
+from analysim.validation import MAX_SEED, bounded, period
 
+NUMERIC_FIELDS = ("step", "quantum", "sample_every", "defrag_every", "borrow_limit", "seed")
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
 
@@ -65,12 +69,9 @@ class SimConfig:
     leap: bool = True
 
     def __post_init__(self) -> None:
+        self._plain_numbers()
         for name in ("step", "quantum", "sample_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"SimConfig: {name} must be a number of seconds, got {value!r}")
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"SimConfig: {name} must be a finite number > 0, got {value!r}")
+            period(getattr(self, name), f"SimConfig: {name}")
         ratio = self.quantum / self.step
         if abs(ratio - round(ratio)) > 1e-9:
             raise ValueError(
@@ -82,8 +83,9 @@ class SimConfig:
                 raise ValueError(
                     f"SimConfig: {name} must be True or False, got {getattr(self, name)!r}"
                 )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
+        bounded(self.seed, "SimConfig: seed", low=0, high=MAX_SEED, whole=True)
         self._check_defrag_and_borrowing()
         # fail now, not mid-run, on an unknown policy or bad parameters
         self.make_scheduler()
@@ -91,13 +93,20 @@ class SimConfig:
         self.make_cost_model()
         self.make_migration_cost_model()
 
+    def _plain_numbers(self) -> None:
+        """numpy numbers in the numeric fields become the Python numbers they hold (the
+        config stays JSON-serialisable); numpy booleans stay refused."""
+        for name in NUMERIC_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+                object.__setattr__(self, name, value.item())
+
     def _check_defrag_and_borrowing(self) -> None:
         every = self.defrag_every
         if every is not None:
             if isinstance(every, bool) or not isinstance(every, (int, float)):
                 raise ValueError(f"SimConfig: defrag_every must be seconds or None, got {every!r}")
-            if not math.isfinite(every) or every <= 0:
-                raise ValueError(f"SimConfig: defrag_every must be > 0 seconds, got {every!r}")
+            period(every, "SimConfig: defrag_every")
             ratio = every / self.step
             if abs(ratio - round(ratio)) > 1e-9:
                 raise ValueError(

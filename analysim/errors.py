@@ -10,6 +10,12 @@ import pandas as pd
 MAX_EXAMPLES = 5
 
 
+class InputTypeError(TypeError, ValueError):
+    """An input of the wrong kind (a list where a DataFrame is needed): a ``TypeError``, and
+    a ``ValueError`` like every other refused input, so one ``except ValueError`` catches
+    all bad input."""
+
+
 class PolicyError(RuntimeError):
     """A policy made a decision the engine refuses (a double-booked GPU, a VC over its limit)."""
 

@@ -85,6 +85,7 @@ import pandas as pd
 from analysim import generators, helios_presets
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
+from analysim.validation import MAX_DAYS, bounded
 from analysim.workload import Workload
 
 # -- toy ---------------------------------------------------------------------------------------
@@ -167,12 +168,20 @@ LARGE_LOAD = 0.7
 LARGE_MEAN_DURATION = 13_000.0
 
 
+MIN_LOAD_SCALE, MAX_LOAD_SCALE = 1e-3, 1e3
+"""Bounds of ``load_scale`` (arrival rate a thousandth to a thousand times the preset's): past
+them the times of a preset leave the bounds of :mod:`analysim.validation`."""
+
+
 def _check_load_scale(load_scale: float) -> float:
     number = float("nan")
     if not isinstance(load_scale, bool) and isinstance(load_scale, (int, float)):
         number = float(load_scale)
-    if not np.isfinite(number) or number <= 0:
-        raise ValueError(f"load_scale must be a finite number > 0, got {load_scale!r}")
+    if not np.isfinite(number) or not MIN_LOAD_SCALE <= number <= MAX_LOAD_SCALE:
+        raise ValueError(
+            f"load_scale must be a finite number from {MIN_LOAD_SCALE:g} to "
+            f"{MAX_LOAD_SCALE:g}, got {load_scale!r}"
+        )
     return number
 
 
@@ -371,6 +380,8 @@ def workload(
     """
     preset = _lookup(name, params, lambda p: p.workload_params, ("seed", "load_scale", "days"))
     days = preset.days if days is None else days
+    if days is not None:
+        bounded(days, "days", low=0.0, high=MAX_DAYS, low_open=True)
     return preset.workload(seed=seed, load_scale=load_scale, days=days, **params)
 
 

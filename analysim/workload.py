@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from analysim.errors import describe_rows
+from analysim.errors import InputTypeError, describe_rows
+from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, decimal_numbers
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -30,9 +31,33 @@ def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
     )
 
 
+def _booleans(values: pd.Series) -> np.ndarray:
+    """Where ``values`` hold True/False (``pd.to_numeric`` would take them for 1/0)."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return np.ones(len(values), dtype=bool)
+    if values.dtype != object:
+        return np.zeros(len(values), dtype=bool)
+    return np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
+
+
+def _to_numbers(values: pd.Series) -> pd.Series:
+    """Numbers as they are; text only when it is a plain decimal number (not ``"0x10"``)."""
+    if pd.api.types.is_numeric_dtype(values.dtype):
+        return pd.to_numeric(values, errors="coerce")
+    text = values.map(lambda v: isinstance(v, str))
+    numbers = pd.to_numeric(values.where(~text, None), errors="coerce").astype("float64")
+    if text.any():
+        numbers[text.to_numpy()] = decimal_numbers(values[text])
+    return numbers
+
+
 def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
-    """Return ``frame[column]`` as float64, naming any value that is not a number."""
-    values = pd.to_numeric(frame[column], errors="coerce")
+    """Return ``frame[column]`` as float64, naming any value that is not a number (True and
+    False are not numbers here)."""
+    flags = _booleans(frame[column])
+    if flags.any():
+        _fail(frame, flags, column, "numeric (not True/False)")
+    values = _to_numbers(frame[column])
     unparsable = values.isna() & frame[column].notna()
     if unparsable.any():
         _fail(frame, unparsable, column, "numeric")
@@ -49,16 +74,37 @@ def _labels(frame: pd.DataFrame, column: str) -> pd.Series:
     return frame[column].astype(str)
 
 
+def _check_ids(frame: pd.DataFrame) -> None:
+    """Job ids must be present and unique as text (``1`` and ``"1"`` are one id: results and
+    saved files write ids as text)."""
+    ids = frame["job_id"]
+    blank = ids.isna() | (ids.astype(str).str.strip() == "")
+    if blank.any():
+        _fail(frame, blank, "job_id", "present (no missing or blank ids)")
+    if ids.dtype == object:
+        text = np.array([isinstance(v, str) for v in ids], dtype=bool)
+        if text.any() and not text.all():
+            _fail(frame, ~text, "job_id", "all text or all numbers (not a mix)")
+        flags = _booleans(ids)
+        if flags.any():
+            _fail(frame, flags, "job_id", "a name or number (not True/False)")
+    duplicated = ids.astype(str).duplicated(keep=False)
+    if duplicated.any():
+        _fail(frame, duplicated, "job_id", "unique (duplicate ids found; 1 and '1' are one id)")
+
+
 def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.DataFrame:
     """Check a jobs table and return a clean copy with canonical dtypes, in submit order.
 
     Raises ``ValueError`` naming the column, the offending rows and their values for: a
-    missing column, a duplicate ``job_id``, a missing, negative or non-finite time, a duration
-    that is not positive, a GPU count that is not a whole number >= 1, or (when ``vcs`` is
-    given) a VC that is not one of them. Nothing is dropped.
+    missing column, a duplicate ``job_id`` (compared as text), a missing, negative or
+    non-finite time, a duration that is not positive, a time past ``MAX_SECONDS``, a GPU count
+    that is not a whole number from 1 to ``MAX_JOB_GPUS`` (True/False are not numbers), or
+    (when ``vcs`` is given) a VC that is not one of them (bounds:
+    :mod:`analysim.validation`). Nothing is dropped.
     """
     if not isinstance(frame, pd.DataFrame):
-        raise TypeError(f"Workload: expected a pandas DataFrame, got {type(frame).__name__}")
+        raise InputTypeError(f"Workload: expected a pandas DataFrame, got {type(frame).__name__}")
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -67,30 +113,29 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
         )
     frame = frame.reset_index(drop=True)
     out = frame.copy()
-    if frame["job_id"].isna().any():
-        _fail(frame, frame["job_id"].isna(), "job_id", "present (no missing ids)")
-    duplicated = frame["job_id"].duplicated(keep=False)
-    if duplicated.any():
-        _fail(frame, duplicated, "job_id", "unique (duplicate ids found)")
+    _check_ids(frame)
     out["vc"] = _labels(frame, "vc")
     out["user"] = _labels(frame, "user")
     submit = _numeric(frame, "submit_time")
-    bad = ~np.isfinite(submit) | (submit < 0)
+    bad = ~np.isfinite(submit) | (submit < 0) | (submit > MAX_SECONDS)
     if bad.any():
-        _fail(frame, bad, "submit_time", "a finite number of seconds >= 0")
+        _fail(frame, bad, "submit_time", f"a finite number of seconds in [0, {MAX_SECONDS:g}]")
     out["submit_time"] = submit
     duration = _numeric(frame, "duration")
-    bad = ~np.isfinite(duration) | (duration <= 0)
+    bad = ~np.isfinite(duration) | (duration <= 0) | (duration > MAX_SECONDS)
     if bad.any():
-        _fail(frame, bad, "duration", "a finite number of seconds > 0")
+        _fail(frame, bad, "duration", f"a finite number of seconds in (0, {MAX_SECONDS:g}]")
     out["duration"] = duration
     gpus = _numeric(frame, "num_gpus")
-    bad = ~np.isfinite(gpus) | (gpus < 1) | (gpus != np.round(gpus))
+    bad = ~np.isfinite(gpus) | (gpus < 1) | (gpus != np.round(gpus)) | (gpus > MAX_JOB_GPUS)
     if bad.any():
-        _fail(frame, bad, "num_gpus", "a whole number >= 1")
+        _fail(frame, bad, "num_gpus", f"a whole number from 1 to {MAX_JOB_GPUS:,}")
     out["num_gpus"] = gpus.astype("int64")
     if "priority" in frame.columns:
-        out["priority"] = _numeric(frame, "priority")
+        priority = _numeric(frame, "priority")
+        if not np.isfinite(priority).all():
+            _fail(frame, ~np.isfinite(priority), "priority", "a finite number")
+        out["priority"] = priority
     if "gpu_type" in frame.columns:
         out["gpu_type"] = frame["gpu_type"].astype("string").astype(object)
         out.loc[frame["gpu_type"].isna(), "gpu_type"] = None

@@ -251,7 +251,7 @@ def test_simulate_keywords_alone_build_the_config():
     ("values", "message"),
     [
         ({"defrag_every": 600}, "defrag_every needs migration=True"),
-        ({"migration": True, "defrag_every": 0}, "defrag_every must be > 0"),
+        ({"migration": True, "defrag_every": 0}, "defrag_every must be a finite number > 0"),
         ({"migration": True, "defrag_every": 1.5}, "whole multiple of step"),
         ({"migration": True, "defrag_every": "hourly"}, "defrag_every must be seconds"),
         ({"borrow_limit": -0.5}, "borrow_limit must be a finite fraction"),

@@ -162,7 +162,7 @@ CORPUS = {
     "helios vcs bad count": (
         helios(vcs="date,vcA,vcB,vcC,total\n2020-09-01,16,eight,0,24\n"),
         "cluster_gpu_number.csv, line 2, column 'vcB': not a GPU count; expected a "
-        "whole number of GPUs >= 0, found eight (file: "
+        "whole number of GPUs from 0 to 10,000,000, found eight (file: "
         "TMP/Venus/cluster_gpu_number.csv)",
     ),
     "helios vcs bad date": (

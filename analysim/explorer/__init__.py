@@ -29,12 +29,19 @@ from typing import Any
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
 from analysim.explorer.app import Explorer
-from analysim.explorer.inputs import DEFAULT_DAYS, ExploreArgumentError, parse_cost, scale_cluster
+from analysim.explorer.inputs import (
+    DEFAULT_DAYS,
+    ExploreArgumentError,
+    MissingFolderError,
+    parse_cost,
+    scale_cluster,
+)
 from analysim.explorer.stepper import Stepper, teach
 from analysim.workload import Workload
 
 __all__ = [
     "ExploreArgumentError",
+    "MissingFolderError",
     "Explorer",
     "Stepper",
     "explore",
@@ -67,7 +74,8 @@ def explore(
     ``sync=True`` runs each change at once (no thread; for tests); ``debounce`` is the pause
     in seconds after the last change before a run. ``run=False`` skips the first run.
     ``export_dir``: where the export button writes. Bad arguments raise
-    :class:`ExploreArgumentError` (a ``ValueError``) or ``FileNotFoundError`` for a missing
+    :class:`ExploreArgumentError` (a ``ValueError``; :class:`MissingFolderError`, also a
+    ``FileNotFoundError``, for a missing
     folder, with a one-line reason; nothing is clamped.
     """
     return Explorer(

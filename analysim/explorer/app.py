@@ -22,6 +22,7 @@ from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs
 from analysim.explorer import compare, export, layout, render
 from analysim.explorer.inputs import (
     DEFAULT_DAYS,
+    MissingFolderError,
     check_explore_args,
     cost_text,
     looks_like_path,
@@ -142,7 +143,7 @@ class Explorer:
             self._folder = text
             return read_folder(workload)  # a trace folder: its format told from its files
         if isinstance(workload, Path) or looks_like_path(text):
-            raise FileNotFoundError(f"explore: no such folder: {folder}")
+            raise MissingFolderError(f"explore: no such folder: {text}")
         raise ValueError(
             f"explore: workload must be one of {list(PRESETS)}, a scenario "
             f"({', '.join(scenarios.names())}), a trace folder, a Trace or a Workload; "

@@ -29,6 +29,10 @@ class ExploreArgumentError(ValueError):
     """A bad argument to ``explore()``; its message is one line naming the argument."""
 
 
+class MissingFolderError(ExploreArgumentError, FileNotFoundError):
+    """``explore()`` was given the path of a trace folder that does not exist."""
+
+
 def check_explore_args(
     workload: Any, cluster: Any, days: Any, config: Any, debounce: Any, sync: Any, run: Any
 ) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.policies.registry import Policy, Registry
+from analysim.validation import bounded, seconds
 
 
 class CostModel(Policy):
@@ -31,12 +32,25 @@ class Constant(CostModel):
     """The same number of seconds for every job."""
 
     def __init__(self, seconds: float = 0.0) -> None:
-        if not np.isfinite(seconds) or seconds < 0:
-            raise ValueError(f"constant cost: seconds must be finite and >= 0, got {seconds}")
-        self.seconds = float(seconds)
+        self.seconds = _cost(seconds, "constant cost: seconds")
 
     def costs(self, jobs: pd.DataFrame) -> np.ndarray:
         return np.full(len(jobs), self.seconds)
+
+
+def _cost(value: object, name: str) -> float:
+    """Seconds lost per event: finite, in ``[0, MAX_SECONDS]``."""
+    return seconds(value, name, positive=False)
+
+
+def _number(key: object) -> object:
+    """A steps key as a number: JSON and YAML write dict keys as text (``"8"``)."""
+    if isinstance(key, str):
+        try:
+            return float(key)
+        except ValueError:
+            return key
+    return key
 
 
 @COSTS.register("size_scaled")
@@ -46,9 +60,23 @@ class SizeScaled(CostModel):
 
     def __init__(self, steps: Mapping[Any, float] | None = None) -> None:
         steps = {8: 40.0, 1_000_000: 60.0} if steps is None else steps
-        bounds = sorted((float(k), float(v)) for k, v in steps.items())
-        if not bounds or any(v < 0 for _, v in bounds):
-            raise ValueError(f"size_scaled cost: steps must be non-empty, costs >= 0, got {steps}")
+        if not isinstance(steps, Mapping) or not steps:
+            raise ValueError(
+                f"size_scaled cost: steps must be a non-empty dict {{gpus: seconds}}, got {steps!r}"
+            )
+        bounds = sorted(
+            (
+                bounded(
+                    _number(k),
+                    f"size_scaled cost: steps key {k!r} (GPUs)",
+                    low=0.0,
+                    high=1e12,
+                    low_open=True,
+                ),
+                _cost(v, f"size_scaled cost: steps[{k!r}] (seconds)"),
+            )
+            for k, v in steps.items()
+        )
         self.steps = {str(int(k)) if k.is_integer() else str(k): v for k, v in bounds}
 
     def costs(self, jobs: pd.DataFrame) -> np.ndarray:

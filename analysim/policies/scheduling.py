@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from analysim.policies.registry import Policy, Registry
 from analysim.status import RUNNING, WAITING
+from analysim.validation import MAX_WEIGHT, bounded, weight_map
 
 
 class _lazy:  # noqa: N801 - used as a decorator, like functools.cached_property
@@ -227,11 +228,18 @@ class LAS(Scheduler):
     def __init__(
         self, thresholds: Sequence[float] = (18_000.0,), starvation_factor: float | None = 4.0
     ) -> None:
-        thresholds = [float(t) for t in thresholds]
-        if any(t <= 0 for t in thresholds) or thresholds != sorted(set(thresholds)):
+        if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, Iterable):
+            raise ValueError(f"las: thresholds must be a list of GPU-seconds, got {thresholds!r}")
+        thresholds = [
+            bounded(t, f"las: thresholds[{i}] (GPU-seconds)", low=0.0, high=1e18, low_open=True)
+            for i, t in enumerate(thresholds)
+        ]
+        if thresholds != sorted(set(thresholds)):
             raise ValueError(f"las: thresholds must be increasing and > 0, got {thresholds}")
-        if starvation_factor is not None and starvation_factor <= 0:
-            raise ValueError(f"las: starvation_factor must be > 0 or None, got {starvation_factor}")
+        if starvation_factor is not None:
+            bounded(
+                starvation_factor, "las: starvation_factor", low=0.0, high=MAX_WEIGHT, low_open=True
+            )
         self.thresholds = thresholds
         self.starvation_factor = starvation_factor
         self._limit_list = [*thresholds, math.inf]
@@ -309,8 +317,8 @@ class FairShare(Scheduler):
     """
 
     def __init__(self, weights: dict[str, float] | None = None) -> None:
-        if weights is not None and any(w <= 0 for w in weights.values()):
-            raise ValueError(f"fair: weights must be > 0, got {weights}")
+        if weights is not None:
+            weight_map(weights, "fair: weights")
         self.weights = weights
         self._share = np.ones(0)
 

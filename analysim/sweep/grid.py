@@ -295,10 +295,14 @@ def expand(grid: Any, *, workload: Any, cluster: Any, seeds: Any) -> list[Run]:
     seed_list = check_seeds(seeds)
     configs = configurations(grid, accepted_names(wl, cl))
     columns = list(dict.fromkeys(name for config in configs for name in config))
+    shown = _one_type_per_column(
+        [
+            {name: column_value(config.get(name, _default_of(name))) for name in columns}
+            for config in configs
+        ]
+    )
     runs = []
-    for config in configs:
-        full = {name: config.get(name, _default_of(name)) for name in columns}
-        params = {name: column_value(value) for name, value in full.items()}
+    for config, params in zip(configs, shown, strict=True):
         options = {k: v for k, v in config.items() if "." not in k}
         wl_params = _preset_params(config, WORKLOAD)
         cl_params = _preset_params(config, CLUSTER)
@@ -319,6 +323,28 @@ def expand(grid: Any, *, workload: Any, cluster: Any, seeds: Any) -> list[Run]:
                 )
             )
     return runs
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
+
+
+def _one_type_per_column(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The frame's parameter values, with a column that mixes kinds (``checkpoint_cost: [40,
+    size_scaled]``: a number and a name, both documented) shown as text throughout, so the
+    frame stores to parquet and reloads as it was."""
+    for name in rows[0] if rows else ():
+        kinds = {_kind(row[name]) for row in rows if row[name] is not None}
+        if len(kinds) > 1:
+            for row in rows:
+                value = row[name]
+                if value is not None and not isinstance(value, str):
+                    row[name] = json.dumps(value)
+    return rows
 
 
 def _preset_params(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:

@@ -5,7 +5,10 @@ Where runs go:
 * ``client=`` or ``scheduler_address=``: on that cluster.
 * ``workers=0`` (or Dask not installed): one after another in this process.
 * ``workers=N``: a ``dask.distributed.LocalCluster`` of ``N`` worker processes of one thread
-  each, bound to 127.0.0.1, started for the call and closed after it.
+  each, bound to 127.0.0.1, started for the call and closed after it. It speaks TLS with
+  temporary credentials made for it (``Security.temporary()``; clients and workers must show
+  them), so no other local process can submit work to it; it serves no dashboard unless
+  ``dashboard=True``.
 * ``workers=None`` (default): runs start in this process; as soon as the runs left look
   longer than :data:`IN_PROCESS_BUDGET` seconds (from the mean time of those done), a
   LocalCluster with one worker per core starts in a thread, runs go on here until it is up,
@@ -15,6 +18,11 @@ Where runs go:
 Workloads and clusters named by preset are built where a run executes, from the preset's
 parameters and the run's seed; objects given by the user are scattered to the cluster once.
 Dask imports happen only when a cluster is used (``import analysim`` never imports Dask).
+
+With ``out``, each run is claimed before it is computed (:class:`~analysim.sweep.store.RunStore`)
+so two sweeps on one folder never compute a run twice, and a Dask worker that can see the
+folder saves its run's file itself, so a run finished before a worker died is not computed
+again.
 """
 
 from __future__ import annotations
@@ -38,10 +46,11 @@ import pandas as pd
 
 from analysim import presets
 from analysim.config import SimConfig
+from analysim.extras import missing_package
 from analysim.progress import progress_bar
 from analysim.simulate import simulate
 from analysim.sweep.grid import Run, expand
-from analysim.sweep.store import OUTCOME, RunStore, row
+from analysim.sweep.store import OUTCOME, RunStore, row, save_where_seen, saved_outcome
 from analysim.version import code_version
 
 log = logging.getLogger("analysim.sweep")
@@ -66,6 +75,16 @@ QUIET_WORKERS = {
 }
 """Dask settings of the local cluster: fewer background wake-ups, which take the GIL from the
 run (about 10% less CPU per run on 4-day venus runs)."""
+
+CLAIM_POLL = 0.5
+"""Seconds between looks at a run another sweep has claimed."""
+
+NO_HTTP = {
+    "distributed.scheduler.http.routes": ["distributed.http.health"],
+    "distributed.worker.http.routes": ["distributed.http.health"],
+}
+"""Without ``dashboard=True``: the scheduler and workers serve no dashboard, no JSON state and
+no proxy over HTTP (only the health check Dask always answers, on loopback)."""
 
 Outcome = dict[str, Any]
 Finish = Callable[[Run, Outcome, bool], None]
@@ -103,6 +122,26 @@ def execute(
     }
 
 
+def execute_and_save(
+    run: Run,
+    workload: Any = None,
+    cluster: Any = None,
+    modules: Sequence[str] = (),
+    folder: str | None = None,
+    retry_errors: bool = False,
+) -> Outcome:
+    """:func:`execute` on a worker that saves the run's file itself when it can see the out
+    ``folder``; a run whose file is already there (computed before its worker died) is
+    returned from it, not computed again."""
+    if folder is not None:
+        stored = saved_outcome(folder, run)
+        if stored is not None and (stored["status"] == "ok" or not retry_errors):
+            return {**stored, "saved": True}
+    outcome = execute(run, workload, cluster, modules)
+    saved = folder is not None and save_where_seen(folder, run, outcome)
+    return {**outcome, "saved": saved}
+
+
 def _portable(run: Run) -> Run:
     """The run without the user's objects (they travel once, scattered)."""
     return dataclasses.replace(
@@ -129,7 +168,14 @@ def _in_process(
     return []
 
 
-def _on_dask(client: Any, runs: Sequence[Run], finish: Finish, modules: Sequence[str]) -> None:
+def _on_dask(
+    client: Any,
+    runs: Sequence[Run],
+    finish: Finish,
+    modules: Sequence[str],
+    folder: str | None = None,
+    retry_errors: bool = False,
+) -> None:
     from dask.distributed import as_completed
 
     first = runs[0]
@@ -140,10 +186,12 @@ def _on_dask(client: Any, runs: Sequence[Run], finish: Finish, modules: Sequence
     token = uuid.uuid4().hex[:8]
     futures = {
         client.submit(
-            execute,
+            execute_and_save,
             _portable(run),
             *shipped,
             tuple(modules),
+            folder,
+            retry_errors,
             key=f"analysim-run-{run.key}-{token}",
             retries=RETRIES,
         ): run
@@ -151,11 +199,12 @@ def _on_dask(client: Any, runs: Sequence[Run], finish: Finish, modules: Sequence
     }
     try:
         for future in as_completed(futures):
-            run = futures[future]
-            try:
+            run = futures.pop(future)  # released once read: a later worker death cannot
+            try:  # make the scheduler compute it again
                 finish(run, future.result(), True)
             except Exception as exc:  # the run never returned: its workers died, ...
                 finish(run, _error(f"{type(exc).__name__}: {exc}"), False)
+            future.release()
     finally:
         client.cancel([f for f in futures if not f.done()])
 
@@ -168,19 +217,24 @@ def _cores() -> int:
 
 
 @contextlib.contextmanager
-def local_cluster(workers: int) -> Iterator[Any]:
+def local_cluster(workers: int, dashboard: bool = False) -> Iterator[Any]:
+    """A LocalCluster on loopback that only holders of its temporary TLS credentials can use
+    (and a client of it); a dashboard on a free loopback port only if ``dashboard``."""
     import dask
     from dask.distributed import Client, LocalCluster
 
     log.info("sweep: starting a local Dask cluster of %d worker processes", workers)
+    security = _temporary_security()
     try:
-        with dask.config.set(QUIET_WORKERS):
+        with dask.config.set({**QUIET_WORKERS, **({} if dashboard else NO_HTTP)}):
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
-                dashboard_address="127.0.0.1:0",  # loopback, any free port (needs bokeh)
+                security=security,  # TLS, client certificates required
+                dashboard_address="127.0.0.1:0",  # loopback, any free port
+                scheduler_kwargs={"dashboard": dashboard},
                 silence_logs=logging.WARNING,
             )
     except RuntimeError as exc:
@@ -188,13 +242,24 @@ def local_cluster(workers: int) -> Iterator[Any]:
             f"sweep: the local Dask cluster did not start ({exc}). If run from a script: {GUARD}"
         ) from exc
     try:
-        client = Client(cluster)  # not "with": that ties the client to this thread's context
+        client = Client(cluster, security=security)  # not "with": that ties the client to
+        # this thread's context
         try:
             yield client
         finally:
             client.close()
     finally:
         cluster.close()
+
+
+def _temporary_security() -> Any:
+    """``Security.temporary()``: TLS credentials made for one cluster, held in memory."""
+    from distributed.security import Security
+
+    try:
+        return Security.temporary()
+    except ImportError as exc:
+        raise missing_package("cryptography", "sweep on a local Dask cluster") from exc
 
 
 @contextlib.contextmanager
@@ -213,64 +278,112 @@ def _have_dask() -> bool:
     return importlib.util.find_spec("distributed") is not None
 
 
-def _dispatch(
-    runs: list[Run],
-    finish: Finish,
-    *,
-    client: Any,
-    scheduler_address: str | None,
-    workers: int | None,
-    modules: Sequence[str],
-) -> str:
-    """Run ``runs`` where the arguments say; return a description of where."""
-    if client is not None:
-        _on_dask(client, runs, finish, modules)
-        return f"Dask client {client.scheduler.address}"
-    if scheduler_address is not None:
-        with _remote(scheduler_address) as remote:
-            _on_dask(remote, runs, finish, modules)
-        return f"Dask scheduler {scheduler_address}"
-    auto = workers is None
-    count = _cores() if auto else workers
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where and how the runs of one sweep call execute (the arguments of :func:`sweep`)."""
+
+    client: Any = None
+    scheduler_address: str | None = None
+    workers: int | None = None
+    modules: Sequence[str] = ()
+    folder: str | None = None  # the out folder, where workers save runs they can see it
+    retry_errors: bool = False
+    dashboard: bool = False
+
+    def on_dask(self, client: Any, runs: Sequence[Run], finish: Finish) -> None:
+        _on_dask(client, runs, finish, self.modules, self.folder, self.retry_errors)
+
+
+def _dispatch(runs: list[Run], finish: Finish, where: Placement) -> str:
+    """Run ``runs`` where ``where`` says; return a description of where."""
+    modules = where.modules
+    if where.client is not None:
+        where.on_dask(where.client, runs, finish)
+        return f"Dask client {where.client.scheduler.address}"
+    if where.scheduler_address is not None:
+        with _remote(where.scheduler_address) as remote:
+            where.on_dask(remote, runs, finish)
+        return f"Dask scheduler {where.scheduler_address}"
+    auto = where.workers is None
+    count = _cores() if auto else where.workers
     if count == 0 or len(runs) <= 1 or (auto and count == 1):
         _in_process(runs, finish, modules, None)
         return "in-process"
     if not _have_dask():
         if not auto:
-            raise ImportError(
-                "sweep: workers= needs dask.distributed; pip install 'analysim[sweeps]'"
-            )
+            raise missing_package("distributed", "sweep with workers=")
         log.warning("sweep: dask.distributed is not installed; running in this process")
         _in_process(runs, finish, modules, None)
         return "in-process"
     size = min(count, len(runs))
     if not auto:
-        with local_cluster(size) as local:
-            _on_dask(local, runs, finish, modules)
+        with local_cluster(size, where.dashboard) as local:
+            where.on_dask(local, runs, finish)
         return f"local Dask cluster ({size} workers)"
     left = _in_process(runs, finish, modules, IN_PROCESS_BUDGET)
     if not left:
         return "in-process"
     size = min(count, len(left))
-    here = _overlapped(left, finish, modules, size)
+    here = _overlapped(left, finish, where, size)
     return f"local Dask cluster ({size} workers; {here} runs in-process while it started)"
 
 
-def _overlapped(runs: Sequence[Run], finish: Finish, modules: Sequence[str], size: int) -> int:
+def _overlapped(runs: Sequence[Run], finish: Finish, where: Placement, size: int) -> int:
     """Start a LocalCluster in a thread, run runs here until it is up and the rest on it;
     return how many ran here. The cluster is closed however this ends."""
     left = list(runs)
     with contextlib.ExitStack() as stack, ThreadPoolExecutor(1) as pool:
-        starting = pool.submit(stack.enter_context, local_cluster(size))
+        starting = pool.submit(stack.enter_context, local_cluster(size, where.dashboard))
         try:
             while left and not starting.done():
                 run = left.pop(0)
-                finish(run, execute(run, run.workload.obj, run.cluster.obj, modules), True)
+                outcome = execute(run, run.workload.obj, run.cluster.obj, where.modules)
+                finish(run, outcome, True)
         finally:
             client = starting.result()  # the stack closes the cluster even after an error
         if left:
-            _on_dask(client, left, finish, modules)
+            where.on_dask(client, left, finish)
     return len(runs) - len(left)
+
+
+def _claim(store: RunStore | None, runs: list[Run], mine: list[Run]) -> list[Run]:
+    """Claim ``runs`` into ``mine`` (to compute); return those another sweep holds (to wait
+    for)."""
+    if store is None:
+        mine.extend(runs)
+        return []
+    theirs = []
+    for run in runs:
+        (mine if store.claim(run.key) else theirs).append(run)
+    if theirs:
+        log.warning(
+            "sweep: %d run(s) are being computed by another sweep on %s; waiting for them",
+            len(theirs),
+            store.folder,
+        )
+    return theirs
+
+
+def _await_others(
+    store: RunStore, runs: list[Run], finish: Finish, where: Placement, claimed: list[Run]
+) -> None:
+    """Wait for the runs another sweep claimed: reuse each file when it appears; compute
+    (here) those whose claim goes stale."""
+    waiting = list(runs)
+    while waiting:
+        left = []
+        for run in waiting:
+            stored = store.load(run)
+            if stored is not None and (stored["status"] == "ok" or not where.retry_errors):
+                finish(run, {**stored, "saved": True, "elsewhere": True}, True)
+            elif store.claim(run.key):
+                claimed.append(run)
+                _in_process([run], finish, where.modules, None)
+            else:
+                left.append(run)
+        waiting = left
+        if waiting:
+            time.sleep(CLAIM_POLL)
 
 
 # -- the sweep ---------------------------------------------------------------------------------
@@ -287,6 +400,7 @@ def sweep(
     modules: Sequence[str] = (),
     retry_errors: bool = False,
     progress: bool = True,
+    dashboard: bool = False,
 ) -> pd.DataFrame:
     """Run every configuration of ``grid`` with every seed; one tidy row per run.
 
@@ -301,8 +415,10 @@ def sweep(
     automatic, 0: this process, N: a local cluster of N processes; see the module docstring).
     ``out``: a folder where each finished run is saved at once; calling the same sweep again
     returns the runs saved there instead of running them (``retry_errors=True`` re-runs the
-    failed ones). ``modules``: modules to import where runs execute, e.g. ones registering
-    custom policies by name.
+    failed ones); runs are claimed there first, so two sweeps on one folder share the work
+    instead of computing a run twice. ``modules``: modules to import where runs execute, e.g.
+    ones registering custom policies by name. ``dashboard``: serve the local Dask cluster's
+    dashboard (on loopback; off by default).
 
     Returns the frame: ``workload``, ``cluster``, the grid's parameters, ``seed``, the
     summary metrics (:meth:`Result.summary`), ``status`` (``ok`` / ``error``), ``error`` (the
@@ -337,13 +453,18 @@ def sweep(
                 outcomes[run.key] = stored
     reused = len(outcomes)
     reused_other = _report_other_versions(outcomes, store)
+    elsewhere = []
     with progress_bar(
         total=len(runs), initial=reused, unit="run", desc="sweep", disable=not progress
     ) as bar:
 
         def finish(run: Run, outcome: Outcome, durable: bool) -> None:
+            outcome = dict(outcome)
+            saved = outcome.pop("saved", False)
+            if outcome.pop("elsewhere", False):
+                elsewhere.append(run.key)
             outcomes[run.key] = outcome
-            if store is not None and durable:
+            if store is not None and durable and not saved:
                 store.save(run, outcome)
             bar.update(1)
 
@@ -353,15 +474,30 @@ def sweep(
                 finish(run, _error(run.invalid), True)
         pending = [run for run in pending if run.invalid is None]
         where = "none run: all finished before" if reused else "none run: all invalid"
-        if pending:
-            where = _dispatch(
-                pending,
-                finish,
-                client=client,
-                scheduler_address=scheduler_address,
-                workers=workers,
-                modules=modules,
-            )
+        placement = Placement(
+            client,
+            scheduler_address,
+            workers,
+            tuple(modules),
+            None if store is None else str(store.folder),
+            retry_errors,
+            dashboard,
+        )
+        claimed: list[Run] = []  # filled as runs are claimed, so the finally releases them
+        try:
+            theirs = _claim(store, pending, claimed)
+            if theirs and not claimed:
+                where = "another sweep on the same folder"
+            if claimed:
+                where = _dispatch(claimed, finish, placement)
+            if theirs:
+                _await_others(store, theirs, finish, placement, claimed)
+        finally:
+            for run in claimed if store is not None else ():
+                store.release(run.key)
+            if store is not None:
+                store.close()
+    reused += len(elsewhere)
     frame = assemble(runs, outcomes)
     frame.attrs.update(
         runs=len(runs),

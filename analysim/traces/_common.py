@@ -14,7 +14,13 @@ from analysim.cluster import Cluster
 from analysim.domains import allowed_types
 from analysim.traces._io import labels, parse_numbers
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
 from analysim.workload import Workload
+
+FIRST_DATE = pd.Timestamp("1970-01-01")
+END_DATE = pd.Timestamp("2100-01-01")
+"""Date-times in a trace must fall in [FIRST_DATE, END_DATE); others are ``out_of_range``
+(a year-1020 typo must not become the trace's time origin)."""
 
 
 def moment(value: Any, name: str) -> pd.Timestamp | None:
@@ -48,9 +54,12 @@ def keep_counts(
     column: str,
     whole: bool = True,
     signed: bool = False,
+    high: float | None = None,
 ) -> np.ndarray:
     """Numbers >= 0 (any sign if ``signed``; whole if ``whole``); missing ones dropped as
-    ``missing_value``, others that are not such numbers as ``bad_value``."""
+    ``missing_value``, others that are not such numbers as ``bad_value``, and those above
+    ``high`` (default: ``MAX_JOB_GPUS`` for whole numbers, ``MAX_SECONDS`` otherwise) or
+    below ``-high`` as ``out_of_range``."""
     numbers, missing, bad = parse_numbers(values)
     filt.drop(missing, "missing_value", column, values)
     with np.errstate(invalid="ignore"):
@@ -60,7 +69,25 @@ def keep_counts(
         if whole:
             invalid |= numbers != np.round(numbers)
     filt.drop(invalid & ~missing, "bad_value", column, values)
+    limit = high if high is not None else (MAX_JOB_GPUS if whole else MAX_SECONDS)
+    with np.errstate(invalid="ignore"):
+        filt.drop(np.abs(numbers) > limit, "out_of_range", column, values)
     return numbers
+
+
+def drop_far_dates(filt: RowFilter, seconds: np.ndarray, column: str, values: Any) -> None:
+    """Drop rows whose date-time (epoch seconds) is outside [FIRST_DATE, END_DATE)."""
+    low, high = epoch_seconds(FIRST_DATE), epoch_seconds(END_DATE)
+    with np.errstate(invalid="ignore"):
+        far = ~np.isnan(seconds) & ((seconds < low) | (seconds >= high))
+    filt.drop(far, "out_of_range", column, values)
+
+
+def blank_far_dates(seconds: np.ndarray) -> np.ndarray:
+    """``seconds`` with date-times outside [FIRST_DATE, END_DATE) made NaN (not recorded)."""
+    low, high = epoch_seconds(FIRST_DATE), epoch_seconds(END_DATE)
+    with np.errstate(invalid="ignore"):
+        return np.where((seconds < low) | (seconds >= high), np.nan, seconds)
 
 
 def factorize(values: pd.Series) -> tuple[np.ndarray, Sequence[Any]]:
@@ -150,6 +177,17 @@ def most_gpus(cluster: Cluster, vc: pd.Series, gpu_type: pd.Series | None) -> np
     return most[codes] if len(codes) else np.zeros(0, dtype=np.int64)
 
 
+def _drop_out_of_bounds(filt: RowFilter, jobs: pd.DataFrame) -> None:
+    """Drop kept rows that ``Workload.from_frame`` would refuse for their size: a submit time
+    or duration past ``MAX_SECONDS``, more than ``MAX_JOB_GPUS`` GPUs (the last net under
+    each reader's own checks)."""
+    limits = {"submit_time": MAX_SECONDS, "duration": MAX_SECONDS, "num_gpus": MAX_JOB_GPUS}
+    for column, limit in limits.items():
+        values = jobs[column].to_numpy(dtype="float64")
+        with np.errstate(invalid="ignore"):
+            filt.drop(~(np.abs(values) <= limit), "out_of_range", column, values)
+
+
 def finish(
     filt: RowFilter,
     jobs: pd.DataFrame,
@@ -166,7 +204,9 @@ def finish(
     Workload. Unless ``vc_known`` (the reader checked VCs itself), jobs of a VC the
     partitioned cluster lacks are dropped as ``unknown_vc``.
     """
+    _drop_out_of_bounds(filt, jobs)
     gpus = np.nan_to_num(jobs["num_gpus"].to_numpy(dtype="float64"))
+    gpus = np.where(filt.alive, gpus, 0.0)
     jobs = jobs.assign(num_gpus=gpus.astype(np.int64))
     if cluster is not None:
         if cluster.partitioned and not vc_known:

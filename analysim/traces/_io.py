@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import codecs
 import csv
+import datetime
 import difflib
+import functools
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,31 +27,69 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from analysim.traces.report import TraceError
+from analysim.validation import decimal_numbers
 
 CHUNK = 1 << 24
+NO_BOOLEANS = {"true_values": ["\0true"], "false_values": ["\0false"]}
+"""pyarrow would read a column of ``1``, ``0`` and ``true`` as booleans (so ``true`` GPUs
+would count as one): no cell is a boolean, so such a value stays text and is refused."""
 DELIMITERS = {";": "';'", "\t": "a tab", "|": "'|'"}
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+COMPRESSED = {GZIP_MAGIC: "gzip", b"BZh": "bzip2", b"\xfd7zXZ": "xz", b"PK\x03\x04": "zip"}
 
 
 def existing_file(path: str | Path, what: str) -> Path:
     """``path`` as a Path, or a TraceError if it is not a readable, non-empty file."""
     path = Path(path)
-    if not path.exists():
-        raise TraceError(path, f"no such file ({what})")
-    if path.is_dir():
-        raise TraceError(path, f"is a folder, not a file ({what})")
-    if path.stat().st_size == 0:
-        raise TraceError(path, "the file is empty", expected=what)
+    try:
+        if not path.exists():
+            raise TraceError(path, f"no such file ({what})")
+        if path.is_dir():
+            raise TraceError(path, f"is a folder, not a file ({what})")
+        if path.stat().st_size == 0:
+            raise TraceError(path, "the file is empty", expected=what)
+        with path.open("rb"):
+            pass
+    except OSError as error:
+        raise unreadable(path, error) from None
     return path
+
+
+def unreadable(path: Path, error: OSError) -> TraceError:
+    """A TraceError for a file or folder the operating system will not let us read."""
+    reason = error.strerror or type(error).__name__
+    return TraceError(path, f"cannot be read ({reason})", expected="a readable file")
+
+
+def check_not_compressed(path: Path) -> None:
+    """A TraceError if ``path`` starts like a compressed archive (the readers read text)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError as error:
+        raise unreadable(path, error) from None
+    for magic, kind in COMPRESSED.items():
+        if head.startswith(magic):
+            raise TraceError(
+                path,
+                f"the file is {kind}-compressed",
+                expected=f"plain text; decompress it first (e.g. with {kind})",
+            )
 
 
 def find_file(folder: str | Path, names: Sequence[str], what: str) -> Path:
     """The first of ``names`` that exists in ``folder``."""
     folder = Path(folder)
-    if not folder.is_dir():
-        raise TraceError(folder, "no such folder", expected=f"a folder holding {what}")
-    for name in names:
-        if (folder / name).exists():
-            return existing_file(folder / name, what)
+    try:
+        if not folder.is_dir():
+            raise TraceError(folder, "no such folder", expected=f"a folder holding {what}")
+        for name in names:
+            if (folder / name).exists():
+                return existing_file(folder / name, what)
+    except OSError as error:
+        raise unreadable(folder, error) from None
     raise TraceError(
         folder / names[0],
         f"missing in {folder} ({what})",
@@ -57,7 +98,9 @@ def find_file(folder: str | Path, names: Sequence[str], what: str) -> Path:
 
 
 def check_utf8(path: Path, names: Sequence[str] | None = None) -> None:
-    """Raise a TraceError at the first byte that is not UTF-8, naming its line and field."""
+    """Raise a TraceError at the first byte that is not UTF-8, naming its line and field (or
+    if the file is compressed, or cannot be read)."""
+    check_not_compressed(path)
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         with path.open("rb") as handle:
@@ -66,6 +109,8 @@ def check_utf8(path: Path, names: Sequence[str] | None = None) -> None:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         _utf8_error(path, names)
+    except OSError as error:
+        raise unreadable(path, error) from None
 
 
 def _utf8_error(path: Path, names: Sequence[str] | None) -> None:
@@ -102,13 +147,26 @@ def _utf8_error(path: Path, names: Sequence[str] | None) -> None:
 
 
 def _first_line(path: Path) -> str:
-    with path.open("rb") as handle:
-        raw = handle.readline()
-    return raw.decode("utf-8").rstrip("\r\n")
+    """The first line as text; a TraceError if the file is compressed, unreadable or not
+    UTF-8 there."""
+    check_not_compressed(path)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.readline()
+    except OSError as error:
+        raise unreadable(path, error) from None
+    try:
+        return raw.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        _utf8_error(path, None)
+        raise  # pragma: no cover - _utf8_error raises
 
 
 def _fields(line: str, delimiter: str = ",") -> list[str]:
-    return next(csv.reader([line], delimiter=delimiter), [])
+    try:
+        return next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:  # a field longer than the csv module takes, a NUL byte, ...
+        return line.split(delimiter)
 
 
 def _wrong_delimiter(path: Path, line: str, wanted: int) -> None:
@@ -128,6 +186,15 @@ def check_header(path: Path, required: Sequence[str]) -> list[str]:
     """The header's column names; a TraceError naming any required column it lacks."""
     line = _first_line(path)
     names = [n.strip() for n in _fields(line)]
+    repeated = sorted({n for n in names if n and names.count(n) > 1})
+    if repeated:
+        raise TraceError(
+            path,
+            "column name(s) " + ", ".join(map(repr, repeated)) + " appear more than once",
+            line=1,
+            expected="a header naming each column once",
+            found=", ".join(names),
+        )
     missing = [c for c in required if c not in names]
     if not missing:
         return names
@@ -185,17 +252,11 @@ def read_csv(
         first_line = 1 + skip
         read_options = pacsv.ReadOptions(column_names=names, skip_rows=skip, block_size=1 << 24)
         width = len(names)
-    convert = pacsv.ConvertOptions(
-        include_columns=columns,
-        column_types={c: pa.string() for c in strings if c in columns},
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=True,
-    )
-    try:
-        table = pacsv.read_csv(path, read_options=read_options, convert_options=convert)
-    except pa.ArrowInvalid as error:
-        _diagnose(path, width, names, first_line, error)
-    frame = table.to_pandas()
+    # numbers as float64 (pyarrow's integer parser would read "0x10" as 16); a column with a
+    # value that is not a number is read as text, and the reader checks each value
+    types = {c: pa.string() if c in strings else pa.float64() for c in columns}
+    table = _read_typed(path, read_options, columns, types, names, (width, first_line))
+    frame = _whole_numbers_as_int(table.to_pandas(), strings)
     if frame.empty:
         raise TraceError(
             path,
@@ -203,6 +264,63 @@ def read_csv(
             expected="at least one row",
         )
     return frame, first_line
+
+
+def _read_typed(
+    path: Path,
+    read_options: pacsv.ReadOptions,
+    columns: list[str],
+    types: dict[str, pa.DataType],
+    names: Sequence[str],
+    where: tuple[int, int],
+) -> pa.Table:
+    """Read with ``types``; a column that fails its number type is read again as text."""
+    width, first_line = where
+    for _ in range(len(columns) + 1):
+        convert = pacsv.ConvertOptions(
+            include_columns=columns,
+            column_types=types,
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=True,
+            **NO_BOOLEANS,
+        )
+        try:
+            return pacsv.read_csv(path, read_options=read_options, convert_options=convert)
+        except pa.ArrowInvalid as error:
+            failed = _failed_column(str(error), names, types)
+            if failed is None:
+                _diagnose(path, width, names, first_line, error)
+            types = {**types, failed: pa.string()}
+        except OSError as error:
+            raise unreadable(path, error) from None
+    raise TraceError(path, "could not be parsed as CSV")  # pragma: no cover
+
+
+def _failed_column(message: str, names: Sequence[str], types: dict) -> str | None:
+    """The column a pyarrow "conversion error" names, if it is one still read as a number."""
+    match = re.search(r"column #(\d+)", message)
+    if "conversion error" not in message or match is None:
+        return None
+    index = int(match.group(1))
+    name = names[index] if index < len(names) else None
+    return name if name in types and types[name] != pa.string() else None
+
+
+def _whole_numbers_as_int(frame: pd.DataFrame, strings: Sequence[str]) -> pd.DataFrame:
+    """float64 number columns holding only whole numbers (and no missing value) as int64, as
+    pyarrow's own typing would give them."""
+    for column in frame.columns:
+        values = frame[column]
+        if column in strings or values.dtype != np.float64 or values.isna().any():
+            continue
+        array = values.to_numpy()
+        if (
+            np.all(np.isfinite(array))
+            and np.all(array == np.round(array))
+            and (np.abs(array).max(initial=0) < 2**53)
+        ):
+            frame[column] = array.astype(np.int64)
+    return frame
 
 
 def _diagnose(
@@ -265,8 +383,13 @@ def parse_times(
     early = np.flatnonzero(np.asarray(pc.fill_null(pc.less_equal(pc.day(parsed), 3), False)))
     if len(early):
         back = pc.strftime(parsed.take(pa.array(early)), format=fmt)
-        same = pc.fill_null(pc.equal(back, stripped.take(pa.array(early))), False)
-        seconds[early[~np.asarray(same, dtype=bool)]] = np.nan
+        same = np.asarray(pc.fill_null(pc.equal(back, stripped.take(pa.array(early))), False))
+        differ = early[~same.astype(bool)]
+        # a time written without zero padding or with a UTC offset prints back differently
+        # but is a real date: only a date Python refuses (2020-02-30) is a roll-over
+        texts = stripped.take(pa.array(differ)).to_pylist()
+        rolled = np.array([not _real_date(text, fmt) for text in texts], dtype=bool)
+        seconds[differ[rolled]] = np.nan
     absent_np = np.asarray(absent.to_numpy(zero_copy_only=False), dtype=bool)
     bad = np.isnan(seconds) & ~absent_np
     if bad.any() and not (~np.isnan(seconds)).any():
@@ -281,6 +404,18 @@ def parse_times(
             found=values.iloc[position],
         )
     return seconds, absent_np, bad
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_date(text: str | None, fmt: str) -> bool:
+    """Whether ``text`` is a real date-time in ``fmt`` (Python's strptime refuses Feb 30)."""
+    if text is None:
+        return False
+    try:
+        datetime.datetime.strptime(text, fmt)
+    except ValueError:
+        return False
+    return True
 
 
 def _arrow_strings(values: pd.Series) -> pa.Array:
@@ -306,13 +441,24 @@ def parse_numbers(values: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray
         numbers = values.to_numpy(dtype="float64", na_value=np.nan)
         missing = np.isnan(numbers)
         return numbers, missing, np.isinf(numbers)
+    if _may_hold_booleans(values):  # True/False are not numbers (pandas would take them for 1/0)
+        flags = np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
+        values = values.astype(object).where(~flags, "not-a-number")
     present = values.notna().to_numpy() & (values.astype(str).str.strip() != "").to_numpy()
-    numbers = pd.to_numeric(values.where(present, None), errors="coerce").to_numpy(
-        dtype="float64", na_value=np.nan
-    )
+    numbers = decimal_numbers(values.where(present, None))
     missing = ~present
     bad = present & ~np.isfinite(numbers)
     return numbers, missing, bad
+
+
+def _may_hold_booleans(values: pd.Series) -> bool:
+    """Whether ``values`` may hold True/False (checked in C before any Python loop)."""
+    if pd.api.types.is_bool_dtype(values.dtype):
+        return True
+    if values.dtype != object:
+        return False
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    return kind == "boolean" or kind.startswith("mixed")
 
 
 def labels(values: pd.Series) -> tuple[pd.Series, np.ndarray]:
@@ -328,6 +474,12 @@ def load_json(path: Path) -> Any:
     try:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)
+    except RecursionError:
+        raise TraceError(
+            path, "JSON nested too deeply to read", expected="a JSON list of job objects"
+        ) from None
+    except OSError as error:
+        raise unreadable(path, error) from None
     except json.JSONDecodeError as error:
         raise TraceError(
             path,

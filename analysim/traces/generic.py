@@ -12,6 +12,7 @@ import pyarrow as pa
 from analysim.cluster import Cluster
 from analysim.traces._common import (
     drop_duplicates,
+    drop_far_dates,
     epoch_seconds,
     finish,
     keep_counts,
@@ -55,8 +56,11 @@ def read_csv_trace(
         raise ValueError(
             f"columns: unknown AnalySIM column(s) {unknown}; map any of {sorted(mapping)}"
         )
+    _check_mapping(columns or {})
     mapping.update(columns or {})
+    _unmap_shadowed_defaults(mapping, columns or {})
     raw = _read(path, mapping, time_format)
+    _check_mapped_present(path, raw, columns or {})
     first = 2
     report = LoadReport(main="jobs")
     theirs = {ours: mapping[ours] for ours in mapping if mapping[ours] in raw.columns}
@@ -81,13 +85,14 @@ def read_csv_trace(
         for key in ("vc", "user")
     }
     gpus = keep_counts(filt, column("num_gpus"), theirs["num_gpus"], whole=False)
+    dated = _dated(path, {key: column(key) for key in TIME_COLUMNS if key in theirs})
     times = {
         key: _times(filt, path, column(key), theirs[key], time_format)
         for key in TIME_COLUMNS
         if key in theirs
     }
     origin = 0.0
-    if time_format is not None:
+    if time_format is not None or dated:
         known = times["submit_time"][filt.alive & ~np.isnan(times["submit_time"])]
         start_at = moment(start, "start")
         if start_at is not None:
@@ -96,7 +101,11 @@ def read_csv_trace(
             origin = float(known.min())
     if "duration" in theirs:
         duration = keep_counts(
-            filt, column("duration"), theirs["duration"], whole=False, signed=True
+            filt,
+            _as_seconds(path, column("duration"), theirs["duration"]),
+            theirs["duration"],
+            whole=False,
+            signed=True,
         )
     else:
         duration = times["end_time"] - times["start_time"]
@@ -171,13 +180,104 @@ def _read(path: Path, mapping: Mapping[str, str], time_format: str | None) -> pd
     return frame
 
 
+def _check_mapping(columns: Mapping[str, str]) -> None:
+    """The mapping's file columns are text, and no file column is mapped to two fields."""
+    for ours, theirs in columns.items():
+        if not isinstance(theirs, str) or not theirs:
+            raise ValueError(f"columns[{ours!r}] must be a column name (text), got {theirs!r}")
+    seen: dict[str, str] = {}
+    for ours, theirs in columns.items():
+        if theirs in seen:
+            raise ValueError(
+                f"columns: the file column {theirs!r} is mapped to both {seen[theirs]!r} "
+                f"and {ours!r}; map each file column to one field"
+            )
+        seen[theirs] = ours
+
+
+UNMAPPED = "\0unmapped:"
+
+
+def _unmap_shadowed_defaults(mapping: dict[str, str], columns: Mapping[str, str]) -> None:
+    """A field left at its default name whose file column the caller mapped to another field
+    is unmapped if optional (the caller's choice wins); a ValueError if needed."""
+    for ours in list(mapping):
+        if ours in columns or mapping[ours] not in columns.values():
+            continue
+        if ours in REQUIRED:
+            taker = next(k for k, v in columns.items() if v == mapping[ours])
+            raise ValueError(
+                f"columns: the file column {mapping[ours]!r} is mapped to {taker!r} but is "
+                f"also where {ours!r} is read by default; map {ours!r} to another column"
+            )
+        mapping[ours] = UNMAPPED + ours
+
+
+def _check_mapped_present(path: Path, raw: pd.DataFrame, columns: Mapping[str, str]) -> None:
+    """Every column the caller mapped (optional ones too) must be in the file."""
+    absent = [
+        f"{theirs!r} (for {ours})" for ours, theirs in columns.items() if theirs not in raw.columns
+    ]
+    if absent:
+        raise TraceError(
+            path,
+            "mapped column(s) missing: " + ", ".join(absent),
+            expected="the columns named by `columns=`",
+            found=", ".join(map(str, raw.columns)),
+        )
+
+
+def _dated(path: Path, values: Mapping[str, pd.Series]) -> bool:
+    """Whether the time columns are date-time typed (parquet); a TraceError if only some are."""
+    kinds = {key: pd.api.types.is_datetime64_any_dtype(v.dtype) for key, v in values.items()}
+    if any(kinds.values()) and not all(kinds.values()):
+        raise TraceError(
+            path,
+            "some time columns hold date-times and others numbers: "
+            + ", ".join(f"{k} ({'date-time' if d else 'number'})" for k, d in kinds.items()),
+            expected="all time columns of one kind",
+        )
+    return any(kinds.values())
+
+
+def _as_seconds(path: Path, values: pd.Series, column: str) -> pd.Series:
+    """A duration column in seconds: a timedelta column (parquet) converted, numbers as they
+    are; a date-time column is a TraceError (a duration is not a date)."""
+    if pd.api.types.is_timedelta64_dtype(values.dtype):
+        return values.dt.total_seconds()
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        raise TraceError(
+            path, "holds date-times", column=column, expected="a duration (seconds or timedelta)"
+        )
+    return values
+
+
+def _epoch_seconds(values: pd.Series) -> np.ndarray:
+    """A date-time column as seconds since 1970 (UTC for zone-aware ones), NaN where NaT;
+    computed in the column's own unit, so no date overflows."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    stamps = values.to_numpy()
+    seconds = (stamps - np.datetime64("1970-01-01")) / np.timedelta64(1, "s")
+    return np.where(np.isnat(stamps), np.nan, seconds)
+
+
 def _times(
     filt: RowFilter, path: Path, values: pd.Series, column: str, time_format: str | None
 ) -> np.ndarray:
-    """Seconds: the numbers themselves, or date-times parsed with ``time_format``."""
+    """Seconds: the numbers themselves, date-time columns as seconds since 1970, or
+    date-times parsed with ``time_format``."""
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        seconds = _epoch_seconds(values)
+        filt.drop(np.isnan(seconds), "missing_value", column, values)
+        drop_far_dates(filt, seconds, column, values)
+        return seconds
+    if pd.api.types.is_timedelta64_dtype(values.dtype):
+        return keep_counts(filt, values.dt.total_seconds(), column, whole=False)
     if time_format is None:
         return keep_counts(filt, values, column, whole=False)
     seconds, missing, bad = parse_times(values, time_format, path=path, column=column)
     filt.drop(missing, "missing_value", column, values)
     filt.drop(bad, "unparseable_time", column, values)
+    drop_far_dates(filt, seconds, column, values)
     return seconds

@@ -16,15 +16,25 @@ import pandas as pd
 
 from analysim.cluster import Cluster
 from analysim.traces._common import (
+    blank_far_dates,
     drop_duplicates,
+    drop_far_dates,
     epoch_seconds,
     finish,
     keep_counts,
     keep_labels,
     moment,
 )
-from analysim.traces._io import check_header, existing_file, find_file, parse_times, read_csv
+from analysim.traces._io import (
+    check_header,
+    existing_file,
+    find_file,
+    parse_numbers,
+    parse_times,
+    read_csv,
+)
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.validation import MAX_CLUSTER_GPUS
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 GPUS_PER_NODE = 8
@@ -80,6 +90,7 @@ def read_helios(
     )
     filt.drop(missing, "missing_value", "submit_time", raw["submit_time"])
     filt.drop(bad, "unparseable_time", "submit_time", raw["submit_time"])
+    drop_far_dates(filt, submit, "submit_time", raw["submit_time"])
     duration = keep_counts(filt, raw["duration"], "duration", whole=False, signed=True)
     drop_duplicates(filt, job_id, "job_id")
     filt.drop(gpus == 0, "cpu_only", "gpu_num", raw["gpu_num"])
@@ -158,12 +169,12 @@ def _validated_sizes(path: Path, table: pd.DataFrame, first: int) -> pd.DataFram
     days, missing, bad = parse_times(
         table["date"], "%Y-%m-%d", path=path, column="date", first_line=first
     )
-    problems = np.flatnonzero(missing | bad)
+    problems = np.flatnonzero(missing | bad | np.isnan(blank_far_dates(days)))
     if len(problems):
         i = int(problems[0])
         raise TraceError(
             path,
-            "a date that does not parse",
+            "a date that does not parse (or is outside 1970-2099)",
             line=first + i,
             column="date",
             expected="dates like 2020-09-01",
@@ -175,8 +186,10 @@ def _validated_sizes(path: Path, table: pd.DataFrame, first: int) -> pd.DataFram
     sizes = pd.DataFrame(index=pd.to_datetime(days, unit="s"))
     sizes.index.name = "date"
     for column in [*vcs, *(["total"] if "total" in table.columns else [])]:
-        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype="float64")
-        bad = np.isnan(values) | (values < 0) | (values != np.round(values))
+        values = parse_numbers(table[column])[0]
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values))
+            bad |= values > MAX_CLUSTER_GPUS
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise TraceError(
@@ -184,7 +197,7 @@ def _validated_sizes(path: Path, table: pd.DataFrame, first: int) -> pd.DataFram
                 "not a GPU count",
                 line=first + i,
                 column=column,
-                expected="a whole number of GPUs >= 0",
+                expected=f"a whole number of GPUs from 0 to {MAX_CLUSTER_GPUS:,}",
                 found=table[column].iloc[i],
             )
         sizes[column] = values.astype(np.int64)
@@ -239,6 +252,13 @@ def _cluster_and_sizes(
         day = sizes.index.min()
     row = sizes.loc[day]
     owned = {vc: int(row[vc]) for vc in vcs}
+    if sum(owned.values()) > MAX_CLUSTER_GPUS:
+        raise TraceError(
+            path,
+            f"the VCs own {sum(owned.values()):,} GPUs on {day.date()}",
+            column="date",
+            expected=f"at most {MAX_CLUSTER_GPUS:,} GPUs in all (docs/traces.md)",
+        )
     filt = RowFilter(
         report,
         "vcs",

@@ -24,6 +24,7 @@ from analysim.traces._common import (
 )
 from analysim.traces._io import find_file, labels, parse_numbers, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, seconds
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
 TASK_COLUMNS = (
@@ -100,7 +101,10 @@ def read_pai(
     submit, missing, bad = parse_numbers(raw["start_time"])
     filt.drop(missing | (submit == 0), "missing_value", "start_time", raw["start_time"])
     filt.drop(bad | (submit < 0), "bad_value", "start_time", raw["start_time"])
-    job_end, _, _ = parse_numbers(raw["end_time"])
+    filt.drop(submit > MAX_SECONDS, "out_of_range", "start_time", raw["start_time"])
+    job_end, _, bad_end = parse_numbers(raw["end_time"])
+    filt.drop(bad_end | (job_end < 0), "bad_value", "end_time", raw["end_time"])
+    filt.drop(job_end > MAX_SECONDS, "out_of_range", "end_time", raw["end_time"])
     drop_duplicates(filt, job, "job_name")
 
     per_job = _task_totals(task_path, tasks_raw, task_first, job, report)
@@ -113,8 +117,12 @@ def read_pai(
     waiting = (status == WAITING).to_numpy(dtype=bool, na_value=False)
     filt.drop(np.isnan(task_start) | waiting, "never_started", "status", status)
 
-    times = np.concatenate([job_end, submit, task_end, task_start])
-    end_of_trace = float(np.nanmax(times)) if trace_end is None else float(trace_end)
+    times = np.concatenate([job_end[filt.alive], submit[filt.alive], task_end, task_start])
+    times = times[np.isfinite(times) & (np.abs(times) <= MAX_SECONDS)]
+    if trace_end is None:
+        end_of_trace = float(times.max()) if len(times) else 0.0
+    else:
+        end_of_trace = seconds(trace_end, "read_pai: trace_end", positive=False)
     end = np.where(np.isnan(task_end) | (task_end == 0), job_end, task_end)
     running = (status == RUNNING).to_numpy(dtype=bool, na_value=False)
     censored = running & (np.isnan(end) | (end == 0))
@@ -169,6 +177,9 @@ def _task_totals(
     end, _, bad_end = parse_numbers(raw["end_time"])
     filt.drop(bad_start, "bad_value", "start_time", raw["start_time"])
     filt.drop(bad_end, "bad_value", "end_time", raw["end_time"])
+    for column, values in (("start_time", start), ("end_time", end), ("plan_gpu", plan)):
+        limit = MAX_SECONDS if column != "plan_gpu" else 100.0 * MAX_JOB_GPUS
+        filt.drop(np.abs(values) > limit, "out_of_range", column, raw[column])
     gpu_type, _ = labels(raw["gpu_type"])
     keep = filt.alive
     uses_gpu = plan > 0

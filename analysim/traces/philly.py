@@ -18,7 +18,9 @@ import pandas as pd
 
 from analysim.cluster import Cluster
 from analysim.traces._common import (
+    blank_far_dates,
     drop_duplicates,
+    drop_far_dates,
     epoch_seconds,
     finish,
     keep_counts,
@@ -88,6 +90,7 @@ def read_philly(
     )
     filt.drop(missing, "missing_value", "submitted_time", table["submitted_time"])
     filt.drop(bad, "unparseable_time", "submitted_time", table["submitted_time"])
+    drop_far_dates(filt, submit, "submitted_time", table["submitted_time"])
     drop_duplicates(filt, job_id, "jobid")
 
     run = _run_times(log, attempts, len(table), trace_end, submit)
@@ -242,6 +245,8 @@ def _run_times(
     kw = {"path": path, "missing": MISSING_WORDS, "locate": locate}
     start, _, _ = parse_times(attempts["start_time"], TIME_FORMAT, column="start_time", **kw)
     end, end_missing, _ = parse_times(attempts["end_time"], TIME_FORMAT, column="end_time", **kw)
+    start, end = blank_far_dates(start), blank_far_dates(end)  # skipped, like unparseable ones
+    submit = blank_far_dates(submit)
     last = (
         attempts.groupby("job")["attempt"].transform("max").to_numpy()
         == attempts["attempt"].to_numpy()

@@ -31,6 +31,8 @@ REASONS: dict[str, str] = {
     "missing_value": "a field the reader needs is empty",
     "bad_value": "a field is not a valid value (not a number, a negative count, ...)",
     "unparseable_time": "a time not in the file's time format",
+    "out_of_range": "a number or time past the bounds of docs/traces.md (a date outside "
+    "1970-2099, more than 100 years of seconds, more than 1,000,000 GPUs)",
     "duplicate_id": "the id appeared on an earlier row (the first one is kept)",
     "orphan_task": "a task whose job is not in the job table",
     "no_tasks": "a job without any task in the task table",
@@ -71,6 +73,7 @@ class TraceError(ValueError):
         self.line = line
         self.column = column
         self.expected = expected
+        found = found.item() if isinstance(found, np.generic) else found
         self.found = found
         place = [Path(self.path).name]
         if line is not None:
