@@ -273,7 +273,8 @@ def test_sweep_workers_without_dask_names_the_extra(monkeypatch, capsys, tmp_pat
 
 def test_explore_and_figures_without_their_packages_name_the_extra(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)
-    monkeypatch.delitem(sys.modules, "analysim.widgets", raising=False)
+    for name in [m for m in sys.modules if m.startswith(("analysim.widgets", "analysim.explorer"))]:
+        monkeypatch.delitem(sys.modules, name)  # imported again, without ipywidgets
     with pytest.raises(MissingPackage) as error:
         asim.explore("toy")
     assert str(error.value).startswith("explore " + SENTENCE.format("ipywidgets", "notebooks"))
