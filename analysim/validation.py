@@ -25,6 +25,9 @@ MIN_PERIOD = 1e-3
 """Smallest clock step, quantum or sampling period in seconds (a millisecond)."""
 MAX_JOB_GPUS = 1_000_000
 """Most GPUs one job may ask for."""
+MAX_NODE_AMOUNT = 10**12
+"""Most CPU milli or memory MiB one task may ask for or one node may have (a million
+terabytes of memory: far past any machine, well within an int64)."""
 MAX_CLUSTER_GPUS = 10_000_000
 """Most GPUs a cluster (and so one node, one VC, one quota) may have: the engine keeps arrays
 per GPU, so this bounds its memory (a few hundred MB at the limit)."""

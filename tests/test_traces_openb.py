@@ -140,3 +140,13 @@ def test_values_that_are_not_finite_numbers_are_dropped_and_counted(tmp_path):
         "line 2 (name='openb-pod-0000'): deletion_time=inf",
     ]
     assert (report.read["pods"], report.kept["pods"]) == (7, 3)
+
+
+def test_the_bundled_trace_keeps_every_gpu_node_and_task_with_resources():
+    # two real nodes have 1 TiB of memory (1,048,576 MiB): resources are bounded by
+    # MAX_NODE_AMOUNT, not by the GPU-count bound, so no real node is dropped
+    shared = asim.traces.read_openb_tasks("bundled:openb")
+    assert len(shared.nodes) == 1_213 and len(shared.tasks) == 8_152
+    assert shared.nodes["memory_mib"].max() == 1_048_576
+    trace = asim.traces.read_folder("bundled:openb")
+    assert len(trace.cluster.nodes) == 1_213

@@ -18,6 +18,7 @@ from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_l
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
+from analysim.validation import MAX_NODE_AMOUNT
 
 POD_COLUMNS = (
     "name",
@@ -171,8 +172,8 @@ def read_openb_tasks(
         id_name="name",
     )
     name = keep_labels(filt, raw["name"], "name")
-    cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli")
-    memory = keep_counts(filt, raw["memory_mib"], "memory_mib")
+    cpu = keep_counts(filt, raw["cpu_milli"], "cpu_milli", high=MAX_NODE_AMOUNT)
+    memory = keep_counts(filt, raw["memory_mib"], "memory_mib", high=MAX_NODE_AMOUNT)
     gpus = keep_counts(filt, raw["num_gpu"], "num_gpu")
     milli = keep_counts(filt, raw["gpu_milli"], "gpu_milli")
     with np.errstate(invalid="ignore"):
@@ -242,7 +243,10 @@ def _node_table(path: Path, report: LoadReport, resources: tuple[str, ...] = ())
         id_name="sn",
     )
     node = keep_labels(filt, raw["sn"], "sn")
-    amounts = {column: keep_counts(filt, raw[column], column) for column in resources}
+    amounts = {
+        column: keep_counts(filt, raw[column], column, high=MAX_NODE_AMOUNT)
+        for column in resources
+    }
     gpus = keep_counts(filt, raw["gpu"], "gpu")
     filt.drop(gpus == 0, "cpu_only", "gpu", raw["gpu"])
     model, missing = labels(raw["model"])
