@@ -1,4 +1,4 @@
-"""Sweep speed-up: 48 runs of the ``venus`` preset one after another vs on a LocalCluster.
+"""Sweep speed-up: 48 runs of the ``venus_overloaded`` preset one after another vs on a LocalCluster.
 
 The grid is 4 schedulers (fifo, sjf, las, fair) x 3 loads (``workload.load_scale`` 0.8, 1.0,
 1.2) x 4 seeds = 48 runs; every run builds its workload from the preset and its seed, as a
@@ -11,7 +11,7 @@ LocalCluster of one worker per core starts in the background); ``--no-auto`` ski
 ``--days`` shortens the preset's trace (26 days is the full month) to keep the benchmark
 practical; the figures say which length was used. Not pinned: the workers need the cores.
 
-    python benchmarks/bench_sweep.py                # 8-day venus, 2 workers
+    python benchmarks/bench_sweep.py                # 8-day venus_overloaded, 2 workers
     python benchmarks/bench_sweep.py --days 26      # the full month (several minutes)
 """
 
