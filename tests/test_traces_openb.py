@@ -150,3 +150,19 @@ def test_the_bundled_trace_keeps_every_gpu_node_and_task_with_resources():
     assert shared.nodes["memory_mib"].max() == 1_048_576
     trace = asim.traces.read_folder("bundled:openb")
     assert len(trace.cluster.nodes) == 1_213
+
+
+def test_a_pod_list_without_deletion_times_ends_at_its_last_known_time(tmp_path):
+    # every deletion time blanked: the Running pods run until the last creation or scheduling
+    # time (520 s, pod 0006's start) and are censored there; the others have no end: dropped
+    rows = OPENB_PODS.splitlines()
+    blank = [rows[0]] + [",".join(r.split(",")[:9] + ["", r.split(",")[10]]) for r in rows[1:]]
+    pods, nodes = openb_files(tmp_path, pods="\n".join(blank) + "\n")
+    trace = read_openb(pods, nodes)
+    jobs = trace.workload.jobs.set_index("job_id")
+    assert list(jobs.index) == ["openb-pod-0000", "openb-pod-0005"]  # the Running GPU pods
+    assert jobs.loc["openb-pod-0000", "duration"] == 520 - 10
+    assert jobs.loc["openb-pod-0005", "duration"] == 520 - 450
+    assert trace.report.count("missing_value", "pods") == 3  # 0001, 0003, 0006: no end
+    with pytest.raises(ValueError, match="trace_end must be a finite number"):
+        read_openb(pods, nodes, trace_end=float("nan"))

@@ -18,7 +18,7 @@ from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_l
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
-from analysim.validation import MAX_NODE_AMOUNT
+from analysim.validation import MAX_NODE_AMOUNT, seconds
 
 POD_COLUMNS = (
     "name",
@@ -49,8 +49,9 @@ def read_openb(
     Every pod that asks for a GPU and was scheduled becomes a job submitted at its
     ``creation_time`` that runs from ``scheduled_time`` to ``deletion_time``. A share of one
     GPU (``gpu_milli`` < 1000) is rounded up to one whole GPU (``rounded_up_gpu``); a pod
-    still ``Running`` at ``trace_end`` (default: the last deletion time in the file) runs
-    until then and has ``censored=True`` (``censored``). ``gpu_spec`` becomes the job's
+    still ``Running`` at ``trace_end`` (default: the last deletion time in the file, or the
+    last creation or scheduling time when no pod has one) runs until then and has
+    ``censored=True`` (``censored``). ``gpu_spec`` becomes the job's
     ``gpu_type`` constraint. The trace has no tenants: every job is in VC ``"default"`` on a
     cluster without VCs; the pod's QoS class is kept in a ``qos`` column.
     """
@@ -86,7 +87,7 @@ def read_openb(
     filt.drop(gpus == 0, "cpu_only", "num_gpu", raw["num_gpu"])
     filt.drop(np.isnan(scheduled), "never_started", "pod_phase", raw["pod_phase"])
 
-    end_of_trace = float(np.nanmax(deleted)) if trace_end is None else float(trace_end)
+    end_of_trace = _end_of_trace(trace_end, deleted, created, scheduled)
     running = (phase == RUNNING).to_numpy(dtype=bool, na_value=False)
     with np.errstate(invalid="ignore"):
         censored = running & (deleted_missing | (deleted >= end_of_trace))
@@ -119,6 +120,20 @@ def read_openb(
         if column in raw.columns:
             jobs[column] = pd.to_numeric(raw[column], errors="coerce")
     return finish(filt, jobs, cluster, path=path, name=name, drop_oversized=drop_oversized)
+
+
+def _end_of_trace(
+    trace_end: float | None, deleted: np.ndarray, created: np.ndarray, scheduled: np.ndarray
+) -> float:
+    """``trace_end`` checked, or the last deletion time of the file; a file whose pods have
+    none ends at its last creation or scheduling time (0 for a file without any time)."""
+    if trace_end is not None:
+        return seconds(trace_end, "read_openb: trace_end", positive=False)
+    for times in (deleted, np.concatenate([created, scheduled])):
+        known = times[np.isfinite(times)]
+        if len(known):
+            return float(known.max())
+    return 0.0
 
 
 def _constraint(spec: pd.Series | None, n: int) -> pd.Series:
