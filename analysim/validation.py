@@ -147,3 +147,19 @@ def writable_output(path: Path, name: str, *, folder: bool) -> None:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise ValueError(f"{name}: cannot write to {str(target)!r} ({reason})") from None
+
+
+def check_samples(jobs: Any, sample_every: float, until: float | None) -> None:
+    """Refuse, before running, a ``sample_every`` that would make the timeline longer than
+    ``MAX_SAMPLES`` rows per series: the run lasts at least until its latest job could end
+    (its submit time plus its duration), or ``until``."""
+    horizon = float((jobs["submit_time"] + jobs["duration"]).max()) if len(jobs) else 0.0
+    if until is not None:
+        horizon = min(horizon, float(until))
+    samples = horizon / sample_every
+    if samples > MAX_SAMPLES:
+        raise ValueError(
+            f"SimConfig: sample_every={sample_every:g} s would sample the run (at least "
+            f"{horizon:,.0f} s) {samples:,.0f} times; at most {MAX_SAMPLES:,} samples: use a "
+            f"sample_every of at least {horizon / MAX_SAMPLES:,.3g} s"
+        )

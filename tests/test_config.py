@@ -268,3 +268,36 @@ def test_migration_and_borrowing_options_are_checked(values, message):
 def test_a_number_is_a_constant_migration_cost():
     model = SimConfig(migration_cost=25).make_migration_cost_model()
     assert model.costs(pd.DataFrame({"num_gpus": [1, 16]})).tolist() == [25.0, 25.0]
+
+
+@pytest.mark.parametrize("until", [float("nan"), float("inf"), -5, "10", 1e300])
+def test_simulation_run_refuses_an_until_that_is_not_seconds(until):
+    import analysim as asim
+
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    with pytest.raises(ValueError, match="Simulation.run: until"):
+        sim.run(until=until)
+    assert not sim.started  # refused before anything ran
+
+
+def test_simulation_run_refuses_a_timeline_too_long_before_running():
+    import analysim as asim
+
+    # one job of 100,000 s sampled every millisecond: 10^8 samples
+    long_job = pd.DataFrame(
+        {
+            "job_id": ["j"],
+            "vc": ["a"],
+            "user": ["u"],
+            "submit_time": [0.0],
+            "duration": [100_000.0],
+            "num_gpus": [1],
+        }
+    )
+    workload = asim.Workload.from_frame(long_job)
+    config = asim.SimConfig(sample_every=1e-3)
+    sim = asim.Simulation(workload, asim.presets.cluster("toy"), config)
+    with pytest.raises(ValueError, match="at most 10,000,000 samples"):
+        sim.run()
+    assert not sim.started
+    assert sim.run(until=60).now == 60  # a short enough span is sampled

@@ -52,6 +52,7 @@ from analysim.errors import PolicyError
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
+from analysim.validation import check_samples, seconds
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -341,7 +342,10 @@ class Simulation(Tenancy, Rounds):
 
     def run(self, until: float | None = None) -> Simulation:
         """Run until every job has finished, or up to time ``until`` (seconds)."""
+        if until is not None:
+            until = seconds(until, "Simulation.run: until", positive=False)
         if not self.started:
+            check_samples(self.workload.jobs, self.config.sample_every, until)
             self._start()
         bar = self._progress_bar()
         reported = self.finished
