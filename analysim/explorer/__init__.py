@@ -74,9 +74,9 @@ def explore(
     ``sync=True`` runs each change at once (no thread; for tests); ``debounce`` is the pause
     in seconds after the last change before a run. ``run=False`` skips the first run.
     ``export_dir``: where the export button writes. Bad arguments raise
-    :class:`ExploreArgumentError` (a ``ValueError``; :class:`MissingFolderError`, also a
-    ``FileNotFoundError``, for a missing
-    folder, with a one-line reason; nothing is clamped.
+    :class:`ExploreArgumentError` (a ``ValueError``; for a missing folder
+    :class:`MissingFolderError`, also a ``FileNotFoundError``) with a one-line reason;
+    nothing is clamped.
     """
     return Explorer(
         workload,
