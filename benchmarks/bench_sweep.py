@@ -1,4 +1,4 @@
-"""Sweep speed-up: 48 runs of the ``venus_overloaded`` preset one after another vs on a LocalCluster.
+"""Sweep speed-up: 48 runs of the ``venus_overloaded`` preset in a row vs on a LocalCluster.
 
 The grid is 4 schedulers (fifo, sjf, las, fair) x 3 loads (``workload.load_scale`` 0.8, 1.0,
 1.2) x 4 seeds = 48 runs; every run builds its workload from the preset and its seed, as a
