@@ -214,3 +214,25 @@ def test_study_over_load_runs_the_four_arms_per_load_point():
     assert gains.loc[("earth", 2.0), "preemption"] == pytest.approx(baseline[2.0] / preempt[2.0])
     # the arms run on the preset's own config: backfill on, like Helios' Slurm
     assert presets.config("earth").backfill
+
+
+def test_notebook_helpers_put_the_varied_switch_on_the_real_scheduling():
+    from analysim.figures import compare, real_scheduling, sensitivity
+
+    base = real_scheduling("earth")
+    assert "seed" not in base and base["backfill"] and base["placement"] == "consolidate"
+    jobs, cluster = presets.workload("earth", seed=1, days=0.2), presets.cluster("earth")
+    arms = {"real": {}, "no backfill": {"backfill": False}}
+    results = compare(jobs, cluster, arms, base=base, scheduler="las", seed=1, progress=False)
+    real, off = results["real"].config, results["no backfill"].config
+    assert real["backfill"] and not off["backfill"] and off["placement"] == "consolidate"
+    assert real["scheduler"] == "las" and real["seed"] == 1
+    plain = compare(jobs, cluster, {"default": {}}, seed=1, progress=False)["default"]
+    assert not plain.config["backfill"]  # without a base: SimConfig's defaults
+    # a SimConfig as base: its seed is dropped, the runs' own seeds stay
+    rows = sensitivity(jobs, cluster, "preemption", [False, True], seeds=[2],
+                       base=presets.config("earth"), progress=False)
+    assert list(rows["seed"]) == [2, 2] and list(rows["preemption"]) == [False, True]
+    same = compare(jobs, cluster, {"x": {}}, base=presets.config("earth"), seed=2,
+                   progress=False)["x"]
+    assert rows.loc[0, "avg_jct"] == pytest.approx(same.summary()["avg_jct"])
