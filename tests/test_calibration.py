@@ -216,6 +216,22 @@ def test_study_over_load_runs_the_four_arms_per_load_point():
     assert presets.config("earth").backfill
 
 
+def test_gains_over_load_one_row_per_seed_load_and_arm():
+    from analysim.load_study import gains_over_load, jct_gains, study_over_load
+
+    tidy = gains_over_load("earth", [1.0, 2.0], seeds=[0, 1], days=0.25)
+    assert len(tidy) == 2 * 2 * 3  # seeds x loads x arms other than the baseline
+    assert set(tidy["arm"]) == {"migration", "preemption", "preemption+migration"}
+    assert tidy["jct_gain"].to_numpy() == pytest.approx(
+        (tidy["baseline_avg_jct"] / tidy["avg_jct"]).to_numpy()
+    )
+    one = jct_gains(study_over_load("earth", [1.0, 2.0], seed=1, days=0.25))
+    row = tidy[(tidy["seed"] == 1) & (tidy["load_scale"] == 2.0) & (tidy["arm"] == "preemption")]
+    assert row["jct_gain"].item() == pytest.approx(one.loc[("earth", 2.0), "preemption"])
+    seed0 = tidy[(tidy["seed"] == 0) & (tidy["load_scale"] == 2.0) & (tidy["arm"] == "preemption")]
+    assert seed0["baseline_avg_jct"].item() != row["baseline_avg_jct"].item()  # own months
+
+
 def test_notebook_helpers_put_the_varied_switch_on_the_real_scheduling():
     from analysim.figures import compare, real_scheduling, sensitivity
 
