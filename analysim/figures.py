@@ -35,6 +35,7 @@ from analysim.progress import progress_bar
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
+    from analysim.config import SimConfig
     from analysim.result import Result
     from analysim.workload import Workload
 
@@ -46,25 +47,50 @@ NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
 
 
 # -- running experiments from notebooks -------------------------------------------------------
+def real_scheduling(preset: str) -> dict[str, Any]:
+    """The :class:`~analysim.config.SimConfig` fields of the scheduling preset ``preset``'s
+    cluster ran (``asim.presets.config``), without its seed: the base a notebook puts its
+    varied switch on top of (``compare(..., base=real_scheduling("venus"))``)."""
+    from analysim import presets
+
+    fields = presets.config(preset).to_dict()
+    fields.pop("seed", None)
+    return fields
+
+
+def _base_fields(base: SimConfig | Mapping[str, Any] | None) -> dict[str, Any]:
+    if base is None:
+        return {}
+    if hasattr(base, "to_dict"):
+        fields = base.to_dict()
+        fields.pop("seed", None)
+        return fields
+    return dict(base)
+
+
 def compare(
     workload: Workload,
     cluster: Cluster,
     arms: Mapping[str, Mapping[str, Any]],
     *,
+    base: SimConfig | Mapping[str, Any] | None = None,
     progress: bool = True,
     **common: Any,
 ) -> dict[str, Result]:
     """Run ``workload`` on ``cluster`` once per arm: ``{label: SimConfig fields}``, each
-    merged over ``common``; return ``{label: Result}`` in the arms' order."""
+    merged over ``common``, merged over ``base`` (a SimConfig or its fields, e.g.
+    :func:`real_scheduling`; a SimConfig's seed is dropped); return ``{label: Result}`` in
+    the arms' order."""
     from analysim.simulate import simulate
 
     if not arms:
         raise ValueError("compare: no arms to run")
+    start = _base_fields(base)
     results = {}
     for label, options in progress_bar(
         arms.items(), desc="runs", disable=not progress, leave=False
     ):
-        results[str(label)] = simulate(workload, cluster, **{**common, **options})
+        results[str(label)] = simulate(workload, cluster, **{**start, **common, **options})
     return results
 
 
@@ -92,21 +118,24 @@ def sensitivity(
     values: Sequence[Any],
     *,
     seeds: Sequence[int] = (0,),
+    base: SimConfig | Mapping[str, Any] | None = None,
     progress: bool = True,
     **common: Any,
 ) -> pd.DataFrame:
     """Summaries of runs with ``parameter`` set to each of ``values`` (and each seed): one row
-    per run, columns ``parameter, seed`` and the summary metrics.
+    per run, columns ``parameter, seed`` and the summary metrics. Every run's configuration
+    is ``base`` (as in :func:`compare`), then ``common``, then the seed and ``parameter``.
 
     ``workload`` may be a function of the seed, so each seed also draws its own workload.
     """
     from analysim.simulate import simulate
 
+    start = _base_fields(base)
     rows = []
     runs = [(value, seed) for value in values for seed in seeds]
     for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
         trace = workload(seed) if callable(workload) else workload
-        options = {**common, "seed": seed, parameter: value}
+        options = {**start, **common, "seed": seed, parameter: value}
         summary = simulate(trace, cluster, **options).summary()
         rows.append({parameter: value, "seed": seed, **summary.to_dict()})
     return pd.DataFrame(rows)

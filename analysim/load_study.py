@@ -56,3 +56,39 @@ def jct_gains(frame: pd.DataFrame, metric: str = "avg_jct") -> pd.DataFrame:
     halves it; 1.0: no effect)."""
     wide = frame.pivot_table(index=["preset", "load_scale"], columns="arm", values=metric)
     return wide.rdiv(wide["baseline"], axis=0).drop(columns="baseline")
+
+
+def gains_over_load(
+    name: str,
+    load_scales: Iterable[float] = LOAD_SCALES,
+    *,
+    seeds: Iterable[int] = (0,),
+    scheduler: Any = "las",
+    days: float | None = None,
+    metric: str = "avg_jct",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """:func:`study_over_load` for each of ``seeds`` (each draws its own month), as a tidy
+    table for :func:`analysim.plotting.metric_curve`: one row per seed, load point and arm
+    other than the baseline, columns ``preset, load_scale, seed, arm, jct_gain`` (the
+    baseline's ``metric`` over the arm's) and the baseline's and the arm's ``metric``."""
+    rows = []
+    for seed in seeds:
+        frame = study_over_load(
+            name, load_scales, scheduler=scheduler, seed=seed, days=days, progress=progress
+        )
+        wide = frame.pivot_table(index="load_scale", columns="arm", values=metric)
+        for arm in wide.columns.drop("baseline"):
+            part = pd.DataFrame(
+                {
+                    "preset": name,
+                    "load_scale": wide.index,
+                    "seed": seed,
+                    "arm": arm,
+                    "jct_gain": wide["baseline"] / wide[arm],
+                    f"baseline_{metric}": wide["baseline"],
+                    metric: wide[arm],
+                }
+            )
+            rows.append(part)
+    return pd.concat(rows, ignore_index=True)

@@ -183,6 +183,7 @@ RULES: dict[str, Rule] = {
     "seed": seed,
     "seeds": list_of(seed),
     "share_seeds": list_of(seed),
+    "load_seeds": list_of(seed),
     "max_jobs": count,
     "until": positive,
     "speedup": positive,

@@ -214,3 +214,44 @@ def test_study_over_load_runs_the_four_arms_per_load_point():
     assert gains.loc[("earth", 2.0), "preemption"] == pytest.approx(baseline[2.0] / preempt[2.0])
     # the arms run on the preset's own config: backfill on, like Helios' Slurm
     assert presets.config("earth").backfill
+
+
+def test_gains_over_load_one_row_per_seed_load_and_arm():
+    from analysim.load_study import gains_over_load, jct_gains, study_over_load
+
+    tidy = gains_over_load("earth", [1.0, 2.0], seeds=[0, 1], days=0.25)
+    assert len(tidy) == 2 * 2 * 3  # seeds x loads x arms other than the baseline
+    assert set(tidy["arm"]) == {"migration", "preemption", "preemption+migration"}
+    assert tidy["jct_gain"].to_numpy() == pytest.approx(
+        (tidy["baseline_avg_jct"] / tidy["avg_jct"]).to_numpy()
+    )
+    one = jct_gains(study_over_load("earth", [1.0, 2.0], seed=1, days=0.25))
+    row = tidy[(tidy["seed"] == 1) & (tidy["load_scale"] == 2.0) & (tidy["arm"] == "preemption")]
+    assert row["jct_gain"].item() == pytest.approx(one.loc[("earth", 2.0), "preemption"])
+    seed0 = tidy[(tidy["seed"] == 0) & (tidy["load_scale"] == 2.0) & (tidy["arm"] == "preemption")]
+    assert seed0["baseline_avg_jct"].item() != row["baseline_avg_jct"].item()  # own months
+
+
+def test_notebook_helpers_put_the_varied_switch_on_the_real_scheduling():
+    from analysim.figures import compare, real_scheduling, sensitivity
+
+    base = real_scheduling("earth")
+    assert "seed" not in base and base["backfill"] and base["placement"] == "consolidate"
+    jobs, cluster = presets.workload("earth", seed=1, days=0.2), presets.cluster("earth")
+    arms = {"real": {}, "no backfill": {"backfill": False}}
+    results = compare(jobs, cluster, arms, base=base, scheduler="las", seed=1, progress=False)
+    real, off = results["real"].config, results["no backfill"].config
+    assert real["backfill"] and not off["backfill"] and off["placement"] == "consolidate"
+    assert real["scheduler"] == "las" and real["seed"] == 1
+    plain = compare(jobs, cluster, {"default": {}}, seed=1, progress=False)["default"]
+    assert not plain.config["backfill"]  # without a base: SimConfig's defaults
+    # a SimConfig as base: its seed is dropped, the runs' own seeds stay
+    busy = presets.workload("earth", seed=1, days=0.5, load_scale=3.0)  # queues: backfill matters
+    rows = sensitivity(busy, cluster, "preemption", [False, True], seeds=[2],
+                       base=presets.config("earth"), progress=False)
+    assert list(rows["seed"]) == [2, 2] and list(rows["preemption"]) == [False, True]
+    real = compare(busy, cluster, {"x": {}}, base=presets.config("earth"), seed=2,
+                   progress=False)["x"].summary()["avg_jct"]
+    default = compare(busy, cluster, {"x": {}}, seed=2, progress=False)["x"].summary()["avg_jct"]
+    assert real != pytest.approx(default, rel=1e-3)
+    assert rows.loc[0, "avg_jct"] == pytest.approx(real)
