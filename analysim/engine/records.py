@@ -1,11 +1,17 @@
 """The engine's records: the event log and the timeline samples, from which
 :class:`~analysim.result.Result` builds its ``events`` and ``timeline`` frames.
 
-The engine appends to them as it goes and never reads them back to decide anything.
+The engine appends to them as it goes and never reads them back to decide anything. Beside
+the events it keeps its *decisions*: for every scheduling round (time, group, whether it was a
+full round, when the group's next full round is due) the waiting jobs it tried and could not
+start, each with the reason the round found (:data:`REASON_NAMES`); a waiting job it did not
+try was behind the first failed job of its queue (head-of-line blocking). ``explain`` reads
+them instead of deciding again.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -16,6 +22,18 @@ EVENT_NAMES = np.array(
     ["submit", "start", "resume", "preempt", "finish", "unschedulable", "migrate", "reclaim"],
     dtype=object,
 )
+
+
+# why a tried job did not start (the low bits of a try's code)
+FULL, QUOTA, FRAGMENTED = 1, 2, 3
+REASON_NAMES = {0: "", FULL: "full", QUOTA: "quota", FRAGMENTED: "fragmented"}
+# what preemption found for it (the code's bits 2-3): no lower-ranked evictable jobs that
+# free room for it, and none protected / the same, but lower-ranked jobs were protected
+PREEMPT_NO_ROOM, PREEMPT_PROTECTED = 4, 8
+PREEMPTION_NAMES = {0: "", PREEMPT_NO_ROOM: "no_room", PREEMPT_PROTECTED: "protected"}
+BORROW_FAILED = 16  # it tried idle GPUs of other VCs in vain (the borrowing round)
+# a round's flags
+ROUND_FULL, ROUND_NOTHING_FREE = 1, 2  # a full round; ended at once: no GPU free to its group
 
 
 class Capture(NamedTuple):
@@ -43,6 +61,15 @@ class Records:
         self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
         # run-length samples: (first time, how many sample times, per-VC counters, capture)
         self.samples: list[tuple[float, int, tuple, Capture]] = []
+        # decisions: per round (time, group, flags, its first try, the next full round due)
+        self.round_time: list[float] = []
+        self.round_group: list[int] = []
+        self.round_flags: list[int] = []
+        self.round_first: list[int] = []
+        self.round_next_full: list[float] = []
+        # per try that did not start a job: the job and its code (a reason | preemption bits)
+        self.try_job: list[int] = []
+        self.try_code: list[int] = []
         self._memo = memo
         self._captured_at = -1  # the change count when the last capture was made
         self._captured: Capture | None = None
@@ -75,6 +102,20 @@ class Records:
             self.event_cause[index] = cause
         if left is not None:
             self.event_from[index] = left
+
+    def open_round(self, time: float, group: int, flags: int) -> None:
+        """A scheduling round of ``group`` begins (its tries follow)."""
+        self.round_time.append(time)
+        self.round_group.append(group)
+        self.round_flags.append(flags)
+        self.round_first.append(len(self.try_job))
+        self.round_next_full.append(math.inf)
+
+    def close_round(self, next_full: float, nothing_free: bool) -> None:
+        """The round ends: when its group's next full round may change anything."""
+        self.round_next_full[-1] = next_full
+        if nothing_free:
+            self.round_flags[-1] |= ROUND_NOTHING_FREE
 
     def capture(
         self, changes: int, free: np.ndarray, waiting_counts: Any, vc_used: list[int]
