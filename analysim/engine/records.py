@@ -49,6 +49,11 @@ class Records:
     and the timeline samples."""
 
     EVENT_NAMES = EVENT_NAMES  # the name of each event kind (for readers of the records)
+    # the codes of the decisions (for readers of the records)
+    REASON_NAMES = REASON_NAMES
+    PREEMPTION_NAMES = PREEMPTION_NAMES
+    BORROW_FAILED = BORROW_FAILED
+    ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
     def __init__(self, memo: bool = True) -> None:
         self.event_time: list[float] = []
