@@ -171,6 +171,31 @@ def test_a_job_that_may_preempt_at_the_next_full_round():
     assert why_waiting(plain, "short", 100, cluster).endswith("and it needs 4.")
 
 
+def test_preemption_refused_because_the_lower_ranked_job_is_protected():
+    # "long" resumes at 160 after "short" (it preempted it at 60): protected until 160 + one
+    # quantum (60) + its restore cost (30) = 250. "short2" arrives at 170; the full round at
+    # 180 finds no job it may evict (long is protected); the round at 300 evicts long.
+    rows = [
+        ("long", "a", "u", 0.0, 1000.0, 16),
+        ("short", "a", "u", 10.0, 100.0, 4),
+        ("short2", "a", "u", 170.0, 100.0, 4),
+    ]
+    result, cluster = _custom(rows, scheduler="sjf", preemption=True, checkpoint_cost=30)
+    assert why_waiting(result, "short2", 200, cluster) == (
+        "short2 at t=200 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 4. Preemption: no lower-ranked job it may evict makes room for "
+        "it, and lower-ranked jobs are protected (a (re)started job first runs one quantum); "
+        "the next protection ends at t=250 s. At the next full round, t=300 s, it evicts long."
+    )
+    # at 175 the last round (170, its arrival) was an event round: no eviction is tried
+    reason = explain(result, "short2", 175, cluster)
+    assert (reason.detail["round"], reason.detail["outlook"], reason.detail["next_round"]) == (
+        170.0,
+        "not_full",
+        180.0,
+    )
+
+
 @pytest.mark.parametrize(
     ("job", "time", "kind", "sentence"),
     [
