@@ -31,7 +31,9 @@ class Decisions:
     GPUs free on its nodes than it needs; ``quota``: its VC's quota does not allow it;
     ``fragmented``: enough free, no placement fits), ``preemption`` (in a full round with
     preemption: ``no_room``, or ``protected`` when lower-ranked running jobs were still
-    protected; empty when not tried), ``borrow_failed`` (it tried idle GPUs of other VCs).
+    protected; empty when not tried), ``borrow_failed`` (it tried idle GPUs of other VCs),
+    ``free`` (the GPUs free to it when tried: in its VC's quota for ``quota``, else on its
+    nodes; later starts in the same round, with backfill, may have taken some since).
 
     ``job_group`` and ``job_queue``: per job, its group and its queue (its VC, or 0 on an
     unpartitioned cluster): a waiting job a round did not try was behind the first job of
@@ -73,6 +75,7 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
             "reason": reasons[code & 3],
             "preemption": preemption[(code >> 2) & 3],
             "borrow_failed": (code & records.BORROW_FAILED) > 0,
+            "free": np.array(records.try_free[:tries], dtype=np.int64),
         }
     )
     queue = np.asarray(sim.job_vc if sim.cluster.partitioned else np.zeros(sim.n_jobs, int))

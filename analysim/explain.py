@@ -4,8 +4,9 @@
 per scheduling round, the waiting jobs it tried and could not start, and why) and decides
 nothing again: it takes the last round of the job's group at or before ``time`` and says
 what that round found. The numbers it quotes (GPUs free, in use) come from the state after
-the decisions at ``time``, rebuilt from the events (``snapshot(time)``); no round of the
-group ran between the two, so they are the round's. The answers:
+the decisions at ``time``, rebuilt from the events (``snapshot(time)``), or, where later
+decisions of the same round (backfill, evictions) moved GPUs so that they no longer show
+what the try found, from the records (the GPUs free to the job when it was tried). The answers:
 
 * the job is not waiting at that time (not yet submitted, running, done, unschedulable);
 * the round tried it and its VC's quota, or its nodes (its VC's, the shared pool, the
@@ -333,12 +334,16 @@ class _Moment:
         vc = int(self.partition.job_vc[j])
         detail: dict[str, Any] = {"round": decided.time}
         if tried is None and decided.nothing_free:
-            tried = {"reason": "full", "preemption": "", "borrow_failed": False}
+            tried = {"reason": "full", "preemption": "", "borrow_failed": False, "free": 0}
             detail["nothing_free"] = True
         if tried is not None:
             detail["reason"] = tried["reason"]
             detail.update(self._outlook(decided, j, tried))
-            free, capacity, scope = self._room(domain, vc, free_nodes, tried["reason"])
+            capacity, scope = self._room(domain, vc, tried["reason"])
+            free = self._free_now(domain, vc, free_nodes, tried["reason"])
+            if (free >= need) != (tried["reason"] == "fragmented"):
+                # GPUs moved later in that round (backfill, evictions): as the try found them
+                free = int(tried["free"])
             if tried["reason"] == "fragmented":
                 return WaitReason(
                     kind="fragmented",
@@ -422,23 +427,26 @@ class _Moment:
         idle = int((snap["job_id"].isna() & elsewhere).sum())
         return {"borrow_idle": idle, "borrow_room": max(0, cap - borrowed_now), "borrow_cap": cap}
 
-    def _room(
-        self, domain: Any, vc: int, free_nodes: np.ndarray, reason: str
-    ) -> tuple[int, int, str]:
-        """GPUs free to a job of ``domain``, the capacity they come from, and whose it is:
-        its VC's quota when the engine found the quota in the way (``reason``), else the
+    def _free_now(self, domain: Any, vc: int, free_nodes: np.ndarray, reason: str) -> int:
+        """The GPUs free to the job now: in its VC's quota (``reason`` "quota"), else on its
+        nodes."""
+        if reason == "quota":
+            return int(domain.quota - self.own_used()[vc])
+        return int(free_nodes.sum())
+
+    def _room(self, domain: Any, vc: int, reason: str) -> tuple[int, str]:
+        """The capacity the GPUs free to a job of ``domain`` come from, and whose it is: its
+        VC's quota when the engine found the quota in the way (``reason``), else the
         nodes'."""
         name = self.partition.vc_names[vc]
-        pool_free = int(free_nodes.sum())
         pool_capacity = int(domain.topology.capacity.sum())
         if domain.quota is not None:
             if reason == "quota":
-                used = int(self.own_used()[vc])
-                return domain.quota - used, domain.quota, f"quota of VC {name}"
-            return pool_free, pool_capacity, "shared pool"
+                return domain.quota, f"quota of VC {name}"
+            return pool_capacity, "shared pool"
         if self.cluster.partitioned:
-            return pool_free, pool_capacity, f"VC {name}"
-        return pool_free, pool_capacity, "cluster"
+            return pool_capacity, f"VC {name}"
+        return pool_capacity, "cluster"
 
     def _nodes_of(self, job_id: str) -> str | None:
         mine = self._events[self._events["job_id"] == job_id]

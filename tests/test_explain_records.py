@@ -10,10 +10,14 @@ against the engine's own state at that moment, not against the records:
   on its nodes than it asks for (none at all in its group when the round ended at once);
 * ``fragmented``: enough GPUs are free on its nodes and its quota allows it, yet the placer
   finds no placement;
-* ``ranked_behind``: the job named is waiting, in its queue, and the scheduler ranks it
-  ahead; the run has no backfill;
+* ``ranked_behind``: the job named is waiting, in its queue, and (when nothing started or
+  stopped at that moment, so that the ranking asked now is the round's) the scheduler ranks
+  it ahead; the run has no backfill;
 * preemption ``protected``: a running job ranked below it was still protected; ``no_room``:
-  none was (only evictable ones, which did not make room);
+  none was (only evictable ones, which did not make room) (checked when the ranking is the
+  round's, as above);
+* the numbers: ``full`` quotes fewer free GPUs than it needs, ``fragmented`` enough; GPUs
+  free now agree unless later decisions of that moment moved GPUs;
 * ``preempted_by``: the job named started at the moment of the preemption, and the event
   names it as the cause.
 """
@@ -38,7 +42,8 @@ MAX_STEPS = 400  # moments stepped per run (each explained): enough to cover the
 
 
 def _ranking(sim: Simulation, group: int) -> list[int]:
-    """The scheduler's ranking of the group's waiting and running jobs now (asked afresh)."""
+    """The scheduler's ranking of the group's waiting and running jobs now (asked afresh,
+    not read from the records)."""
     return sim._rank(group, include_running=True).tolist()
 
 
@@ -64,31 +69,48 @@ def check_moment(sim: Simulation, case) -> int:
         quota_ok = domain.quota is None or sim.vc_used[vc] + need <= domain.quota
         group = int(sim.job_group[j])
         assert reason.kind in ("full", "fragmented", "ranked_behind"), reason.text
+        # what changed in the group at this moment after the round tried the job: GPUs taken
+        # (later starts) or given back (evictions for a job ranked below it)
+        now_events = events[events["time"] == now]
+        moved = now_events[now_events["event"].isin(["start", "resume", "migrate"])]
+        evicted = now_events[now_events["event"].isin(["preempt", "reclaim"])]
+        # the ranking asked now is the round's if nothing started or stopped in the round
+        # (some schedulers rank by the GPUs each VC holds)
+        still = moved.empty and evicted.empty
         if reason.kind == "full" and reason.detail.get("nothing_free"):
             assert sim.group_free[group] == 0, reason.text
         elif reason.kind == "full" and reason.scope.startswith("quota"):
-            assert not quota_ok, reason.text
+            assert reason.free < need, reason.text
+            assert not quota_ok or len(evicted), reason.text
         elif reason.kind == "full":
-            assert quota_ok and free < need, reason.text
-            assert reason.free == free, reason.text
+            assert reason.free < need, reason.text
+            assert (quota_ok and free <= reason.free) or len(evicted), reason.text
         elif reason.kind == "fragmented":
-            assert quota_ok and free >= need, reason.text
-            assert not sim.placer_fits(need, sim.free[domain.nodes], domain), reason.text
+            assert reason.free >= need, reason.text
+            if free >= need and not len(evicted):
+                # the GPUs free now are a subset of those it was tried on: still no place
+                assert not sim.placer_fits(need, sim.free[domain.nodes], domain), reason.text
+            else:
+                assert len(moved) or len(evicted), reason.text
         else:
             assert not sim.config.backfill, reason.text
             blocker = int(np.flatnonzero(sim.job_ids == reason.blocker)[0])
             assert sim.status[blocker] == WAITING, reason.text
             assert sim._queue[blocker] == sim._queue[j], reason.text
-            order = _ranking(sim, group)
-            assert order.index(blocker) < order.index(j), reason.text
+            if still:
+                order = _ranking(sim, group)
+                assert order.index(blocker) < order.index(j), reason.text
         outlook = reason.detail.get("outlook")
-        if outlook in ("protected", "no_room"):
+        if outlook in ("protected", "no_room") and still:
             order = _ranking(sim, group)
             below = order[order.index(j) + 1 :]
+            started_now = set(moved["job_id"])  # after its try (backfill): not seen by it
             protected = [
                 r
                 for r in below
-                if sim.status[r] == RUNNING and sim.evictable_from[r] > now + EPS
+                if sim.status[r] == RUNNING
+                and sim.evictable_from[r] > now + EPS
+                and sim.job_ids[r] not in started_now
             ]
             assert bool(protected) == (outlook == "protected"), reason.text
         if reason.preempted_by:

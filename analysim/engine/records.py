@@ -75,6 +75,7 @@ class Records:
         # per try that did not start a job: the job and its code (a reason | preemption bits)
         self.try_job: list[int] = []
         self.try_code: list[int] = []
+        self.try_free: list[int] = []  # GPUs free to it then (on its nodes, or in its quota)
         self._memo = memo
         self._captured_at = -1  # the change count when the last capture was made
         self._captured: Capture | None = None

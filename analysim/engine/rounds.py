@@ -229,7 +229,8 @@ class Rounds:
         queue_of = self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
         start: int | None = 0
-        try_job, try_code = self.records.try_job, self.records.try_code
+        records = self.records
+        try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -239,7 +240,7 @@ class Rounds:
                 if self._try_start(j):
                     changed = True
                     continue
-                why = self._why  # the reason it did not fit, for the records
+                why, room = self._why, self._room_seen  # why it did not fit (the records)
                 if self._own_room and self._try_own_room(j):
                     changed = True
                     continue
@@ -251,6 +252,7 @@ class Rounds:
                     why |= self._preempt_why
                 try_job.append(j)
                 try_code.append(why)
+                try_free.append(room)
                 if not self.config.backfill:
                     blocked.add(vc)
                     if queues_waiting is None:
@@ -284,12 +286,13 @@ class Rounds:
             if self._try_start(j):  # the head may have moved on
                 changed = True
                 continue
-            why = self._why
+            why, room = self._why, self._room_seen
             if self._try_borrow(j):
                 changed = True
                 continue
             records.try_job.append(j)
             records.try_code.append(why | BORROW_FAILED)
+            records.try_free.append(room)
             if not self.config.backfill:
                 done.add(vc)
         return changed
@@ -326,18 +329,21 @@ class Rounds:
         own = domain is None
         domain, need = (self._domain[j] if own else domain), self._gpus[j]
         if own and free is self.free and self._covers_group[self._domain_index[j]]:
-            if self.group_free[self._group[j]] < need:  # counted already
-                self._why = FULL
+            room = self.group_free[self._group[j]]  # counted already
+            if room < need:
+                self._why, self._room_seen = FULL, room
                 return None
             free = free[domain.nodes]
         else:
             free = free[domain.nodes]
-            if free.sum() < need:
-                self._why = FULL
+            room = int(free.sum())
+            if room < need:
+                self._why, self._room_seen = FULL, room
                 return None
         take = self._ask_placer(need, free, domain.topology)
         if take is None:
-            self._why = FRAGMENTED  # enough GPUs free, but no placement of them fits
+            # enough GPUs free, but no placement of them fits
+            self._why, self._room_seen = FRAGMENTED, room
             return None
         if isinstance(take, (int, np.integer)):  # one node, from the placer's pick_node
             if not 0 <= take < len(free) or free[take] < need:
@@ -383,14 +389,19 @@ class Rounds:
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
             why = self._start_why[j]
-            if why == FRAGMENTED and self._room_of(j) < self._gpus[j]:
-                why = FULL
+            if why == QUOTA:
+                self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
+            else:
+                self._room_seen = self._room_of(j)
+                if why == FRAGMENTED and self._room_seen < self._gpus[j]:
+                    why = FULL
             self._why = why
             return False
         if self._quota_allows(j, self.vc_used):
             placed = self._place(j, self.free)  # sets ``_why`` when it finds none
         else:
             placed, self._why = None, QUOTA
+            self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
         if placed is None:
             self._failed_at[j] = self._releases[group]
             self._start_why[j] = self._why
@@ -409,8 +420,12 @@ class Rounds:
         free room for it, if any do."""
         epoch = self._evict_epoch[self._group[j]]
         if self._preempt_failed_at.get(j) == epoch:
-            # nothing it could use has changed since it last failed (``_preempt_why``: why)
-            self._preempt_why = self._preempt_why_of[j]
+            # nothing it could use has changed since it last failed (``_preempt_why``: why;
+            # a job started since, below it, is protected)
+            why = self._preempt_why_of[j]
+            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos):
+                why = PREEMPT_PROTECTED
+            self._preempt_why = why
             return False
         if not self._evict_for(j, self._evictable_below(ranked, pos)):
             self._preempt_failed_at[j] = epoch
