@@ -3,7 +3,7 @@
 Random small runs (``strategies.py``: every scheduler, placement, preemption, backfill,
 migration, borrowing, on pools, VCs owning nodes and quotas) are stepped one moment at a
 time; right after each moment's decisions every waiting job whose group had a round then is
-explained (``analysis.explain``, which reads the engine's records), and each claim is checked
+explained (``analysim.explain``, which reads the engine's records), and each claim is checked
 against the engine's own state at that moment, not against the records:
 
 * ``full`` (quota): its VC's quota does not allow it; ``full`` (its nodes): fewer GPUs are free
