@@ -49,16 +49,18 @@ class Decisions:
 def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
     """The first ``count`` rounds of ``sim``'s records and their ``tries`` tries."""
     records = sim.records
-    flags = np.array(records.round_flags[:count], dtype=np.int64)
+    table = records.rounds[:count]
+    columns = list(zip(*table, strict=True)) if table else [[]] * 5
+    flags = np.array(columns[2], dtype=np.int64)
     full_flag, nothing_free_flag = records.ROUND_FULL, records.ROUND_NOTHING_FREE
-    first = np.array(records.round_first[:count], dtype=np.int64)
+    first = np.array(columns[3], dtype=np.int64)
     rounds = pd.DataFrame(
         {
-            "time": np.array(records.round_time[:count], dtype=float),
-            "group": np.array(records.round_group[:count], dtype=np.int64),
+            "time": np.array(columns[0], dtype=float),
+            "group": np.array(columns[1], dtype=np.int64),
             "full": (flags & full_flag) > 0,
             "nothing_free": (flags & nothing_free_flag) > 0,
-            "protected_until": np.array(records.round_next_full[:count], dtype=float),
+            "protected_until": np.array(columns[4], dtype=float),
             "first": first,
             "stop": np.r_[first[1:], tries].astype(np.int64),
         }

@@ -362,7 +362,7 @@ def build_result(sim: Simulation) -> Result:
         },
     }
     records = sim.records
-    decisions = partial(build_decisions, sim, len(records.round_time), len(records.try_job))
+    decisions = partial(build_decisions, sim, len(records.rounds), len(records.try_job))
     return Result(jobs, events, timeline, sim.config.to_dict(), meta, decisions)
 
 

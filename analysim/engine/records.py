@@ -11,7 +11,6 @@ them instead of deciding again.
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -66,12 +65,9 @@ class Records:
         self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
         # run-length samples: (first time, how many sample times, per-VC counters, capture)
         self.samples: list[tuple[float, int, tuple, Capture]] = []
-        # decisions: per round (time, group, flags, its first try, the next full round due)
-        self.round_time: list[float] = []
-        self.round_group: list[int] = []
-        self.round_flags: list[int] = []
-        self.round_first: list[int] = []
-        self.round_next_full: list[float] = []
+        # decisions: per round, one tuple (time, group, flags, its first try, the time the
+        # group's next lower-ranked running job stops being protected), appended as it ends
+        self.rounds: list[tuple[float, int, int, int, float]] = []
         # per try that did not start a job: the job and its code (a reason | preemption bits)
         self.try_job: list[int] = []
         self.try_code: list[int] = []
@@ -108,20 +104,6 @@ class Records:
             self.event_cause[index] = cause
         if left is not None:
             self.event_from[index] = left
-
-    def open_round(self, time: float, group: int, flags: int) -> None:
-        """A scheduling round of ``group`` begins (its tries follow)."""
-        self.round_time.append(time)
-        self.round_group.append(group)
-        self.round_flags.append(flags)
-        self.round_first.append(len(self.try_job))
-        self.round_next_full.append(math.inf)
-
-    def close_round(self, next_full: float, nothing_free: bool) -> None:
-        """The round ends: when its group's next full round may change anything."""
-        self.round_next_full[-1] = next_full
-        if nothing_free:
-            self.round_flags[-1] |= ROUND_NOTHING_FREE
 
     def capture(
         self, changes: int, free: np.ndarray, waiting_counts: Any, vc_used: list[int]

@@ -111,7 +111,8 @@ class Rounds:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
         self._promoted = False
-        self.records.open_round(self.now, group, ROUND_FULL if preemptive else 0)
+        first_try = len(self.records.try_job)
+        self._round_flags = ROUND_FULL if preemptive else 0
         reranked = self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
@@ -157,7 +158,9 @@ class Rounds:
             self.protected_until[group] = self._next_unprotected(group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
-        self.records.round_next_full[-1] = self.protected_until[group]
+        self.records.rounds.append(
+            (self.now, group, self._round_flags, first_try, self.protected_until[group])
+        )
         return changed
 
     def _bound_ranking(self, group: int) -> None:
@@ -221,7 +224,7 @@ class Rounds:
             and not self.borrowers
         ):
             # no GPU free to this group and none to reclaim: nothing can start
-            self.records.round_flags[-1] |= ROUND_NOTHING_FREE
+            self._round_flags |= ROUND_NOTHING_FREE
             return False
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
@@ -389,7 +392,8 @@ class Rounds:
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
             why = self._start_why[j]
-            if why == QUOTA:
+            if why == QUOTA or not self._quota_allows(j, self.vc_used):  # checked first
+                why = QUOTA
                 self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
             else:
                 self._room_seen = self._room_of(j)
