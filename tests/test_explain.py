@@ -344,3 +344,24 @@ def test_gantt_draws_one_bar_per_gpu_spell():
     bars = [b for c in ax.collections for b in c.get_paths()]
     assert len(bars) == len(allocations(result, cluster)) == 30  # the toy asks for 30 GPUs
     assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["n0:0", "n0:1"]
+
+
+def test_the_blocker_is_the_job_the_borrowing_round_stopped_at():
+    # VC b's own nodes (n2, n3) are full with bx. At 10 the round tries b1 on b's GPUs (too
+    # few free: b's queue blocks), then the borrowing round starts b1 on VC a's n0 and stops
+    # at b2 (b may borrow 0.5 x 8 = 4 GPUs): b3 waits behind b2, not behind b1 (running)
+    rows = [
+        ("bx", "b", "u", 0.0, 1000.0, 8),
+        ("b1", "b", "u", 10.0, 100.0, 4),
+        ("b2", "b", "u", 10.0, 100.0, 4),
+        ("b3", "b", "u", 10.0, 100.0, 1),
+    ]
+    cluster = asim.presets.cluster("toy", partition="nodes")
+    workload = asim.Workload.from_frame(pd.DataFrame(rows, columns=COLUMNS))
+    result = asim.simulate(workload, cluster, borrowing=True, borrow_limit=0.5)
+    assert explain(result, "b1", 20, cluster).kind == "running"
+    assert why_waiting(result, "b3", 20, cluster) == (
+        "b3 at t=20 s: it waits because it is ranked behind b2 in its queue; b2, first in "
+        "line, does not fit (too few free GPUs), and without backfill no job ranked below it "
+        "starts."
+    )
