@@ -1,19 +1,24 @@
 """Why is a job waiting? Answers in words, from a run's own records.
 
-:func:`why_waiting` reads a :class:`~analysim.result.Result`'s ``jobs`` and ``events`` (and
-``snapshot(time)`` where the engine provides it), rebuilds the state after the decisions at
-``time`` (who runs where, who waits, how much service each job has had) and, where the answer
-depends on the ranking, ranks the jobs again with the run's own scheduler. The reasons, in the
-order they are checked:
+:func:`why_waiting` reads what the engine recorded when it decided (``Result.decisions``:
+per scheduling round, the waiting jobs it tried and could not start, and why) and decides
+nothing again: it takes the last round of the job's group at or before ``time`` and says
+what that round found. The numbers it quotes (GPUs free, in use) come from the state after
+the decisions at ``time``, rebuilt from the events (``snapshot(time)``), or, where later
+decisions of the same round (backfill, evictions) moved GPUs so that they no longer show
+what the try found, from the records (the GPUs free to the job when it was tried). The answers:
 
 * the job is not waiting at that time (not yet submitted, running, done, unschedulable);
-* its VC (or the shared pool, or the whole cluster) has fewer free GPUs than it asks for;
-* enough GPUs are free to it, but no placement fits them (fragmentation);
-* it would fit, but waiting jobs ranked ahead of it in its queue do not, and without
-  backfilling no job behind them starts (head-of-line blocking).
+* the round tried it and its VC's quota, or its nodes (its VC's, the shared pool, the
+  cluster), had fewer free GPUs than it asks for (``full``), or enough but no placement fit
+  (``fragmented``); with preemption, what eviction found (no lower-ranked evictable jobs
+  that make room, or lower-ranked jobs still protected), and from the later records when the
+  next full round came and whom the job evicted then;
+* the round did not try it: the first job of its queue that did not fit blocks the queue
+  (head-of-line blocking, without backfill).
 
 If the job was last preempted, the answer says by whom (the ``cause`` recorded with the
-event when the engine keeps one; otherwise the jobs that started on its nodes at that moment).
+event; for events without one, the jobs that started on its nodes at that moment).
 
 :func:`allocations` replays the events into per-GPU intervals (for Gantt charts) and
 :func:`gpu_snapshot` gives one row per GPU at a time, like ``Result.snapshot``.
@@ -29,11 +34,10 @@ import pandas as pd
 
 from analysim.config import SimConfig
 from analysim.domains import build_partition
-from analysim.policies.scheduling import JobView
-from analysim.status import RUNNING, WAITING
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
+    from analysim.decisions import Decisions
     from analysim.result import Result
 
 RUN_EVENTS = ("start", "resume", "migrate")
@@ -47,7 +51,10 @@ class WaitReason:
 
     ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``unschedulable``, ``full``
     (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
-    a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` or ``next_round``.
+    a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
+    queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
+    round did not try it, and nothing blocked its queue). ``detail["round"]`` is the time of
+    that round, the engine's last decision about the job.
     """
 
     job_id: str
@@ -308,13 +315,6 @@ class _Moment:
         counts = snap.loc[held, "job_vc"].value_counts()
         return np.array([int(counts.get(v, 0)) for v in self.partition.vc_names], dtype=np.int64)
 
-    def vc_used(self) -> np.ndarray:
-        """GPUs each VC's jobs hold, own and borrowed (what schedulers see as its usage)."""
-        running = self.status == "running"
-        used = np.zeros(len(self.partition.vc_names), dtype=np.int64)
-        np.add.at(used, self.partition.job_vc[running], self.jobs["num_gpus"].to_numpy()[running])
-        return used
-
     # -- the reason --------------------------------------------------------------------------
     def reason(self, job_id: str) -> WaitReason:
         if job_id not in self.index:
@@ -327,77 +327,90 @@ class _Moment:
             kind = "not_submitted" if status == "pending" else status
             return WaitReason(kind=kind, **base, detail={"nodes": self._nodes_of(job_id)})
         base.update(self._preemption(job_id))
+        decided = _LastRound(self.decisions(), j, self.time)
+        tried = decided.try_of(j)
         domain = self.partition.domains[self.partition.job_domain[j]]
         free_nodes = self.free_per_node()[domain.nodes]
-        used = self.own_used()
         vc = int(self.partition.job_vc[j])
-        free, capacity, scope = self._room(domain, vc, free_nodes, used, need)
-        if free < need:
+        detail: dict[str, Any] = {"round": decided.time}
+        if tried is None and decided.nothing_free:
+            tried = {"reason": "full", "preemption": "", "borrow_failed": False, "free": 0}
+            detail["nothing_free"] = True
+        if tried is not None:
+            detail["reason"] = tried["reason"]
+            detail.update(self._outlook(decided, j, tried))
+            capacity, scope = self._room(domain, vc, tried["reason"])
+            free = self._free_now(domain, vc, free_nodes, tried["reason"])
+            if (free >= need) != (tried["reason"] == "fragmented"):
+                # GPUs moved later in that round (backfill, evictions): as the try found them
+                free = int(tried["free"])
+            if tried["reason"] == "fragmented":
+                return WaitReason(
+                    kind="fragmented",
+                    free=free,
+                    capacity=capacity,
+                    scope=scope,
+                    most_on_one_node=int(free_nodes.max(initial=0)),
+                    detail={
+                        "placement": self.config.placement,
+                        "nodes_with_free": int((free_nodes > 0).sum()),
+                        **detail,
+                    },
+                    **base,
+                )
             lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
+            if tried["borrow_failed"]:
+                detail.update(self._borrowing_outlook(vc, domain))
             return WaitReason(
                 kind="full",
                 free=free,
                 capacity=capacity,
                 scope=scope,
-                detail={
-                    "lent": lent,
-                    **self._preemption_outlook(j, need, free),
-                    **self._borrowing_outlook(vc, domain),
-                },
+                detail={"lent": lent, **detail},
                 **base,
             )
-        placer = self.config.make_placer()
-        rng = np.random.default_rng(self.config.seed)
-        fits = domain.quota is None or used[vc] + need <= domain.quota
-        fits = fits and placer.place(need, free_nodes.copy(), domain.topology, rng) is not None
-        if not fits:
+        blocker = decided.blocker_of(j)
+        if blocker is not None:
+            name, why = blocker
             return WaitReason(
-                kind="fragmented",
-                free=free,
-                capacity=capacity,
-                scope=scope,
-                most_on_one_node=int(free_nodes.max(initial=0)),
-                detail={
-                    "placement": placer.name,
-                    "nodes_with_free": int((free_nodes > 0).sum()),
-                    **self._preemption_outlook(j, need, free),
-                },
+                kind="ranked_behind",
+                free=int(free_nodes.sum()),
+                ahead=(name,),
+                blocker=name,
+                detail={"blocker_reason": why, **detail},
                 **base,
             )
-        ahead = self._ahead_in_queue(j)
-        if ahead and not self.config.backfill:
-            return WaitReason(
-                kind="ranked_behind", free=free, ahead=ahead, blocker=ahead[0], **base
-            )
-        return WaitReason(kind="next_round", free=free, ahead=ahead, **base)
+        return WaitReason(kind="next_round", free=int(free_nodes.sum()), detail=detail, **base)
 
-    def _preemption_outlook(self, j: int, need: int, free: int) -> dict[str, Any]:
-        """With preemption: which running jobs ranked below ``j`` it could evict, and from
-        when (a (re)started job is not evicted before it has run one quantum past its restore
-        cost). Counts GPUs only: whether they would make a placement is the round's to see."""
+    def decisions(self) -> Decisions:
+        known = getattr(self.result, "decisions", None)
+        if known is None:
+            raise ValueError(
+                "explain: this result has no records of the engine's decisions (a result "
+                "loaded from disk does not keep them): explain the Result of a run"
+            )
+        return known
+
+    def _outlook(self, decided: _LastRound, j: int, tried: dict[str, Any]) -> dict[str, Any]:
+        """With preemption: what it found for the job at that round, and when its group's
+        next full round came and whom the job evicted at it (all from the records)."""
         if not self.config.preemption:
             return {}
-        order = self.ranking(j)
-        running = self.status == "running"
-        below = [k for k in order[order.index(j) + 1 :] if running[k]]
-        gpus = self.jobs["num_gpus"].to_numpy()
-        held = int(gpus[below].sum()) if below else 0
-        if free + held < need:
-            return {"outlook": "no_victims", "victims": (), "victim_gpus": held}
-        evictable = self._evictable_from()
-        chosen, room, ready = [], free, 0.0
-        for k in sorted(below, key=lambda k: evictable[k]):  # the soonest evictable first
-            chosen.append(k)
-            room += int(gpus[k])
-            ready = max(ready, float(evictable[k]))
-            if room >= need:
-                break
-        quantum, step = self.config.quantum, self.config.step
-        after = max(ready, self.time + step)
-        next_round = float(np.ceil(after / quantum - 1e-9) * quantum)
-        names = tuple(str(self.jobs.at[k, "job_id"]) for k in chosen)
-        kind = "protected" if ready > self.time + 1e-9 else "can_preempt"
-        return {"outlook": kind, "victims": names, "ready": ready, "next_round": next_round}
+        out: dict[str, Any] = {"outlook": tried["preemption"] or "not_full"}
+        if tried["preemption"] == "protected":
+            out["ready"] = decided.protected_until
+        after = decided.next_full_round()
+        if after is not None:
+            out["next_round"] = after
+            events = self.result.events
+            if "cause" in events.columns:
+                evicted = events[
+                    (events["time"] == after)
+                    & events["event"].astype(str).isin(("preempt", "reclaim"))
+                    & (events["cause"] == self.jobs.at[j, "job_id"])
+                ]
+                out["victims"] = tuple(str(v) for v in evicted["job_id"])
+        return out
 
     def _borrowing_outlook(self, vc: int, domain: Any) -> dict[str, Any]:
         """With borrowing: GPUs of other VCs idle now, and how many more its VC may borrow
@@ -414,44 +427,26 @@ class _Moment:
         idle = int((snap["job_id"].isna() & elsewhere).sum())
         return {"borrow_idle": idle, "borrow_room": max(0, cap - borrowed_now), "borrow_cap": cap}
 
-    def _evictable_from(self) -> np.ndarray:
-        """When each running job may be evicted: its last (re)start + quantum (+ its restore
-        cost after a resume)."""
-        n = len(self.jobs)
-        since = np.full(n, np.inf)
-        resumed = np.zeros(n, dtype=bool)
-        runs = self._events[self._events["event"].astype(str).isin(("start", "resume"))]
-        for time, kind, job in zip(
-            runs["time"].tolist(),
-            runs["event"].astype(str).tolist(),
-            runs["job_id"].tolist(),
-            strict=True,
-        ):
-            since[self.index[job]] = time
-            resumed[self.index[job]] = kind == "resume"
-        try:
-            cost = self.config.make_cost_model().costs(self.jobs).astype(float)
-        except (KeyError, ValueError):
-            cost = np.zeros(n)
-        return since + self.config.quantum + np.where(resumed, cost, 0.0)
+    def _free_now(self, domain: Any, vc: int, free_nodes: np.ndarray, reason: str) -> int:
+        """The GPUs free to the job now: in its VC's quota (``reason`` "quota"), else on its
+        nodes."""
+        if reason == "quota":
+            return int(domain.quota - self.own_used()[vc])
+        return int(free_nodes.sum())
 
-    def _room(
-        self, domain: Any, vc: int, free_nodes: np.ndarray, used: np.ndarray, need: int
-    ) -> tuple[int, int, str]:
-        """GPUs free to a job of ``domain``, the capacity they come from, and whose it is.
-        Under a quota: the quota's room when it is too small for the job (the job cannot
-        start whatever the pool holds), else the pool's."""
+    def _room(self, domain: Any, vc: int, reason: str) -> tuple[int, str]:
+        """The capacity the GPUs free to a job of ``domain`` come from, and whose it is: its
+        VC's quota when the engine found the quota in the way (``reason``), else the
+        nodes'."""
         name = self.partition.vc_names[vc]
-        pool_free = int(free_nodes.sum())
         pool_capacity = int(domain.topology.capacity.sum())
         if domain.quota is not None:
-            quota_free = domain.quota - int(used[vc])
-            if quota_free < need or quota_free < pool_free:
-                return quota_free, domain.quota, f"quota of VC {name}"
-            return pool_free, pool_capacity, "shared pool"
+            if reason == "quota":
+                return domain.quota, f"quota of VC {name}"
+            return pool_capacity, "shared pool"
         if self.cluster.partitioned:
-            return pool_free, pool_capacity, f"VC {name}"
-        return pool_free, pool_capacity, "cluster"
+            return pool_capacity, f"VC {name}"
+        return pool_capacity, "cluster"
 
     def _nodes_of(self, job_id: str) -> str | None:
         mine = self._events[self._events["job_id"] == job_id]
@@ -481,80 +476,48 @@ class _Moment:
         ]
         return {"preempted_by": tuple(dict.fromkeys(by)), **stop}
 
-    # -- the ranking -------------------------------------------------------------------------
-    def _ahead_in_queue(self, j: int) -> tuple[str, ...]:
-        """The waiting jobs of ``j``'s queue that the run's scheduler ranks above it now."""
-        order = self.ranking(j)
-        pos = order.index(j)
-        waiting = self.status == "waiting"
-        return tuple(str(self.jobs.at[k, "job_id"]) for k in order[:pos] if waiting[k])
 
-    def ranking(self, j: int) -> list[int]:
-        """Active jobs of ``j``'s queue (its VC, or everyone on an unpartitioned cluster),
-        ranked by the run's scheduler with their state at this moment."""
-        active = np.isin(self.status, ["waiting", "running"])
-        if self.cluster.partitioned:
-            active &= self.partition.job_vc == self.partition.job_vc[j]
-        else:
-            active &= self.partition.job_domain >= 0
-        index = np.flatnonzero(active)
-        scheduler = self.config.make_scheduler()
-        scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
-        view = JobView(self.time, index, self._columns(), list(self.vc_used()))
-        keys = [np.asarray(k) for k in scheduler.priority(view)]
-        return index[np.lexsort([index, *reversed(keys)])].tolist()
+class _LastRound:
+    """The last scheduling round of a job's group at or before a time, as recorded."""
 
-    def _columns(self) -> dict[str, np.ndarray]:
-        """Per-job arrays as the engine keeps them (service as of each job's last change;
-        a LAS starvation promotion, which the events do not record, is not replayed)."""
-        jobs = self.jobs
-        gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
-        executed, since, stops = self._service()
-        try:
-            cost = self.config.make_cost_model().costs(jobs).astype(float)
-        except (KeyError, ValueError):
-            cost = np.zeros(len(jobs))
-        duration = jobs["duration"].to_numpy(dtype=float)
-        status = np.where(
-            self.status == "running", RUNNING, np.where(self.status == "waiting", WAITING, 0)
-        )
-        return {
-            "num_gpus": gpus,
-            "submit_time": jobs["submit_time"].to_numpy(dtype=float),
-            "duration": duration,
-            "remaining": duration + stops * cost - executed,
-            "attained": executed * gpus,
-            "executed": executed,
-            "since": since,
-            "status": status.astype(np.int8),
-            "vc": self.partition.job_vc,
-            "priority": np.zeros(len(jobs)),
-        }
+    def __init__(self, decisions: Decisions, j: int, time: float) -> None:
+        self.decisions, self.j = decisions, j
+        rounds = decisions.rounds
+        group = int(decisions.job_group[j])
+        self.group_rounds = np.flatnonzero(rounds["group"].to_numpy() == group)
+        times = rounds["time"].to_numpy()[self.group_rounds]
+        at = int(np.searchsorted(times, time + 1e-9, side="right")) - 1
+        if at < 0:
+            raise ValueError(f"explain: no scheduling round of job {j}'s group by t={time:g} s")
+        self.at = at
+        row = rounds.iloc[self.group_rounds[at]]
+        self.time = float(row["time"])
+        self.nothing_free = bool(row["nothing_free"])
+        self.protected_until = float(row["protected_until"])
+        self.tries = decisions.tries.iloc[int(row["first"]) : int(row["stop"])]
 
-    def _service(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Seconds each job has run up to its last change, that change's time, and how many
-        times it was preempted, from the events up to now."""
-        n = len(self.jobs)
-        executed, since = np.zeros(n), self.jobs["submit_time"].to_numpy(dtype=float).copy()
-        stops = np.zeros(n)
-        started: dict[int, float] = {}
-        events = self._events
-        for time, kind, job in zip(
-            events["time"].tolist(),
-            events["event"].astype(str).tolist(),
-            events["job_id"].tolist(),
-            strict=True,
-        ):
-            k = self.index[job]
-            if kind in RUN_EVENTS:
-                if k in started:  # a migration: the run goes on
-                    executed[k] += time - started[k]
-                started[k] = since[k] = time
-            elif kind in STOP_EVENTS and k in started:
-                executed[k] += time - started.pop(k)
-                since[k] = time
-                stops[k] += kind != "finish"
-        return executed, since, stops
+    def try_of(self, j: int) -> dict[str, Any] | None:
+        """The job's last try in the round, if the round tried it."""
+        mine = self.tries[self.tries["job"] == j]
+        return None if mine.empty else mine.iloc[-1].to_dict()
+
+    def blocker_of(self, j: int) -> tuple[str, str] | None:
+        """The job of ``j``'s queue that the round tried last in vain (the head of the
+        queue, which without backfill no job behind it passes), and why; None if none."""
+        queue = self.decisions.job_queue
+        tries = self.tries
+        same = tries[(queue[tries["job"].to_numpy()] == queue[j]) & (tries["job"] != j)]
+        if same.empty:
+            return None
+        last = same.iloc[-1]
+        return str(last["job_id"]), str(last["reason"])
+
+    def next_full_round(self) -> float | None:
+        """The time of the group's next full round after this one, if the records reach it."""
+        rounds = self.decisions.rounds
+        later = rounds.iloc[self.group_rounds[self.at + 1 :]]
+        later = later[later["full"].to_numpy()]
+        return None if later.empty else float(later["time"].iloc[0])
 
 
 # -- words ---------------------------------------------------------------------------------------
@@ -600,12 +563,16 @@ def _describe(r: WaitReason) -> str:
             + _outlook(r)
         )
     if r.kind == "ranked_behind":
-        return text + (
-            f"it is ranked behind {_jobs(len(r.ahead))} of its queue ({', '.join(r.ahead)}); "
-            f"{r.blocker}, first in line, does not fit, and without backfill no job ranked "
-            f"below it starts."
+        why = {"quota": "its VC's quota", "fragmented": "fragmentation"}.get(
+            r.detail.get("blocker_reason", ""), "too few free GPUs"
         )
-    return text + "it fits now; it starts at the next scheduling round."
+        return text + (
+            f"it is ranked behind {r.blocker} in its queue; {r.blocker}, first in line, does "
+            f"not fit ({why}), and without backfill no job ranked below it starts."
+        )
+    return text + (
+        f"its group's last scheduling round, at {_seconds(r.detail['round'])}, did not try it."
+    )
 
 
 def _full(r: WaitReason) -> str:
@@ -640,23 +607,24 @@ def _borrowing(r: WaitReason) -> str:
 
 
 def _outlook(r: WaitReason) -> str:
-    """What preemption can do for the job (empty without preemption)."""
+    """What preemption did and does for the job (empty without preemption)."""
     outlook = r.detail.get("outlook")
-    victims = ", ".join(r.detail.get("victims", ()))
-    if outlook == "no_victims":
-        held = r.detail["victim_gpus"]
-        if not held:
-            return " Preemption cannot help: every running job of its queue is ranked above it."
-        return f" Preemption cannot help: the jobs ranked below it hold only {_gpus(held)}."
-    if outlook == "protected":
-        return (
-            f" Preemption: jobs ranked below it ({victims}) hold enough GPUs but may not be "
-            f"evicted before {_seconds(r.detail['ready'])} (a (re)started job first runs one "
-            f"quantum); the first full round after that is at {_seconds(r.detail['next_round'])}."
+    if outlook is None:
+        return ""
+    if outlook == "no_room":
+        text = " Preemption found no lower-ranked job it may evict that makes room for it."
+    elif outlook == "protected":
+        text = (
+            " Preemption: no lower-ranked job it may evict makes room for it, and lower-ranked "
+            "jobs are protected (a (re)started job first runs one quantum); the next "
+            f"protection ends at {_seconds(r.detail['ready'])}."
         )
-    if outlook == "can_preempt":
-        return (
-            f" Preemption: it may evict jobs ranked below it ({victims}) at the next full "
-            f"round, {_seconds(r.detail['next_round'])}."
-        )
-    return ""
+    else:
+        text = " Preemption is tried at full rounds only."
+    after = r.detail.get("next_round")
+    if after is None:
+        return text
+    victims = r.detail.get("victims", ())
+    if victims:
+        return text + f" At the next full round, {_seconds(after)}, it evicts {', '.join(victims)}."
+    return text + f" The next full round is at {_seconds(after)}."

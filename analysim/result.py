@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 
 from analysim import metrics
+from analysim.decisions import build_decisions
 from analysim.readable import Summary, SummaryTable
 from analysim.status import STATUS_NAMES
 
 if TYPE_CHECKING:
+    from analysim.decisions import Decisions
     from analysim.engine.simulation import Simulation
 
 ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
@@ -45,8 +47,10 @@ class Result:
         timeline: Frame,
         config: dict[str, Any],
         meta: dict[str, Any] | None = None,
+        decisions: Any = None,
     ) -> None:
         self.jobs = jobs
+        self._decisions = decisions
         self._frames: dict[str, Frame] = {"events": events, "timeline": timeline}
         self.config = config
         self._meta = meta or {}
@@ -61,6 +65,14 @@ class Result:
             name, build = self._lazy_meta.popitem()
             self._meta[name] = build()
         return self._meta
+
+    @property
+    def decisions(self) -> Decisions | None:
+        """What each scheduling round tried in vain (:class:`~analysim.decisions.Decisions`),
+        as the engine recorded it; None for a result loaded from disk (not saved)."""
+        if callable(self._decisions):
+            self._decisions = self._decisions()
+        return self._decisions
 
     @property
     def events(self) -> pd.DataFrame:
@@ -349,7 +361,9 @@ def build_result(sim: Simulation) -> Result:
             "vc": [None if pd.isna(v) else str(v) for v in nodes["vc"]],
         },
     }
-    return Result(jobs, events, timeline, sim.config.to_dict(), meta)
+    records = sim.records
+    decisions = partial(build_decisions, sim, len(records.rounds), len(records.try_job))
+    return Result(jobs, events, timeline, sim.config.to_dict(), meta, decisions)
 
 
 def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:

@@ -48,17 +48,21 @@ def test_cluster_full_under_fifo():
 
 def test_head_of_line_blocking_names_the_jobs_ahead():
     result, cluster = _run()
-    # j5 (1 GPU) would fit on n1 (2 free) but j4 is first in the one queue
+    # j5 (1 GPU) would fit on n1 (2 free) but j4 is first in the one queue: the round at
+    # 300 tried j4 (too few GPUs free) and nothing behind it
     assert why_waiting(result, "j5", 300, cluster) == (
-        "j5 at t=300 s: it waits because it is ranked behind 1 waiting job of its queue (j4); "
-        "j4, first in line, does not fit, and without backfill no job ranked below it starts."
+        "j5 at t=300 s: it waits because it is ranked behind j4 in its queue; j4, first in "
+        "line, does not fit (too few free GPUs), and without backfill no job ranked below it "
+        "starts."
     )
+    # j6 arrived at 480: the round at 480 (the last before 500) tried j4 only
     reason = explain(result, "j6", 500, cluster)
-    assert (reason.kind, reason.ahead, reason.blocker, reason.free) == (
+    assert (reason.kind, reason.ahead, reason.blocker, reason.free, reason.detail["round"]) == (
         "ranked_behind",
-        ("j4", "j5"),
+        ("j4",),
         "j4",
         4,
+        480.0,
     )
 
 
@@ -137,16 +141,15 @@ def test_preempted_job_names_who_preempted_it():
     result, cluster = _custom(rows, scheduler="sjf", preemption=True, checkpoint_cost=30)
     assert why_waiting(result, "long", 100, cluster) == (
         "long at t=100 s: it was preempted by short at t=60 s. It waits because the cluster "
-        "is full: 4 of its 16 GPUs are in use, 12 free, and it needs 16. Preemption cannot "
-        "help: every running job of its queue is ranked above it."
+        "is full: 4 of its 16 GPUs are in use, 12 free, and it needs 16. Preemption found "
+        "no lower-ranked job it may evict that makes room for it."
     )
-    # before the round at 60, "short" waits: "long" ranks below it but is protected until
-    # it has run one quantum (started at 0, so until 60)
+    # before the round at 60, "short" waits: the event round at its arrival (10) does not
+    # evict; the full round at 60 evicts "long" (protected until it has run one quantum)
     assert why_waiting(result, "short", 30, cluster) == (
         "short at t=30 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
-        "0 free, and it needs 4. Preemption: jobs ranked below it (long) hold enough GPUs but "
-        "may not be evicted before t=60 s (a (re)started job first runs one quantum); the "
-        "first full round after that is at t=60 s."
+        "0 free, and it needs 4. Preemption is tried at full rounds only. At the next full "
+        "round, t=60 s, it evicts long."
     )
     reason = explain(result, "long", 100, cluster)
     assert (reason.preempted_by, reason.preempted_at) == (("short",), 60.0)
@@ -159,13 +162,38 @@ def test_a_job_that_may_preempt_at_the_next_full_round():
     result, cluster = _custom(rows, scheduler="sjf", preemption=True)
     assert why_waiting(result, "short", 100, cluster) == (
         "short at t=100 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
-        "0 free, and it needs 4. Preemption: it may evict jobs ranked below it (long) at the "
-        "next full round, t=120 s."
+        "0 free, and it needs 4. Preemption is tried at full rounds only. At the next full "
+        "round, t=120 s, it evicts long."
     )
     assert explain(result, "short", 120, cluster).kind == "running"
     # without preemption nothing is said about it
     plain, _ = _custom(rows, scheduler="sjf")
     assert why_waiting(plain, "short", 100, cluster).endswith("and it needs 4.")
+
+
+def test_preemption_refused_because_the_lower_ranked_job_is_protected():
+    # "long" resumes at 160 after "short" (it preempted it at 60): protected until 160 + one
+    # quantum (60) + its restore cost (30) = 250. "short2" arrives at 170; the full round at
+    # 180 finds no job it may evict (long is protected); the round at 300 evicts long.
+    rows = [
+        ("long", "a", "u", 0.0, 1000.0, 16),
+        ("short", "a", "u", 10.0, 100.0, 4),
+        ("short2", "a", "u", 170.0, 100.0, 4),
+    ]
+    result, cluster = _custom(rows, scheduler="sjf", preemption=True, checkpoint_cost=30)
+    assert why_waiting(result, "short2", 200, cluster) == (
+        "short2 at t=200 s: it waits because the cluster is full: 16 of its 16 GPUs are in use, "
+        "0 free, and it needs 4. Preemption: no lower-ranked job it may evict makes room for "
+        "it, and lower-ranked jobs are protected (a (re)started job first runs one quantum); "
+        "the next protection ends at t=250 s. At the next full round, t=300 s, it evicts long."
+    )
+    # at 175 the last round (170, its arrival) was an event round: no eviction is tried
+    reason = explain(result, "short2", 175, cluster)
+    assert (reason.detail["round"], reason.detail["outlook"], reason.detail["next_round"]) == (
+        170.0,
+        "not_full",
+        180.0,
+    )
 
 
 @pytest.mark.parametrize(
@@ -228,10 +256,17 @@ def test_borrowed_gpus_and_reclaims_under_borrowing():
         "jobs of other VCs that borrowed them), 1 free, and it needs 8. Borrowing cannot "
         "help: no GPU of another VC is idle."
     )
+    # the round at 600 reclaimed j5 and j6 for j4, then tried j5 (first in b's queue) on
+    # b's GPUs and on borrowed ones, in vain, and j6 not at all
+    assert why_waiting(result, "j5", 700) == (
+        "j5 at t=700 s: its borrowed GPUs were reclaimed by j4 at t=600 s. It waits because "
+        "its VC b is full: 8 of its 8 GPUs are in use, 0 free, and it needs 1. Borrowing "
+        "cannot help: no GPU of another VC is idle."
+    )
     assert why_waiting(result, "j6", 700) == (
         "j6 at t=700 s: its borrowed GPUs were reclaimed by j4 at t=600 s. It waits because "
-        "its VC b is full: 8 of its 8 GPUs are in use, 0 free, and it needs 2. Borrowing "
-        "cannot help: no GPU of another VC is idle."
+        "it is ranked behind j5 in its queue; j5, first in line, does not fit (too few free "
+        "GPUs), and without backfill no job ranked below it starts."
     )
     reason = explain(result, "j5", 700)
     assert (reason.preempted_by, reason.preempted_at, reason.reclaimed) == (("j4",), 600.0, True)
@@ -309,3 +344,24 @@ def test_gantt_draws_one_bar_per_gpu_spell():
     bars = [b for c in ax.collections for b in c.get_paths()]
     assert len(bars) == len(allocations(result, cluster)) == 30  # the toy asks for 30 GPUs
     assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["n0:0", "n0:1"]
+
+
+def test_the_blocker_is_the_job_the_borrowing_round_stopped_at():
+    # VC b's own nodes (n2, n3) are full with bx. At 10 the round tries b1 on b's GPUs (too
+    # few free: b's queue blocks), then the borrowing round starts b1 on VC a's n0 and stops
+    # at b2 (b may borrow 0.5 x 8 = 4 GPUs): b3 waits behind b2, not behind b1 (running)
+    rows = [
+        ("bx", "b", "u", 0.0, 1000.0, 8),
+        ("b1", "b", "u", 10.0, 100.0, 4),
+        ("b2", "b", "u", 10.0, 100.0, 4),
+        ("b3", "b", "u", 10.0, 100.0, 1),
+    ]
+    cluster = asim.presets.cluster("toy", partition="nodes")
+    workload = asim.Workload.from_frame(pd.DataFrame(rows, columns=COLUMNS))
+    result = asim.simulate(workload, cluster, borrowing=True, borrow_limit=0.5)
+    assert explain(result, "b1", 20, cluster).kind == "running"
+    assert why_waiting(result, "b3", 20, cluster) == (
+        "b3 at t=20 s: it waits because it is ranked behind b2 in its queue; b2, first in "
+        "line, does not fit (too few free GPUs), and without backfill no job ranked below it "
+        "starts."
+    )

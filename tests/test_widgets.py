@@ -88,8 +88,9 @@ def test_slider_and_pick_explain_the_waiting_jobs(app):
     assert [job for _, job in app.outputs["waiting"].options] == ["j4", "j5"]
     assert app.outputs["waiting"].value == "j5"  # the picked job stays picked while it waits
     assert app.outputs["why"].value == (
-        "j5 at t=300 s: it waits because it is ranked behind 1 waiting job of its queue (j4); "
-        "j4, first in line, does not fit, and without backfill no job ranked below it starts."
+        "j5 at t=300 s: it waits because it is ranked behind j4 in its queue; j4, first in "
+        "line, does not fit (too few free GPUs), and without backfill no job ranked below it "
+        "starts."
     )
     app.outputs["waiting"].value = "j4"
     assert app.outputs["why"].value == (

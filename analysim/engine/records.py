@@ -1,7 +1,12 @@
 """The engine's records: the event log and the timeline samples, from which
 :class:`~analysim.result.Result` builds its ``events`` and ``timeline`` frames.
 
-The engine appends to them as it goes and never reads them back to decide anything.
+The engine appends to them as it goes and never reads them back to decide anything. Beside
+the events it keeps its *decisions*: for every scheduling round (time, group, whether it was a
+full round, when the group's next full round is due) the waiting jobs it tried and could not
+start, each with the reason the round found (:data:`REASON_NAMES`); a waiting job it did not
+try was behind the first failed job of its queue (head-of-line blocking). ``explain`` reads
+them instead of deciding again.
 """
 
 from __future__ import annotations
@@ -18,6 +23,18 @@ EVENT_NAMES = np.array(
 )
 
 
+# why a tried job did not start (the low bits of a try's code)
+FULL, QUOTA, FRAGMENTED = 1, 2, 3
+REASON_NAMES = {0: "", FULL: "full", QUOTA: "quota", FRAGMENTED: "fragmented"}
+# what preemption found for it (the code's bits 2-3): no lower-ranked evictable jobs that
+# free room for it, and none protected / the same, but lower-ranked jobs were protected
+PREEMPT_NO_ROOM, PREEMPT_PROTECTED = 4, 8
+PREEMPTION_NAMES = {0: "", PREEMPT_NO_ROOM: "no_room", PREEMPT_PROTECTED: "protected"}
+BORROW_FAILED = 16  # it tried idle GPUs of other VCs in vain (the borrowing round)
+# a round's flags
+ROUND_FULL, ROUND_NOTHING_FREE = 1, 2  # a full round; ended at once: no GPU free to its group
+
+
 class Capture(NamedTuple):
     """The state fragmentation is measured from, at one timeline sample."""
 
@@ -31,6 +48,11 @@ class Records:
     and the timeline samples."""
 
     EVENT_NAMES = EVENT_NAMES  # the name of each event kind (for readers of the records)
+    # the codes of the decisions (for readers of the records)
+    REASON_NAMES = REASON_NAMES
+    PREEMPTION_NAMES = PREEMPTION_NAMES
+    BORROW_FAILED = BORROW_FAILED
+    ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
     def __init__(self, memo: bool = True) -> None:
         self.event_time: list[float] = []
@@ -43,6 +65,13 @@ class Records:
         self.event_borrowed: set[int] = set()  # start/resume/migrate events on borrowed GPUs
         # run-length samples: (first time, how many sample times, per-VC counters, capture)
         self.samples: list[tuple[float, int, tuple, Capture]] = []
+        # decisions: per round, one tuple (time, group, flags, its first try, the time the
+        # group's next lower-ranked running job stops being protected), appended as it ends
+        self.rounds: list[tuple[float, int, int, int, float]] = []
+        # per try that did not start a job: the job and its code (a reason | preemption bits)
+        self.try_job: list[int] = []
+        self.try_code: list[int] = []
+        self.try_free: list[int] = []  # GPUs free to it then (on its nodes, or in its quota)
         self._memo = memo
         self._captured_at = -1  # the change count when the last capture was made
         self._captured: Capture | None = None

@@ -17,6 +17,16 @@ import numpy as np
 from analysim.domains import Domain
 from analysim.engine.clock import EPS
 from analysim.engine.las_ranking import KeyedOrder
+from analysim.engine.records import (
+    BORROW_FAILED,
+    FRAGMENTED,
+    FULL,
+    PREEMPT_NO_ROOM,
+    PREEMPT_PROTECTED,
+    QUOTA,
+    ROUND_FULL,
+    ROUND_NOTHING_FREE,
+)
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
@@ -101,6 +111,8 @@ class Rounds:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
         self._promoted = False
+        first_try = len(self.records.try_job)
+        self._round_flags = ROUND_FULL if preemptive else 0
         reranked = self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
@@ -146,6 +158,9 @@ class Rounds:
             self.protected_until[group] = self._next_unprotected(group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
+        self.records.rounds.append(
+            (self.now, group, self._round_flags, first_try, self.protected_until[group])
+        )
         return changed
 
     def _bound_ranking(self, group: int) -> None:
@@ -208,26 +223,39 @@ class Rounds:
             and not self.group_free[group]
             and not self.borrowers
         ):
-            return False  # no GPU free to this group and none to reclaim: nothing can start
+            # no GPU free to this group and none to reclaim: nothing can start
+            self._round_flags |= ROUND_NOTHING_FREE
+            return False
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
         queue_of = self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
         start: int | None = 0
+        records = self.records
+        try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
             for pos, j in order:  # each waits still: only the job at hand starts
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if self._try_start(j) or (self._own_room and self._try_own_room(j)):
+                if self._try_start(j):
                     changed = True
                     continue
-                if preemptive and self._try_preempt_for(j, ranked, pos):
-                    # its victims wait now, further down the order: read the rest anew
-                    changed, start = True, pos + 1
-                    break
+                why, room = self._why, self._room_seen  # why it did not fit (the records)
+                if self._own_room and self._try_own_room(j):
+                    changed = True
+                    continue
+                if preemptive:
+                    if self._try_preempt_for(j, ranked, pos):
+                        # its victims wait now, further down the order: read the rest anew
+                        changed, start = True, pos + 1
+                        break
+                    why |= self._preempt_why
+                try_job.append(j)
+                try_code.append(why)
+                try_free.append(room)
                 if not self.config.backfill:
                     blocked.add(vc)
                     if queues_waiting is None:
@@ -253,13 +281,22 @@ class Rounds:
         to the head once the one before it has borrowed tries its own GPUs first."""
         changed = False
         done: set[int] = set()
+        records = self.records
         for _, j in self._waiting_in_order(self._ranked(group, False), 0):
             vc = self._queue[j]
             if vc in done:
                 continue
-            if self._try_start(j) or self._try_borrow(j):  # the head may have moved on
+            if self._try_start(j):  # the head may have moved on
                 changed = True
-            elif not self.config.backfill:
+                continue
+            why, room = self._why, self._room_seen
+            if self._try_borrow(j):
+                changed = True
+                continue
+            records.try_job.append(j)
+            records.try_code.append(why | BORROW_FAILED)
+            records.try_free.append(room)
+            if not self.config.backfill:
                 done.add(vc)
         return changed
 
@@ -295,15 +332,21 @@ class Rounds:
         own = domain is None
         domain, need = (self._domain[j] if own else domain), self._gpus[j]
         if own and free is self.free and self._covers_group[self._domain_index[j]]:
-            if self.group_free[self._group[j]] < need:  # counted already
+            room = self.group_free[self._group[j]]  # counted already
+            if room < need:
+                self._why, self._room_seen = FULL, room
                 return None
             free = free[domain.nodes]
         else:
             free = free[domain.nodes]
-            if free.sum() < need:
+            room = int(free.sum())
+            if room < need:
+                self._why, self._room_seen = FULL, room
                 return None
         take = self._ask_placer(need, free, domain.topology)
         if take is None:
+            # enough GPUs free, but no placement of them fits
+            self._why, self._room_seen = FRAGMENTED, room
             return None
         if isinstance(take, (int, np.integer)):  # one node, from the placer's pick_node
             if not 0 <= take < len(free) or free[take] < need:
@@ -347,24 +390,63 @@ class Rounds:
         until GPUs of its group are released: placement only gets easier as GPUs free up."""
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
+            # as it was (``_why`` for the records): GPUs only got fewer since
+            why = self._start_why[j]
+            if why == QUOTA or not self._quota_allows(j, self.vc_used):  # checked first
+                why = QUOTA
+                self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
+            else:
+                self._room_seen = self._room_of(j)
+                if why == FRAGMENTED and self._room_seen < self._gpus[j]:
+                    why = FULL
+            self._why = why
             return False
-        placed = self._place(j, self.free) if self._quota_allows(j, self.vc_used) else None
+        if self._quota_allows(j, self.vc_used):
+            placed = self._place(j, self.free)  # sets ``_why`` when it finds none
+        else:
+            placed, self._why = None, QUOTA
+            self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
         if placed is None:
             self._failed_at[j] = self._releases[group]
+            self._start_why[j] = self._why
             return False
         self._start_running(j, *placed)
         return True
+
+    def _room_of(self, j: int) -> int:
+        """The GPUs free on ``j``'s own nodes."""
+        if self._covers_group[self._domain_index[j]]:
+            return self.group_free[self._group[j]]
+        return int(self.free[self._domain[j].nodes].sum())
 
     def _try_preempt_for(self, j: int, ranked: Ranked, pos: int) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
         free room for it, if any do."""
         epoch = self._evict_epoch[self._group[j]]
         if self._preempt_failed_at.get(j) == epoch:
-            return False  # nothing it could use has changed since it last failed
+            # nothing it could use has changed since it last failed (``_preempt_why``: why;
+            # a job started since, below it, is protected)
+            why = self._preempt_why_of[j]
+            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos):
+                why = PREEMPT_PROTECTED
+            self._preempt_why = why
+            return False
         if not self._evict_for(j, self._evictable_below(ranked, pos)):
             self._preempt_failed_at[j] = epoch
+            why = PREEMPT_PROTECTED if self._protected_below(ranked, pos) else PREEMPT_NO_ROOM
+            self._preempt_why = self._preempt_why_of[j] = why
             return False
         return True
+
+    def _protected_below(self, ranked: Ranked, pos: int) -> bool:
+        """Whether a running job ranked below position ``pos`` is still protected (may not
+        be evicted yet): asked only when preemption failed, for the records."""
+        now = self.now + EPS
+        if isinstance(ranked, KeyedOrder):
+            evictable_from = self.evictable_from
+            return any(evictable_from[r] > now for r in ranked.running_below(pos))
+        below = ranked[pos + 1 :]
+        return bool(((self.status[below] == RUNNING) & (self.evictable_from[below] > now)).any())
 
     def _evictable_below(self, ranked: Ranked, pos: int) -> list[int]:
         """The running jobs ranked below position ``pos`` whose protection has ended,

@@ -234,6 +234,10 @@ class Simulation(Tenancy, Rounds):
         self._releases = [0] * groups  # times GPUs of each group were released
         # job -> its group's release count when it did not fit
         self._failed_at: dict[int, int] = self.shortcuts.memo()
+        # for the records: why each job last did not fit, or could not preempt its way in
+        self._start_why: dict[int, int] = {}
+        self._preempt_why_of: dict[int, int] = {}
+        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
         # per group, a counter bumped by every start, release, promotion and ranking change:
         # a job that could not preempt its way in is not tried again until it moves
         self._epoch = [0] * groups

@@ -259,8 +259,7 @@ def _node_table(path: Path, report: LoadReport, resources: tuple[str, ...] = ())
     )
     node = keep_labels(filt, raw["sn"], "sn")
     amounts = {
-        column: keep_counts(filt, raw[column], column, high=MAX_NODE_AMOUNT)
-        for column in resources
+        column: keep_counts(filt, raw[column], column, high=MAX_NODE_AMOUNT) for column in resources
     }
     gpus = keep_counts(filt, raw["gpu"], "gpu")
     filt.drop(gpus == 0, "cpu_only", "gpu", raw["gpu"])
