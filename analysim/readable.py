@@ -11,7 +11,6 @@ compute like any Series or DataFrame; only their display changes: in a notebook 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
@@ -38,8 +37,20 @@ UNITS: dict[str, str] = {
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 
-# (from this many seconds, unit, seconds per unit)
-_READABLE = ((120.0, "min", 60.0), (7_200.0, "h", 3_600.0), (172_800.0, "days", 86_400.0))
+# (below this many seconds, unit, seconds per unit); from 2 days on: days
+_SPANS = ((120.0, "s", 1.0), (7_200.0, "min", 60.0), (172_800.0, "h", 3_600.0))
+DAYS = ("days", 86_400.0)
+
+
+def readable_unit(seconds: float) -> tuple[str, float]:
+    """The unit a span of ``seconds`` reads best in, as (name, seconds per unit): ``s``
+    below 2 minutes, ``min`` below 2 hours, ``h`` below 2 days, else ``days`` (NaN: ``s``).
+    The one rule behind summaries, plot axes and the explorer."""
+    size = abs(float(seconds)) if seconds == seconds else 0.0
+    for bound, name, scale in _SPANS:
+        if size < bound:
+            return name, scale
+    return DAYS
 
 
 def unit_of(metric: str) -> str:
@@ -63,14 +74,10 @@ def number(value: Any) -> str:
 def duration(seconds: float) -> str:
     """Seconds in minutes (from 2 min), hours (from 2 h) or days (from 2 days); ``""`` below
     2 minutes, where seconds read well."""
-    size = abs(seconds)
-    if seconds != seconds or size < _READABLE[0][0]:
+    name, scale = readable_unit(seconds)
+    if seconds != seconds or name == "s":
         return ""
-    uppers = [lower for lower, _, _ in _READABLE[1:]] + [math.inf]
-    for (_, name, scale), upper in zip(_READABLE, uppers, strict=True):
-        if size < upper:
-            return f"{seconds / scale:.1f} {name}"
-    return ""
+    return f"{seconds / scale:.1f} {name}"
 
 
 def readable(metric: str, value: Any) -> str:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysim.readable import readable_unit
+
 # metric -> (kind, meaning); kinds: time (seconds in Result.summary), count, fraction, ratio,
 # gpus, gpu_hours
 METRICS: dict[str, tuple[str, str]] = {
@@ -57,19 +59,13 @@ KEY_METRICS = (
     "jain_fairness",
 )
 """The summary rows shown unless the user asks for all metrics."""
-TIME_UNITS = (("s", 1.0), ("min", 60.0), ("h", 3600.0), ("d", 86400.0))
 
 
 def time_unit(seconds: float) -> tuple[str, float]:
-    """The natural unit for a span of ``seconds``: (name, seconds per unit)."""
-    magnitude = abs(float(seconds)) if seconds == seconds else 0.0
-    if magnitude >= 2 * 86400:
-        return TIME_UNITS[3]
-    if magnitude >= 2 * 3600:
-        return TIME_UNITS[2]
-    if magnitude >= 120:
-        return TIME_UNITS[1]
-    return TIME_UNITS[0]
+    """The natural unit for a span of ``seconds``: (name, seconds per unit), by
+    :func:`analysim.readable.readable_unit`, days written ``d``."""
+    name, size = readable_unit(seconds)
+    return ("d" if name == "days" else name), size
 
 
 def duration(seconds: float) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 from matplotlib import colors as mcolors
 
+from analysim.readable import readable_unit
+
 # seaborn's "colorblind" palette, spelled out so the colours never depend on a library version
 COLORBLIND = (
     "#0173b2",
@@ -62,9 +64,6 @@ PALETTE: dict[str, str] = {
 
 ALL_VCS = "(all)"
 
-# (upper bound in seconds of the 90th percentile, unit name, seconds per unit)
-_UNITS = ((120.0, "s", 1.0), (7_200.0, "min", 60.0), (172_800.0, "h", 3_600.0))
-_DAYS = ("days", 86_400.0)
 UNIT_SECONDS = {"s": 1.0, "min": 60.0, "h": 3_600.0, "days": 86_400.0}
 
 RC: dict[str, Any] = {
@@ -179,15 +178,12 @@ def colors_for(labels: Iterable[str]) -> dict[str, str]:
 
 def time_unit(seconds: Any) -> tuple[str, float]:
     """A readable unit for these durations: (name, seconds per unit), from their 90th
-    percentile (``s`` below 2 minutes, ``min`` below 2 hours, ``h`` below 2 days, else
-    ``days``)."""
+    percentile (:func:`analysim.readable.readable_unit`: ``s`` below 2 minutes, ``min``
+    below 2 hours, ``h`` below 2 days, else ``days``)."""
     values = np.asarray(seconds, dtype=float)
     values = values[np.isfinite(values)]
     level = float(np.quantile(np.abs(values), 0.9)) if len(values) else 0.0
-    for bound, name, scale in _UNITS:
-        if level < bound:
-            return name, scale
-    return _DAYS
+    return readable_unit(level)
 
 
 def unit_seconds(unit: str) -> float:
