@@ -28,6 +28,14 @@ from analysim.workload import Workload
 
 COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
 
+TWO_HALVES_THEN_A_WHOLE = (
+    ("a1", "a", "ann", 0.0, 3600.0, 2),
+    ("a2", "a", "ann", 30.0, 3600.0, 2),
+    ("big", "a", "bo", 60.0, 1800.0, 4),
+)
+"""Two long 2-GPU jobs, then a 4-GPU job: the jobs of the fragmentation and migration
+scenarios (on two 4-GPU nodes)."""
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -103,11 +111,7 @@ SCENARIOS: dict[str, Scenario] = {
             "puts the 2-GPU jobs on different nodes: 4 GPUs are free but 2 on each node, and "
             "the 4-GPU job waits for an hour. 'consolidate' packs them on one node and the "
             "4-GPU job starts at once.",
-            (
-                ("a1", "a", "ann", 0.0, 3600.0, 2),
-                ("a2", "a", "ann", 30.0, 3600.0, 2),
-                ("big", "a", "bo", 60.0, 1800.0, 4),
-            ),
+            TWO_HALVES_THEN_A_WHOLE,
             _one_pool(2, 4, "two nodes"),
             {"placement": "consolidate"},
             lesson="placement",
@@ -119,11 +123,7 @@ SCENARIOS: dict[str, Scenario] = {
             "The fragmentation scenario under 'spread': with migration, the engine moves one "
             "2-GPU job next to the other (paying a 60 s migration cost) so the 4-GPU job "
             "starts at once instead of waiting an hour.",
-            (
-                ("a1", "a", "ann", 0.0, 3600.0, 2),
-                ("a2", "a", "ann", 30.0, 3600.0, 2),
-                ("big", "a", "bo", 60.0, 1800.0, 4),
-            ),
+            TWO_HALVES_THEN_A_WHOLE,
             _one_pool(2, 4, "two nodes"),
             {"placement": "spread", "migration_cost": 60},
             lesson="migration",
