@@ -66,6 +66,22 @@ STYLE = """
 """
 
 
+def factor_slider(name: str, label: str, bounds: tuple[float, float]) -> widgets.ValueWidget:
+    """A log slider of a factor (1 at the start) from ``bounds[0]`` to ``bounds[1]``."""
+    return box(
+        widgets.FloatLogSlider,
+        name,
+        label,
+        value=1.0,
+        base=10,
+        min=math.log10(bounds[0]),
+        max=math.log10(bounds[1]),
+        step=0.05,
+        readout_format=".2f",
+        continuous_update=False,
+    )
+
+
 def box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
     widget = kind(
         description=description,
@@ -93,30 +109,8 @@ def make_controls(
     controls = {
         "workload": box(widgets.Dropdown, "workload", "workload", options=options, value=start),
         "days": box(widgets.BoundedFloatText, "days", "days (venus)", value=days, min=0.1),
-        "load_scale": box(
-            widgets.FloatLogSlider,
-            "load_scale",
-            "load scale ×",
-            value=1.0,
-            base=10,
-            min=math.log10(LOAD_RANGE[0]),
-            max=math.log10(LOAD_RANGE[1]),
-            step=0.05,
-            readout_format=".2f",
-            continuous_update=False,
-        ),
-        "cluster_size": box(
-            widgets.FloatLogSlider,
-            "cluster_size",
-            "cluster size ×",
-            value=1.0,
-            base=10,
-            min=math.log10(CLUSTER_RANGE[0]),
-            max=math.log10(CLUSTER_RANGE[1]),
-            step=0.05,
-            readout_format=".2f",
-            continuous_update=False,
-        ),
+        "load_scale": factor_slider("load_scale", "load scale ×", LOAD_RANGE),
+        "cluster_size": factor_slider("cluster_size", "cluster size ×", CLUSTER_RANGE),
         "seed": box(widgets.BoundedIntText, "seed", "seed", value=c.seed, min=0, max=2**31),
         "scheduler": box(
             widgets.Dropdown,
