@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,9 @@ class Decisions:
     ``fragmented``: enough free, no placement fits), ``preemption`` (in a full round with
     preemption: ``no_room``, or ``protected`` when lower-ranked running jobs were still
     protected; empty when not tried), ``borrow_failed`` (it tried idle GPUs of other VCs),
+    ``reclaim_failed`` (with borrowing: GPUs of its VC were lent to other VCs, and reclaiming
+    them could not make room for it), ``migration_failed`` (with migration: enough GPUs were
+    free to it but fragmented, and no plan of moves made it fit),
     ``free`` (the GPUs free to it when tried: in its VC's quota for ``quota``, else on its
     nodes; later starts in the same round, with backfill, may have taken some since).
 
@@ -77,8 +81,46 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
             "reason": reasons[code & 3],
             "preemption": preemption[(code >> 2) & 3],
             "borrow_failed": (code & records.BORROW_FAILED) > 0,
+            "reclaim_failed": (code & records.RECLAIM_FAILED) > 0,
+            "migration_failed": (code & records.MIGRATION_FAILED) > 0,
             "free": np.array(records.try_free[:tries], dtype=np.int64),
         }
     )
     queue = np.asarray(sim.job_vc if sim.cluster.partitioned else np.zeros(sim.n_jobs, int))
     return Decisions(rounds, frame, np.asarray(sim.job_group).copy(), queue.astype(np.int64))
+
+
+#: the files :func:`save_decisions` writes into a result's folder
+DECISION_FILES = {
+    "rounds": "decision_rounds.parquet",
+    "tries": "decision_tries.parquet",
+    "jobs": "decision_jobs.parquet",
+}
+
+
+def save_decisions(decisions: Decisions, folder: Path) -> None:
+    """Write ``decisions`` as three parquet files (rounds, tries, per-job group and queue)."""
+    decisions.rounds.to_parquet(folder / DECISION_FILES["rounds"], index=False)
+    decisions.tries.to_parquet(folder / DECISION_FILES["tries"], index=False)
+    per_job = pd.DataFrame({"group": decisions.job_group, "queue": decisions.job_queue})
+    per_job.to_parquet(folder / DECISION_FILES["jobs"], index=False)
+
+
+def load_decisions(folder: Path) -> Decisions | None:
+    """The decisions :func:`save_decisions` wrote into ``folder``; None if it wrote none
+    (a result saved before decisions were kept), and an error naming the missing file if it
+    wrote only some."""
+    paths = {name: folder / file for name, file in DECISION_FILES.items()}
+    present = [name for name, path in paths.items() if path.exists()]
+    if not present:
+        return None
+    if len(present) < len(paths):
+        missing = [str(paths[n].name) for n in paths if n not in present]
+        raise FileNotFoundError(f"Result.load: {folder} has decisions but is missing {missing}")
+    per_job = pd.read_parquet(paths["jobs"])
+    return Decisions(
+        pd.read_parquet(paths["rounds"]),
+        pd.read_parquet(paths["tries"]),
+        per_job["group"].to_numpy(dtype=np.int64),
+        per_job["queue"].to_numpy(dtype=np.int64),
+    )

@@ -13,7 +13,8 @@ what the try found, from the records (the GPUs free to the job when it was tried
   cluster), had fewer free GPUs than it asks for (``full``), or enough but no placement fit
   (``fragmented``); with preemption, what eviction found (no lower-ranked evictable jobs
   that make room, or lower-ranked jobs still protected), and from the later records when the
-  next full round came and whom the job evicted then;
+  next full round came and whom the job evicted then; with borrowing or migration, whether
+  reclaiming lent GPUs or moving running jobs was tried in vain;
 * the round did not try it: the first job of its queue that did not fit blocks the queue
   (head-of-line blocking, without backfill).
 
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 RUN_EVENTS = ("start", "resume", "migrate")
 STOP_EVENTS = ("preempt", "reclaim", "finish")
+#: what a try found in vain besides its reason (columns of ``Decisions.tries``)
+FAILED_FLAGS = ("borrow_failed", "reclaim_failed", "migration_failed")
 SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
 
 
@@ -334,10 +337,12 @@ class _Moment:
         vc = int(self.partition.job_vc[j])
         detail: dict[str, Any] = {"round": decided.time}
         if tried is None and decided.nothing_free:
-            tried = {"reason": "full", "preemption": "", "borrow_failed": False, "free": 0}
+            tried = {"reason": "full", "preemption": "", "free": 0}
+            tried.update(dict.fromkeys(FAILED_FLAGS, False))
             detail["nothing_free"] = True
         if tried is not None:
             detail["reason"] = tried["reason"]
+            detail.update({flag: True for flag in FAILED_FLAGS[1:] if tried[flag]})
             detail.update(self._outlook(decided, j, tried))
             capacity, scope = self._room(domain, vc, tried["reason"])
             free = self._free_now(domain, vc, free_nodes, tried["reason"])
@@ -386,8 +391,8 @@ class _Moment:
         known = getattr(self.result, "decisions", None)
         if known is None:
             raise ValueError(
-                "explain: this result has no records of the engine's decisions (a result "
-                "loaded from disk does not keep them): explain the Result of a run"
+                "explain: this result has no records of the engine's decisions (it was saved "
+                "by a version that did not keep them): run it again and explain that Result"
             )
         return known
 
@@ -497,9 +502,15 @@ class _LastRound:
         self.tries = decisions.tries.iloc[int(row["first"]) : int(row["stop"])]
 
     def try_of(self, j: int) -> dict[str, Any] | None:
-        """The job's last try in the round, if the round tried it."""
+        """The job's last try in the round, if the round tried it, with what any of its
+        tries there found in vain (borrowing, reclaiming, migrating)."""
         mine = self.tries[self.tries["job"] == j]
-        return None if mine.empty else mine.iloc[-1].to_dict()
+        if mine.empty:
+            return None
+        last = mine.iloc[-1].to_dict()
+        for flag in FAILED_FLAGS:
+            last[flag] = bool(mine[flag].any())
+        return last
 
     def blocker_of(self, j: int) -> tuple[str, str] | None:
         """The job of ``j``'s queue that the round tried last in vain (the head of the
@@ -551,7 +562,7 @@ def _describe(r: WaitReason) -> str:
     else:
         text += "it waits because "
     if r.kind == "full":
-        return text + _full(r) + _outlook(r) + _borrowing(r)
+        return text + _full(r) + _own_room(r) + _outlook(r) + _borrowing(r)
     if r.kind == "fragmented":
         return (
             text
@@ -560,6 +571,7 @@ def _describe(r: WaitReason) -> str:
                 f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
                 f"and placement {r.detail['placement']} finds no place for {r.need}."
             )
+            + _own_room(r)
             + _outlook(r)
         )
     if r.kind == "ranked_behind":
@@ -590,6 +602,16 @@ def _full(r: WaitReason) -> str:
         f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
         f"{by_others}, {r.free} free, and it needs {r.need}."
     )
+
+
+def _own_room(r: WaitReason) -> str:
+    """What reclaiming and migration tried for the job in vain (empty if neither was)."""
+    text = ""
+    if r.detail.get("reclaim_failed"):
+        text += " Reclaiming the GPUs its VC lent to other VCs would not make room for it."
+    if r.detail.get("migration_failed"):
+        text += " Migration found no moves of running jobs that make room for it."
+    return text
 
 
 def _borrowing(r: WaitReason) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysim import metrics
-from analysim.decisions import build_decisions
+from analysim.decisions import build_decisions, load_decisions, save_decisions
 from analysim.readable import Summary, SummaryTable
 from analysim.status import STATUS_NAMES
 
@@ -69,7 +69,8 @@ class Result:
     @property
     def decisions(self) -> Decisions | None:
         """What each scheduling round tried in vain (:class:`~analysim.decisions.Decisions`),
-        as the engine recorded it; None for a result loaded from disk (not saved)."""
+        as the engine recorded it; saved and loaded with the result (None for a result
+        saved by a version that did not keep them)."""
         if callable(self._decisions):
             self._decisions = self._decisions()
         return self._decisions
@@ -158,11 +159,14 @@ class Result:
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
-        """Write ``jobs``/``events``/``timeline`` as parquet and config + meta as JSON."""
+        """Write ``jobs``/``events``/``timeline`` and the decisions as parquet, and config +
+        meta as JSON."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for name in FRAMES:
             getattr(self, name).to_parquet(folder / f"{name}.parquet", index=False)
+        if self.decisions is not None:
+            save_decisions(self.decisions, folder)
         payload = {"config": self.config, "meta": self.meta}
         (folder / "result.json").write_text(json.dumps(payload, indent=2, sort_keys=True))
         return folder
@@ -180,7 +184,8 @@ class Result:
             raise FileNotFoundError(f"Result.load: {folder} is missing {missing}")
         frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in FRAMES}
         payload = json.loads((folder / "result.json").read_text())
-        return cls(**frames, config=payload["config"], meta=payload["meta"])
+        decisions = load_decisions(folder)
+        return cls(**frames, config=payload["config"], meta=payload["meta"], decisions=decisions)
 
 
 class _Layout:

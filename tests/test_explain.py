@@ -253,8 +253,9 @@ def test_borrowed_gpus_and_reclaims_under_borrowing():
     # the result knows its nodes (Result.snapshot): no cluster= needed
     assert why_waiting(result, "j4", 500) == (
         "j4 at t=500 s: it waits because its VC a is full: 7 of its 8 GPUs are in use (3 by "
-        "jobs of other VCs that borrowed them), 1 free, and it needs 8. Borrowing cannot "
-        "help: no GPU of another VC is idle."
+        "jobs of other VCs that borrowed them), 1 free, and it needs 8. Reclaiming the GPUs "
+        "its VC lent to other VCs would not make room for it. Borrowing cannot help: no GPU "
+        "of another VC is idle."
     )
     # the round at 600 reclaimed j5 and j6 for j4, then tried j5 (first in b's queue) on
     # b's GPUs and on borrowed ones, in vain, and j6 not at all

@@ -18,6 +18,8 @@ against the engine's own state at that moment, not against the records:
   round's, as above);
 * the numbers: ``full`` quotes fewer free GPUs than it needs, ``fragmented`` enough; GPUs
   free now agree unless later decisions of that moment moved GPUs;
+* ``migration_failed`` only for a ``fragmented`` job with migration on; ``reclaim_failed``
+  only with borrowing on and its quota allowing it;
 * ``preempted_by``: the job named started at the moment of the preemption, and the event
   names it as the cause.
 """
@@ -100,6 +102,10 @@ def check_moment(sim: Simulation, case) -> int:
             if still:
                 order = _ranking(sim, group)
                 assert order.index(blocker) < order.index(j), reason.text
+        if reason.detail.get("migration_failed"):  # only tried when fragmentation blocks
+            assert sim.config.migration and reason.kind == "fragmented", reason.text
+        if reason.detail.get("reclaim_failed"):  # only tried when its quota allows it
+            assert sim.config.borrowing and not reason.scope.startswith("quota"), reason.text
         outlook = reason.detail.get("outlook")
         if outlook in ("protected", "no_room") and still:
             order = _ranking(sim, group)

@@ -31,6 +31,9 @@ REASON_NAMES = {0: "", FULL: "full", QUOTA: "quota", FRAGMENTED: "fragmented"}
 PREEMPT_NO_ROOM, PREEMPT_PROTECTED = 4, 8
 PREEMPTION_NAMES = {0: "", PREEMPT_NO_ROOM: "no_room", PREEMPT_PROTECTED: "protected"}
 BORROW_FAILED = 16  # it tried idle GPUs of other VCs in vain (the borrowing round)
+# it tried to make room within its VC's own GPUs in vain: by reclaiming lent GPUs (borrowers
+# of other VCs held some on its nodes) / by migrating (enough GPUs free to it, fragmented)
+RECLAIM_FAILED, MIGRATION_FAILED = 32, 64
 # a round's flags
 ROUND_FULL, ROUND_NOTHING_FREE = 1, 2  # a full round; ended at once: no GPU free to its group
 
@@ -52,6 +55,7 @@ class Records:
     REASON_NAMES = REASON_NAMES
     PREEMPTION_NAMES = PREEMPTION_NAMES
     BORROW_FAILED = BORROW_FAILED
+    RECLAIM_FAILED, MIGRATION_FAILED = RECLAIM_FAILED, MIGRATION_FAILED
     ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
     def __init__(self, memo: bool = True) -> None:

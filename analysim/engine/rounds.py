@@ -244,9 +244,11 @@ class Rounds:
                     changed = True
                     continue
                 why, room = self._why, self._room_seen  # why it did not fit (the records)
-                if self._own_room and self._try_own_room(j):
-                    changed = True
-                    continue
+                if self._own_room:
+                    if self._try_own_room(j):
+                        changed = True
+                        continue
+                    why |= self._own_room_why
                 if preemptive:
                     if self._try_preempt_for(j, ranked, pos):
                         # its victims wait now, further down the order: read the rest anew
@@ -270,10 +272,12 @@ class Rounds:
 
     def _try_own_room(self, j: int) -> bool:
         """Make room for ``j`` within what its VC is entitled to, without evicting any job
-        of its own rank order: reclaim lent GPUs, then migrate (when switched on)."""
+        of its own rank order: reclaim lent GPUs, then migrate (when switched on). What was
+        tried in vain is left in ``_own_room_why`` (the records' failure bits)."""
+        self._own_room_why = 0
         if self._borrowing and self._try_reclaim(j):
             return True
-        return self.config.migration and self._try_migrate(j)
+        return bool(self.config.migration) and self._try_migrate(j)
 
     def _borrow_round(self, group: int) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.domains import Domain, make_domain
-from analysim.engine.records import RECLAIM
+from analysim.engine.records import MIGRATION_FAILED, RECLAIM, RECLAIM_FAILED
 from analysim.errors import PolicyError
 
 #: the most jobs on one node a migration plan considers moving (the smallest ones)
@@ -32,6 +32,7 @@ class Tenancy:
         self._borrow_cap = [0] * len(self.partition.vc_names)
         # whether a job that does not fit may get room by reclaiming or migrating
         self._own_room = self._borrowing or self.config.migration
+        self._own_room_why = 0  # what the last try to make room within its VC did in vain
         if self._borrowing:
             self._init_borrowing()
 
@@ -90,6 +91,7 @@ class Tenancy:
         if not self.borrowers or not self._quota_allows(j, self.vc_used):
             return False
         epoch = self._epoch[self._group[j]]
+        self._own_room_why |= RECLAIM_FAILED  # until it succeeds
         if self._reclaim_failed_at.get(j) == epoch:
             return False
         domain, vc = self._domain[j], self._vc[j]
@@ -116,6 +118,7 @@ class Tenancy:
         if not self._quota_allows(j, self.vc_used) or self.free[domain.nodes].sum() < need:
             return False  # not fragmentation: too few GPUs are free
         epoch = self._epoch[self._group[j]]
+        self._own_room_why |= MIGRATION_FAILED  # until it succeeds
         if self._migrate_failed_at.get(j) == epoch:
             return False
         plan = self._plan_migration(j)
