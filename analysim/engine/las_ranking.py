@@ -57,9 +57,9 @@ def keeps_las_rules(scheduler: Scheduler) -> bool:
 
 class KeyedOrder:
     """A group's active jobs in LAS's order, as the sorted keys (``queue * n + job``) of its
-    waiting jobs and of its running jobs. The rounds read it in place of a ranked array: a
-    job's key stands for its position, and the lists follow starts and evictions live (a
-    job keeps its key), so they always hold exactly the group's waiting and running jobs."""
+    waiting jobs and of its running jobs: a :class:`~analysim.engine.ranking.Ranking` whose
+    positions are the keys. The lists follow starts and evictions live (a job keeps its
+    key), so they always hold exactly the group's waiting and running jobs."""
 
     __slots__ = ("waiting", "running", "n")
 
@@ -78,6 +78,10 @@ class KeyedOrder:
         """The running jobs ranked below ``key``, lowest-ranked first."""
         n, running = self.n, self.running
         return [k % n for k in reversed(running[bisect_right(running, key) :])]
+
+    def first_waiting(self) -> int | None:
+        """The key of the highest-ranked waiting job; None if none waits."""
+        return self.waiting[0] if self.waiting else None
 
     def jobs(self) -> np.ndarray:
         """All the jobs, in order."""

@@ -9,14 +9,14 @@ changes only through the engine's ``_start_running`` and ``_preempt``. See
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from itertools import chain
 
 import numpy as np
 
 from analysim.domains import Domain
 from analysim.engine.clock import EPS
-from analysim.engine.las_ranking import KeyedOrder
+from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
 from analysim.engine.records import (
     BORROW_FAILED,
     FRAGMENTED,
@@ -30,11 +30,7 @@ from analysim.engine.records import (
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
-from analysim.status import RUNNING, WAITING
 from analysim.thresholds import SMALL
-
-#: a ranking: jobs in rank order (an array, or lazily), or LAS's keys
-Ranked = np.ndarray | Iterator[int] | KeyedOrder
 
 
 class Rounds:
@@ -50,7 +46,7 @@ class Rounds:
         index = np.fromiter(jobs, dtype=np.int64, count=count)
         return JobView(self.now, index, self._columns, self._held_by_vc())
 
-    def _ranked(self, group: int, preemptive: bool) -> Ranked:
+    def _ranked(self, group: int, preemptive: bool) -> Ranking:
         """The group's jobs in rank order: its waiting jobs, and its running ones too if
         ``preemptive`` (or if the ranking is kept between rounds; finished jobs may be among
         them then, until it is next ranked). LAS's kept ranking is a :class:`KeyedOrder`."""
@@ -60,12 +56,16 @@ class Rounds:
             kept = self._kept_ranking[group]
             if kept is None:
                 las = self._las
-                kept = las.order(group) if las else self._rank(group, include_running=True)
+                kept = (
+                    las.order(group)
+                    if las
+                    else ArrayRanking(self._rank(group, include_running=True), self.status)
+                )
                 self._kept_ranking[group] = kept
             return kept
         if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
-            return np.fromiter(self.waiting[group], dtype=np.int64, count=1)  # nothing to rank
-        return self._rank(group, include_running=preemptive)
+            return WaitingStream(iter(list(self.waiting[group])))  # one job: nothing to rank
+        return ArrayRanking(self._rank(group, include_running=preemptive), self.status)
 
     def _rank(self, group: int, include_running: bool) -> np.ndarray:
         """Ask the scheduler to rank the group's waiting (and running) jobs."""
@@ -80,14 +80,15 @@ class Rounds:
         order = np.lexsort([view.index, *reversed(keys)])
         return view.index[order]
 
-    def _ranked_static(self, group: int, preemptive: bool) -> np.ndarray | Iterator[int]:
+    def _ranked_static(self, group: int, preemptive: bool) -> Ranking:
         """Ranking by keys computed once for all jobs: the waiting jobs are kept sorted, and
         a round reads only as far down the queue as it gets."""
         job_at = self._job_at_rank
         if not preemptive:
-            return map(job_at.__getitem__, self._waiting_ranks[group].copy())
+            return WaitingStream(map(job_at.__getitem__, self._waiting_ranks[group].copy()))
         ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
-        return np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
+        order = np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
+        return ArrayRanking(order, self.status)
 
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
@@ -196,23 +197,14 @@ class Rounds:
                 return math.inf
             top, rank_of = waiting[0], self._rank_of
             running = [r for r in running if rank_of[r] > top]
-        elif isinstance(self._kept_ranking[group], KeyedOrder):
-            keyed = self._kept_ranking[group]
-            if not keyed.waiting:
+        elif self._ranking_kept and self._kept_ranking[group] is not None:
+            kept: Ranking = self._kept_ranking[group]
+            first = kept.first_waiting()
+            if first is None:
                 return math.inf
             evictable_from = self.evictable_from
-            later = [evictable_from[r] for r in keyed.running_below(keyed.waiting[0])]
+            later = [evictable_from[r] for r in kept.running_below(first)]
             return float(min([t for t in later if t > now], default=math.inf))
-        elif self._ranking_kept and self._kept_ranking[group] is not None:
-            order = self._kept_ranking[group]
-            status = self.status[order]
-            first = int(np.argmax(status == WAITING))
-            if status[first] != WAITING:
-                return math.inf
-            below = order[first + 1 :]
-            later = self.evictable_from[below[status[first + 1 :] == RUNNING]]
-            later = later[later > now]
-            return float(later.min()) if later.size else math.inf
         later = [t for t in map(self.evictable_from.item, running) if t > now]
         return min(later, default=math.inf)
 
@@ -304,24 +296,9 @@ class Rounds:
                 done.add(vc)
         return changed
 
-    def _waiting_in_order(self, ranked: Ranked, start: int) -> Iterable[tuple[int, int]]:
-        """(position, job) of the waiting jobs in a ranking, from position ``start`` on (in
-        a :class:`KeyedOrder`, a job's key is its position)."""
-        if isinstance(ranked, KeyedOrder):
-            return ranked.waiting_from(start)
-        if not isinstance(ranked, np.ndarray):
-            return enumerate(ranked)  # a lazy ranking of waiting jobs only
-        tail = ranked[start:]
-        if len(tail) > SMALL:  # a long queue: numpy
-            where = np.flatnonzero(self.status[tail] == WAITING)
-            return zip((where + start).tolist(), tail[where].tolist(), strict=True)
-        return [  # a short one: plain Python is faster
-            (pos, j)
-            for pos, j, status in zip(
-                range(start, len(ranked)), tail.tolist(), self.status[tail].tolist(), strict=True
-            )
-            if status == WAITING
-        ]
+    def _waiting_in_order(self, ranked: Ranking, start: int) -> Iterable[tuple[int, int]]:
+        """(position, job) of the waiting jobs in a ranking, from position ``start`` on."""
+        return ranked.waiting_from(start)
 
     def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
         quota = self._domain[j].quota
@@ -423,7 +400,7 @@ class Rounds:
             return self.group_free[self._group[j]]
         return int(self.free[self._domain[j].nodes].sum())
 
-    def _try_preempt_for(self, j: int, ranked: Ranked, pos: int) -> bool:
+    def _try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
         free room for it, if any do."""
         epoch = self._evict_epoch[self._group[j]]
@@ -442,26 +419,17 @@ class Rounds:
             return False
         return True
 
-    def _protected_below(self, ranked: Ranked, pos: int) -> bool:
+    def _protected_below(self, ranked: Ranking, pos: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
         be evicted yet): asked only when preemption failed, for the records."""
-        now = self.now + EPS
-        if isinstance(ranked, KeyedOrder):
-            evictable_from = self.evictable_from
-            return any(evictable_from[r] > now for r in ranked.running_below(pos))
-        below = ranked[pos + 1 :]
-        return bool(((self.status[below] == RUNNING) & (self.evictable_from[below] > now)).any())
+        now, evictable_from = self.now + EPS, self.evictable_from
+        return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
-    def _evictable_below(self, ranked: Ranked, pos: int) -> list[int]:
+    def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:
         """The running jobs ranked below position ``pos`` whose protection has ended,
         lowest-ranked first."""
-        now = self.now + EPS
-        if isinstance(ranked, KeyedOrder):
-            evictable_from = self.evictable_from
-            return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
-        below = ranked[pos + 1 :][::-1]  # lowest-ranked first
-        evictable = (self.status[below] == RUNNING) & (self.evictable_from[below] <= now)
-        return below[evictable].tolist()
+        now, evictable_from = self.now + EPS, self.evictable_from
+        return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
 
     def _evict_for(self, j: int, candidates: list[int]) -> bool:
         """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``

@@ -1,0 +1,93 @@
+"""A group's jobs in rank order, as the decision rounds read them: one interface, :class:`Ranking`.
+
+A round asks a ranking three things: the waiting jobs from a position on (to try them in
+order), the running jobs ranked below a position (to evict, lowest-ranked first), and the
+position of the first waiting job (to know which running jobs could ever make room). Three
+forms answer them, each where it is cheapest:
+
+* :class:`ArrayRanking`: the scheduler's ranking as an array of job indices (a job's index
+  in it is its position), with the jobs' status read live;
+* :class:`WaitingStream`: the waiting jobs only, read lazily from a ranking kept sorted
+  (static schedulers without preemption: a round reads only as far as it gets);
+* :class:`~analysim.engine.las_ranking.KeyedOrder`: LAS's ranking kept job by job, where a
+  job's key stands for its position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import Protocol
+
+import numpy as np
+
+from analysim.status import RUNNING, WAITING
+from analysim.thresholds import SMALL
+
+
+class Ranking(Protocol):
+    """What a round reads of a ranking (positions are comparable within one ranking)."""
+
+    def waiting_from(self, pos: int) -> Iterable[tuple[int, int]]:
+        """(position, job) of the jobs waiting now, from position ``pos`` on, in order."""
+        ...
+
+    def running_below(self, pos: int) -> list[int]:
+        """The running jobs ranked below position ``pos``, lowest-ranked first."""
+        ...
+
+    def first_waiting(self) -> int | None:
+        """The position of the highest-ranked waiting job; None if none waits."""
+        ...
+
+
+class ArrayRanking:
+    """A ranking as an array of job indices, best first; ``status`` is the engine's live
+    per-job status array (so the ranking follows starts and evictions made since)."""
+
+    __slots__ = ("order", "status")
+
+    def __init__(self, order: np.ndarray, status: np.ndarray) -> None:
+        self.order = order
+        self.status = status
+
+    def waiting_from(self, pos: int) -> Iterable[tuple[int, int]]:
+        tail = self.order[pos:]
+        if len(tail) > SMALL:  # a long queue: numpy
+            where = np.flatnonzero(self.status[tail] == WAITING)
+            return zip((where + pos).tolist(), tail[where].tolist(), strict=True)
+        return [  # a short one: plain Python is faster
+            (at, j)
+            for at, j, status in zip(
+                range(pos, len(self.order)), tail.tolist(), self.status[tail].tolist(), strict=True
+            )
+            if status == WAITING
+        ]
+
+    def running_below(self, pos: int) -> list[int]:
+        below = self.order[pos + 1 :][::-1]
+        return below[self.status[below] == RUNNING].tolist()
+
+    def first_waiting(self) -> int | None:
+        waiting = self.status[self.order] == WAITING
+        first = int(np.argmax(waiting)) if len(waiting) else 0
+        return first if len(waiting) and waiting[first] else None
+
+
+class WaitingStream:
+    """The waiting jobs of a ranking, best first, read lazily once (a round without
+    preemption: no running job is ever asked for)."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self, jobs: Iterator[int]) -> None:
+        self.jobs = jobs
+
+    def waiting_from(self, pos: int) -> Iterable[tuple[int, int]]:
+        return islice(enumerate(self.jobs), pos, None)
+
+    def running_below(self, pos: int) -> list[int]:
+        return []  # it lists no running job
+
+    def first_waiting(self) -> int | None:
+        raise TypeError("a WaitingStream is read once, in order: it has no first position")
