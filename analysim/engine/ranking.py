@@ -69,9 +69,8 @@ class ArrayRanking:
         return below[self.status[below] == RUNNING].tolist()
 
     def first_waiting(self) -> int | None:
-        waiting = self.status[self.order] == WAITING
-        first = int(np.argmax(waiting)) if len(waiting) else 0
-        return first if len(waiting) and waiting[first] else None
+        waiting = np.flatnonzero(self.status[self.order] == WAITING)
+        return int(waiting[0]) if waiting.size else None
 
 
 class WaitingStream:
