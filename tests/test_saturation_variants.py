@@ -171,3 +171,27 @@ def test_curve_rounds_per_arrival_with_python_and_the_mean_with_numpy():
     two = saturation_curve(log_of([10, 20], [10, 20]), total_gpus=100, top_pct=0)
     assert two["allocated_pct"].tolist() == [0.02]
     assert round(0.015, 2) == 0.01 and float(np.round(np.float64(0.015), 2)) == 0.02
+
+
+def test_default_dot_product_seed_51_needs_the_peers_roundings(shared_data):
+    """openb default, `dot_product`, the peer's seed-51 order: every point equals the peer's;
+    one of them (a mean ending in exactly 5 at the third decimal) only with numpy's rounding
+    of the mean, as in the peer's pandas scripts."""
+    folder = shared_data / "fgd" / "seed_orders"
+    trace = asim.traces.read_openb_tasks("bundled:openb")
+    log = asim.sharing.saturation_log(
+        trace,
+        placement="dot_product",
+        arrivals=folder / "openb_pod_list_default_tune1.3_seed51_arrivals.csv",
+        tie_break=folder / "openb_pod_list_default_seed51_node_prefix.csv",
+    )
+    curve = saturation_curve(log, 6212)
+    peer = pd.read_csv(shared_data / "fgd" / "fgd_expected_default.csv")
+    peer = peer.query("policy == 'DotProd' and seed == 51").set_index("arrived_pct")
+    ours = curve.set_index("arrived_pct")["allocated_pct"]
+    assert (ours == peer["alloc_pct"].loc[ours.index]).all()
+    alloc = np.array([round(x, 2) for x in (log["used_gpu_milli"] / 6212 / 10).tolist()])
+    arrive = np.array([round(x, 0) for x in (log["arrived_gpu_milli"] / 6212 / 10).tolist()])
+    means = [pd.Series(alloc[arrive == p]).mean() for p in range(131)]
+    python_round = np.array([round(float(m), 2) for m in means])
+    assert (python_round != ours.to_numpy()).sum() == 1
