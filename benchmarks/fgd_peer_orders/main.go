@@ -7,10 +7,13 @@
 // evaluates it); Shuffle of the pods sorted by name; then either tune-up (Intn over the
 // original pods per clone, the clone that would cross the target is drawn and discarded)
 // or tune-down (Intn over the current list, that pod removed, until the total demand is at
-// most the target); then Perm over the nodes sorted by name for the prefixes.
+// most the target); then 10 more draws (made while the peer starts its scheduler; the count
+// was found by matching the prefixes of a checked seed-42 run, -skip changes it); then Perm
+// over the nodes sorted by name for the prefixes: node i (by name) gets prefix Perm[i].
 //
 // Input: a CSV "name,num_gpu,gpu_milli" of the pods (as AnalySIM reads them) and a CSV with
-// a "node" column. Run with Go 1.19-1.21 (the peer's math/rand; seeded global source):
+// a "node" column. Run with Go 1.19-1.23 (the peer's math/rand; from Go 1.24 the global Seed
+// is ignored unless GODEBUG=randseednop=0):
 //
 //	go run main.go -pods pods.csv -nodes nodes.csv -gpus 6212 -seed 42 -tune 1.3 -out DIR -stem NAME
 package main
