@@ -195,3 +195,51 @@ def test_default_dot_product_seed_51_needs_the_peers_roundings(shared_data):
     means = [pd.Series(alloc[arrive == p]).mean() for p in range(131)]
     python_round = np.array([round(float(m), 2) for m in means])
     assert (python_round != ours.to_numpy()).sum() == 1
+
+
+def write_peer_folder(
+    folder: Path, allo_header: str = "workload,sc_policy,tune,seed,total_gpus"
+) -> None:
+    rows = {
+        "analysis_allo_discrete.csv": (allo_header, "openb_pod_list_x,06-FGD,1.3,42,2,0.5,1.0"),
+        "analysis_frag_ratio_discrete.csv": (
+            "workload,sc_policy,tune,seed",
+            "openb_pod_list_x,06-FGD,1.3,42,10.0,20.0",
+        ),
+        "analysis_frag_discrete.csv": (
+            "workload,sc_policy,tune,seed",
+            "openb_pod_list_x,06-FGD,1.3,42,3.0,4.0",
+        ),
+    }
+    for name, (header, row) in rows.items():
+        (folder / name).write_text(f"{header},0,1\n{row}\n")
+
+
+def test_read_peer_curves_makes_one_tidy_row_per_point(tmp_path):
+    write_peer_folder(tmp_path)
+    table = asim.sharing.read_peer_curves(tmp_path)
+    assert table.to_dict("records") == [
+        {"workload": "x", "policy": "fgd", "tune": 1.3, "seed": 42, "arrived_pct": 0,
+         "alloc_pct": 0.5, "frag_ratio_pct": 10.0, "frag_amount_pct": 3.0},
+        {"workload": "x", "policy": "fgd", "tune": 1.3, "seed": 42, "arrived_pct": 1,
+         "alloc_pct": 1.0, "frag_ratio_pct": 20.0, "frag_amount_pct": 4.0},
+    ]  # fmt: skip
+    curve = pd.DataFrame(
+        {"arrived_pct": [0, 1], "allocated_pct": [0.5, 1.01], "frag_ratio_pct": [10.0, 20.0],
+         "frag_amount_pct": [3.0, 4.02]}
+    )  # fmt: skip
+    counts = count_matching(compare_with_peer(curve, table))
+    assert counts["allocated_pct"][:2] == (1, 2) and counts["frag_ratio_pct"] == (2, 2, 0.0)
+    assert counts["frag_amount_pct"][:2] == (1, 2)
+
+
+def test_read_peer_curves_names_the_file_and_the_missing_column(tmp_path):
+    write_peer_folder(tmp_path, allo_header="workload,policy,tune,seed,total_gpus")
+    with pytest.raises(
+        asim.sharing.ResourceError, match="analysis_allo_discrete.csv: no column 'sc_policy'"
+    ):
+        asim.sharing.read_peer_curves(tmp_path)
+    write_peer_folder(tmp_path)
+    (tmp_path / "analysis_frag_discrete.csv").unlink()
+    with pytest.raises(asim.sharing.ResourceError, match="analysis_frag_discrete.csv is missing"):
+        asim.sharing.read_peer_curves(tmp_path)
