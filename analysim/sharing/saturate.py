@@ -316,6 +316,7 @@ def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130
     (correctly rounded from the exact binary value), the averages (numpy floats) with
     numpy's ``round`` (scale by 100, round half to even, scale back), which differs from
     Python's on some values: ``round(0.015, 2)`` is 0.01, ``np.round(0.015, 2)`` 0.02."""
+
     def per_arrival(values: np.ndarray, digits: int) -> np.ndarray:  # Python floats, Python round
         return np.array([round(x, digits) for x in values.tolist()], dtype=np.float64)
 
