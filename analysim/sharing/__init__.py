@@ -2,6 +2,7 @@
 the placement policies of the FGD study and the saturation experiment (``saturate``)."""
 
 from analysim.sharing.fragmentation import FragMeter, Shape, typical_shapes
+from analysim.sharing.peer import PEER_POLICIES, compare_with_peer, read_peer_curves
 from analysim.sharing.placers import SHARE_PLACERS, Context, Request, SharePlacer
 from analysim.sharing.resources import Nodes, NodeState, ResourceError, Tasks
 from analysim.sharing.saturate import (
@@ -17,6 +18,7 @@ from analysim.sharing.sweep import FGD_STUDY, saturate_sweep
 
 __all__ = [
     "FGD_STUDY",
+    "PEER_POLICIES",
     "SHARE_PLACERS",
     "Context",
     "FragMeter",
@@ -28,8 +30,10 @@ __all__ = [
     "SharePlacer",
     "SharedTrace",
     "Tasks",
+    "compare_with_peer",
     "peer_order_files",
     "read_peer_arrivals",
+    "read_peer_curves",
     "read_peer_tie_break",
     "saturate",
     "saturate_sweep",

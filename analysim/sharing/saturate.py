@@ -59,15 +59,27 @@ def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:
 def sample_arrivals(
     tasks: Tasks, capacity_milli: int, inflate: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """The peer's arrival order with our generator: every task in a shuffled order (of the
-    tasks sorted by name), then clones of tasks drawn uniformly, appended while the demand
-    stays within ``inflate`` x capacity. As in the peer, the stop test adds the drawn task's
-    milli per GPU (not its total) to the demand so far."""
+    """The peer's arrival order with our generator (its ``SortClusterPods`` and
+    ``TunePodsByNodeTotalResource``): every task in a shuffled order (of the tasks sorted by
+    name), then tuned to ``inflate`` x capacity.
+
+    * Demand below the target (**tune-up**): clones of tasks drawn uniformly from the trace
+      are appended while the demand stays within the target. As in the peer, the stop test
+      adds the drawn task's milli per GPU (not its total) to the demand so far.
+    * Demand above the target (**tune-down**, e.g. openb ``multigpu30``-``50`` at 1.3):
+      tasks are removed from the shuffled order, each drawn uniformly among those left, until
+      the demand (totals) is at most the target; the others keep their order.
+    * Demand equal to the target: the shuffled order as it is.
+    """
     by_name = np.argsort(tasks.names, kind="stable")
     order = by_name[rng.permutation(len(by_name))]
     total_milli = tasks.total_gpu_milli()
     demand = int(total_milli.sum())
     target = inflate * capacity_milli
+    if demand > target:
+        return _tune_down(order, total_milli, demand, target, rng)
+    if demand == target:
+        return order
     clones: list[np.ndarray] = []
     while demand <= target:
         draw = by_name[rng.integers(len(by_name), size=4096)]
@@ -79,6 +91,23 @@ def sample_arrivals(
         clones.append(draw)
         demand = int(before[-1] + total_milli[draw[-1]])
     return np.concatenate([order, *clones]) if clones else order
+
+
+def _tune_down(
+    order: np.ndarray,
+    total_milli: np.ndarray,
+    demand: int,
+    target: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Remove uniformly drawn tasks from ``order`` until the demand is at most ``target``."""
+    kept = order.tolist()
+    while demand > target:
+        if not kept:  # cannot happen with a positive target; guards a bad capacity
+            raise ResourceError(f"saturate: no task left while demand {demand} > target {target}")
+        gone = kept.pop(int(rng.integers(len(kept))))
+        demand -= int(total_milli[gone])
+    return np.array(kept, dtype=order.dtype)
 
 
 def arrivals_from_names(tasks: Tasks, names: Sequence[str]) -> np.ndarray:
@@ -278,15 +307,23 @@ def _run(
 
 def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130) -> pd.DataFrame:
     """Read a per-arrival log at each integer percent 0..``top_pct`` of arrived GPU demand,
-    as the peer's analysis does: the arrivals whose demand rounds (half to even) to that
-    percent, else those within one percent; allocation rounded to 0.01 per arrival then
-    averaged; the fragmentation ratio and amount (rounded to 0.01 as the peer logs them)
-    averaged."""
-    arrive = [round(x, 0) for x in (arrivals["arrived_gpu_milli"].to_numpy() / total_gpus / 10)]
-    arrive = np.array(arrive)
-    alloc = np.array([round(x, 2) for x in arrivals["used_gpu_milli"].to_numpy() / total_gpus / 10])
-    ratio = np.array([round(x, 2) for x in arrivals["frag_ratio"].to_numpy()])
-    amount = np.array([round(x, 2) for x in arrivals["frag_milli"].to_numpy()])
+    as the peer's analysis does (``experiments/analysis/merge_*_discrete.py``): the arrivals
+    whose demand rounds to that percent, else those within one percent; allocation rounded
+    to 0.01 per arrival then averaged; the fragmentation ratio and amount (rounded to 0.01
+    as the peer logs them) averaged.
+
+    Two roundings, as in the peer's pandas code: per arrival with Python's ``round``
+    (correctly rounded from the exact binary value), the averages (numpy floats) with
+    numpy's ``round`` (scale by 100, round half to even, scale back), which differs from
+    Python's on some values: ``round(0.015, 2)`` is 0.01, ``np.round(0.015, 2)`` 0.02."""
+
+    def per_arrival(values: np.ndarray, digits: int) -> np.ndarray:  # Python floats, Python round
+        return np.array([round(x, digits) for x in values.tolist()], dtype=np.float64)
+
+    arrive = per_arrival(arrivals["arrived_gpu_milli"].to_numpy() / total_gpus / 10, 0)
+    alloc = per_arrival(arrivals["used_gpu_milli"].to_numpy() / total_gpus / 10, 2)
+    ratio = per_arrival(arrivals["frag_ratio"].to_numpy(dtype=np.float64), 2)
+    amount = per_arrival(arrivals["frag_milli"].to_numpy(dtype=np.float64), 2)
     failed = arrivals["failed"].to_numpy()
     rows = []
     for pct in range(top_pct + 1):
@@ -299,8 +336,8 @@ def saturation_curve(arrivals: pd.DataFrame, total_gpus: int, top_pct: int = 130
         rows.append(
             (
                 pct,
-                round(float(pd.Series(alloc[pick]).mean()), 2),
-                round(100 * float(pd.Series(amount[pick]).mean()) / 1000 / total_gpus, 2),
+                float(np.round(pd.Series(alloc[pick]).mean(), 2)),
+                float(np.round(100 * pd.Series(amount[pick]).mean() / 1000 / total_gpus, 2)),
                 float(pd.Series(ratio[pick]).mean()),
                 int(failed[np.flatnonzero(pick)[-1]]),
             )
