@@ -428,14 +428,7 @@ def _samples_until_now(sim: Simulation) -> list[tuple]:
     every = sim.config.sample_every
     if sim.next_sample <= sim.now + 1e-9:
         count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
-        counters = (
-            sim.vc_used,
-            sim.vc_running_jobs,
-            sim.vc_waiting_jobs,
-            sim.vc_waiting_gpus,
-            sim.vc_borrowed,
-        )
-        snapshot = tuple(list(c) for c in counters)
+        snapshot = sim.sample_counters()
         samples.append((sim.next_sample, count, snapshot, sim.capture()))
     return samples
 
@@ -451,10 +444,14 @@ def _sample_arrays(sim: Simulation, samples: list) -> dict[str, np.ndarray]:
         starts, counts, snaps, captures = zip(*samples, strict=True)
     else:
         starts, counts, snaps, captures = (), (), (), ()
+    # resource mode counts GPUs used in GPU milli / 1000, and adds FGD's fragmentation
+    dtype = float if sim.resource_mode else np.int64
     out = {
-        name: np.array([s[i] for s in snaps], dtype=np.int64).reshape(len(snaps), n_vc)
+        name: np.array([s[i] for s in snaps], dtype=dtype).reshape(len(snaps), n_vc)
         for i, name in enumerate(names)
     }
+    if sim.resource_mode:
+        out["fgd_frag_milli"] = np.array([s[5] for s in snaps], dtype=float)
     out.update(measure(sim, list(captures)))
     out["starts"] = np.array(starts, dtype=float)
     out["counts"] = np.array(counts, dtype=np.int64)
@@ -517,6 +514,8 @@ def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]
             else float("nan"),
         }
     }
+    if "fgd_frag_milli" in arrays:  # resource mode: FGD's fragmentation, cluster-wide
+        means[ALL]["avg_fgd_frag_milli"] = mean(arrays["fgd_frag_milli"])
     for v, name in enumerate(sim.partition.vc_names):
         means[name] = {
             "avg_fragmented_gpus": mean(arrays["fragmented"][:, v]),
@@ -581,6 +580,10 @@ def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
             "frag_index": index.ravel(),
         }
     )
+    if "fgd_frag_milli" in arrays:  # resource mode: cluster-wide only (NaN per VC)
+        cluster["fgd_frag_milli"] = expand("fgd_frag_milli")
+        per_vc["fgd_frag_milli"] = np.nan
     frame = pd.concat([cluster, per_vc], ignore_index=True)
-    frame["free_gpus"] = frame["free_gpus"].astype(np.int64)
+    if not sim.resource_mode:
+        frame["free_gpus"] = frame["free_gpus"].astype(np.int64)
     return frame.sort_values(["time"], kind="stable", ignore_index=True)
