@@ -166,8 +166,9 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
 
 
 def _whole_amounts(frame: pd.DataFrame, column: str, high: int) -> pd.Series:
-    """An optional resource column as int64: whole numbers from 0 to ``high``."""
-    values = _numeric(frame, column)
+    """An optional resource column as int64: whole numbers from 0 to ``high``; a missing
+    value is 0 here (``gpu_milli``: see ``_check_shares``)."""
+    values = _numeric(frame.assign(**{column: frame[column].fillna(0)}), column)
     bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values)) | (values > high)
     if bad.any():
         _fail(frame, bad, column, f"a whole number from 0 to {high:,}")
@@ -186,11 +187,13 @@ def _resources(frame: pd.DataFrame, out: pd.DataFrame) -> list[str]:
 
 def _check_shares(frame: pd.DataFrame, out: pd.DataFrame) -> None:
     """``gpu_milli``: 1-1000 for a job with GPUs (below 1000 only with one GPU), 0 without;
-    missing means whole GPUs (1000)."""
+    a missing column or value means whole GPUs (1000; 0 for a CPU-only job)."""
     gpus = out["num_gpus"].to_numpy()
+    whole = np.where(gpus > 0, MILLI, 0).astype("int64")
     if "gpu_milli" not in out.columns:
-        out["gpu_milli"] = np.where(gpus > 0, MILLI, 0).astype("int64")
+        out["gpu_milli"] = whole
         return
+    out["gpu_milli"] = np.where(frame["gpu_milli"].isna(), whole, out["gpu_milli"])
     milli = out["gpu_milli"].to_numpy()
     bad = (gpus > 0) & (milli < 1)
     if bad.any():

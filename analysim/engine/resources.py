@@ -270,13 +270,15 @@ class ResourceSimulation(Simulation):
         self._check_sizes(jobs)
 
     def _check_sizes(self, jobs) -> None:
-        """CPU or memory larger than every node is bad input (named)."""
+        """CPU or memory larger than every node is bad input (named): for a job of several
+        whole GPUs, the least it needs on one node (its amount per GPU)."""
         nodes = self.cluster.nodes
         for name in ("cpu_milli", "memory_mib"):
             if name not in jobs.columns or name not in nodes.columns:
                 continue
             most = int(nodes[name].max())
-            too_big = jobs[name].to_numpy() > most
+            amount = jobs[name].to_numpy()
+            too_big = -(-amount // np.maximum(self.gpus, 1)) > most
             if too_big.any():
                 raise ValueError(
                     f"Workload: column {name!r} must be at most {most:,} (the most any node of "
@@ -428,10 +430,7 @@ class ResourceSimulation(Simulation):
         if need:
             left = book.gpu_left[nodes]
             holds = (left == MILLI) if milli == MILLI else (left >= milli)
-            count = holds.sum(axis=1)
-            ok &= count >= need
-        else:
-            count = np.ones(len(nodes), dtype=np.int64)
+            ok &= holds.sum(axis=1) >= need
         if not ok.any():
             return None
         task = Request(per_cpu, per_mem, need, milli, self._kind[j])
@@ -442,14 +441,19 @@ class ResourceSimulation(Simulation):
             node = int(self.share_placer.choose_node(ctx, feasible, scores, self._tie_rank))
             gpus = self.share_placer.choose_gpus(ctx, node, task)
         else:
-            room = np.where(ok, count, 0).astype(np.int64)
+            # the node's room in what the job needs: the most milli left on one of its GPUs
+            # (a share), or its CPU left (a CPU-only job); the placer's rule over that
+            if need:
+                room, size = book.gpu_left[nodes].max(axis=1), milli
+            else:
+                room, size = book.cpu_left[nodes] + 1, cpu + 1  # + 1: memory-only jobs
+            room = np.where(ok, room, 0).astype(np.int64)
             sub = domain.topology
             if len(nodes) != len(domain.nodes):
                 sub = type(sub)(
                     self.capacity[nodes], sub.rack[np.isin(domain.nodes, nodes)], sub.n_racks
                 )
-            # the placer's node rule over how many GPUs (or, CPU-only, 1) could hold it
-            pick = self.placer.pick_node(1, room, sub, rng)
+            pick = self.placer.pick_node(size, room, sub, rng)
             if pick is None:
                 return None
             node = int(nodes[int(pick)])
@@ -497,10 +501,15 @@ class ResourceSimulation(Simulation):
     def _room_of(self, j: int) -> int:
         return int(self.free[self._domain[j].nodes].sum())
 
-    def _held_by_vc(self) -> list[float]:
-        """GPUs each VC's jobs hold (GPU milli / 1000), own and borrowed."""
-        held = super()._held_by_vc()
-        return [h / MILLI for h in held]
+    def _held_by_vc(self) -> list[int]:
+        """What schedulers see as each VC's usage: the ``num_gpus`` of its running jobs
+        (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
+        held = [0] * len(self.partition.vc_names)
+        vc, gpus = self._vc, self._gpus
+        for running in self.running:
+            for j in running:
+                held[vc[j]] += gpus[j]
+        return held
 
     # -- evicting --------------------------------------------------------------------------------
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | None:
