@@ -123,6 +123,14 @@ class ResourceLedger(Ledger):
         )
         self.book = book
         self._kind = sim._kind
+        # FGD's fragmentation of each node, kept up to date as nodes change
+        self.meter = sim.meter
+        n_nodes = len(sim.capacity)
+        self.node_frag = (
+            [self.meter.frag(book.key(n)) for n in range(n_nodes)]
+            if self.meter
+            else [0.0] * n_nodes
+        )
         self.claims: dict[int, list[Claim]] = {}
         # the placement decided for each job about to start or move (the rounds write it)
         self.plans: dict[int, list[Claim]] = {}
@@ -197,8 +205,12 @@ class ResourceLedger(Ledger):
         self.vc_running_jobs[vc] -= 1
 
     def _refresh(self, nodes: list[int]) -> None:
-        """Recount the fully free GPUs of ``nodes`` (and of their groups)."""
+        """Recount the fully free GPUs of ``nodes`` (and of their groups), and their FGD
+        fragmentation."""
+        meter = self.meter
         for node in nodes:
+            if meter is not None:
+                self.node_frag[node] = meter.frag(self.book.key(node))
             full = self.book.full_gpus(node)
             delta = len(full) - int(self.free[node])
             self.free[node] = len(full)
@@ -641,15 +653,11 @@ class ResourceSimulation(Simulation):
     def fgd_frag_milli(self) -> float:
         """FGD's fragmentation of the whole cluster now (GPU milli the workload's task
         shapes cannot use)."""
-        if self.meter is None:
-            return 0.0
-        return float(sum(self.node_fgd_frag()))
+        return math.fsum(self.ledger.node_frag)
 
     def node_fgd_frag(self) -> list[float]:
         """FGD's fragmentation of each node now."""
-        if self.meter is None:
-            return [0.0] * len(self.capacity)
-        return [self.meter.frag(self.book.key(n)) for n in range(len(self.capacity))]
+        return list(self.ledger.node_frag)
 
     def sample_counters(self) -> tuple:
         """As the whole-GPU engine's, with GPUs used and borrowed in GPU milli / 1000, and
