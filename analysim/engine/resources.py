@@ -27,7 +27,7 @@ import numpy as np
 
 from analysim.domains import Domain
 from analysim.engine.ledger import Ledger
-from analysim.engine.records import FRAGMENTED, FULL, Capture
+from analysim.engine.records import FRAGMENTED, FULL, MIGRATION_FAILED, Capture
 from analysim.engine.rounds import _Trial
 from analysim.engine.simulation import Simulation
 from analysim.engine.tenancy import MOST_MOVABLE_PER_NODE
@@ -558,18 +558,25 @@ class ResourceSimulation(Simulation):
     def _try_migrate(self, j: int) -> bool:
         """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
         moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
-        if not self._quota_allows(j, self.vc_used):
-            return False
-        from analysim.engine.records import MIGRATION_FAILED
-
+        domain = self._domain[j]
+        if not self._quota_allows(j, self.vc_used) or self._why_not(j, domain) == FULL:
+            return False  # not fragmentation: too little is free in all
         epoch = self._epoch[self._group[j]]
         self._own_room_why |= MIGRATION_FAILED
         if self._migrate_failed_at.get(j) == epoch:
             return False
         on_node = self._movable(self._group[j])
+        book, need = self.book, self._gpus[j]
         best = None
-        for node in self._domain[j].nodes.tolist():
-            jobs = sorted(on_node.get(node, []), key=lambda r: (self._usage[r], self._cpu[r], r))
+        for node in domain.nodes.tolist():
+            if (
+                node not in on_node
+                or self.capacity[node] < need
+                or book.nodes.cpu[node] < self._cpu[j]
+                or book.nodes.memory[node] < self._mem[j]
+            ):
+                continue  # nothing to move, or too small even when empty
+            jobs = sorted(on_node[node], key=lambda r: (self._usage[r], self._cpu[r], r))
             jobs = jobs[:MOST_MOVABLE_PER_NODE]
             for k in range(1, len(jobs) + 1):
                 chosen = jobs[:k]
