@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from strategies import resource_cases
 
 from analysim import Cluster, SimConfig, Simulation, Workload, simulate
+from analysim.domains import allowed_types
 from analysim.engine import ResourceSimulation
 from analysim.errors import PolicyError
 
@@ -266,6 +267,21 @@ def _check_resources(sim: ResourceSimulation) -> None:
     assert (book.cpu_left >= 0).all() and (book.mem_left >= 0).all()
     assert (book.gpu_left >= 0).all()
     assert (sim.free == (book.gpu_left == 1000).sum(axis=1)).all()
+    # GPU model constraints and quotas (in GPU milli) hold, counted independently here
+    node_type = sim.cluster.nodes["gpu_type"].tolist()
+    types = sim.workload.jobs.get("gpu_type")
+    used_by_vc: dict[int, int] = {}
+    for j, claims in sim.ledger.claims.items():
+        allowed = allowed_types(None if types is None else types.iloc[j])
+        if allowed is not None and sim.gpus[j] > 0:
+            assert all(node_type[c[0]] in allowed for c in claims)
+        if not sim.borrowed[j]:
+            vc = int(sim.job_vc[j])
+            used_by_vc[vc] = used_by_vc.get(vc, 0) + int(sim.gpus[j] * sim.gpu_milli[j])
+    quotas = sim.cluster.quotas
+    for vc, used in used_by_vc.items():
+        quota = quotas.get(sim.partition.vc_names[vc])
+        assert quota is None or used <= quota * 1000
 
 
 @FAST
@@ -345,3 +361,22 @@ def test_defragmentation_gathers_shares_to_free_a_whole_gpu():
     sim.run(until=120)  # the pass empties the least used node (n0 on a tie) onto n1
     assert sim.state.nodes["milli_used"].tolist() == [0, 600]
     assert sim.run().result().jobs["migrations"].sum() == 1
+
+
+def test_a_share_keeps_to_its_gpu_models():
+    nodes = pd.DataFrame(
+        {"node": ["v", "a"], "rack": "r", "gpus": [1, 1], "gpu_type": ["V100", "A100"]}
+    )
+    work = _jobs(
+        [
+            _job("any", 0, 100, gpu_milli=500),
+            _job("only_a100", 0, 100, gpu_milli=600, gpu_type="A100"),
+            _job("nowhere", 0, 100, gpu_milli=100, gpu_type="H100"),
+        ]
+    )
+    sim = Simulation(work, Cluster.from_frame(nodes), CONFIG.replace(placement="best_fit"))
+    sim.run(until=1)
+    gpus = sim.state.gpus.set_index("node")
+    assert gpus.loc["a", "job_ids"] == "only_a100" and gpus.loc["v", "job_ids"] == "any"
+    res = sim.run().result()
+    assert res.jobs.set_index("job_id").loc["nowhere", "status"] == "unschedulable"
