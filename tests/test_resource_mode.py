@@ -380,3 +380,66 @@ def test_a_share_keeps_to_its_gpu_models():
     assert gpus.loc["a", "job_ids"] == "only_a100" and gpus.loc["v", "job_ids"] == "any"
     res = sim.run().result()
     assert res.jobs.set_index("job_id").loc["nowhere", "status"] == "unschedulable"
+
+
+def test_a_busy_run_with_everything_on_is_the_same_leaping_stepping_and_plain():
+    rng = np.random.default_rng(1)
+    n = 120
+    kind = rng.choice(["share", "whole", "cpu"], n, p=[0.6, 0.3, 0.1])
+    gpus = np.where(kind == "share", 1, np.where(kind == "cpu", 0, rng.choice([1, 2, 4, 8], n)))
+    milli = np.where(kind == "share", rng.choice([100, 250, 500, 700], n), 1000)
+    work = _jobs(
+        [
+            _job(
+                f"j{i}",
+                int(t),
+                int(d),
+                int(g),
+                gpu_milli=int(m) if g else 0,
+                cpu_milli=int(c) + (g == 0),
+                memory_mib=int(mem),
+                vc=str(vc),
+            )
+            for i, (t, d, g, m, c, mem, vc) in enumerate(
+                zip(
+                    np.sort(rng.integers(0, 10_000, n)),
+                    rng.integers(50, 3000, n),
+                    gpus,
+                    milli,
+                    rng.integers(0, 16_000, n),
+                    rng.integers(0, 30_000, n),
+                    rng.choice(["a", "b"], n),
+                    strict=True,
+                )
+            )
+        ]
+    )
+    nodes = pd.DataFrame(
+        {
+            "node": [f"n{i}" for i in range(8)],
+            "rack": [f"r{i // 4}" for i in range(8)],
+            "gpus": [4, 4, 8, 8, 4, 4, 8, 8],
+            "cpu_milli": 32_000,
+            "memory_mib": 64_000,
+            "vc": ["a"] * 4 + ["b"] * 4,
+        }
+    )
+    cluster = Cluster.from_frame(nodes)
+    config = SimConfig(
+        scheduler="las",
+        preemption=True,
+        migration=True,
+        defrag_every=600,
+        borrowing=True,
+        checkpoint_cost=10,
+        migration_cost=5,
+    )
+    leaped = simulate(work, cluster, config)
+    stepped = simulate(work, cluster, config.replace(leap=False))
+    plain = Simulation(work, cluster, config, reference=True).run().result()
+    for name in ("jobs", "events", "timeline"):
+        pd.testing.assert_frame_equal(getattr(leaped, name), getattr(stepped, name))
+        pd.testing.assert_frame_equal(getattr(leaped, name), getattr(plain, name))
+    summary = leaped.summary()
+    assert (leaped.jobs["status"] == "done").all()
+    assert summary["preemptions"] > 0 and summary["migrations"] > 0 and summary["reclaims"] > 0
