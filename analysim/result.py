@@ -121,7 +121,8 @@ class Result:
         GPU with ``node, rack, gpu`` (index on its node), ``node_vc`` (the VC owning the
         node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap."""
         layout = _Layout(self.meta)
-        owner, borrowed = _replay(self.events, layout, until=float(time))
+        shared = bool(self.meta.get("resource_mode", False))
+        owner, borrowed = _replay(self.events, layout, until=float(time), shared=shared)
         held = owner >= 0
         job_ids = np.full(layout.total, None, dtype=object)
         job_vcs = np.full(layout.total, None, dtype=object)
@@ -152,7 +153,8 @@ class Result:
             if not every > 0:
                 raise ValueError(f"node_usage: every must be > 0 seconds, got {every!r}")
             times = np.arange(0.0, float(self.meta.get("now", 0.0)) + every / 2, every)
-        rows = _usage_at(self.events, layout, times)
+        shared = bool(self.meta.get("resource_mode", False))
+        rows = _usage_at(self.events, layout, times, shared=shared)
         frame = pd.DataFrame(rows, index=pd.Index(times, name="time"), columns=layout.names)
         frame.columns.name = "node"
         return frame
@@ -205,9 +207,9 @@ class _Layout:
         self.index = {name: i for i, name in enumerate(self.names)}
 
     def gpus_of(self, text: str) -> np.ndarray:
-        """Global GPU indices of a ``node:gpu,node:gpu`` list."""
+        """Global GPU indices of a ``node:gpu,node:gpu`` list (none for a CPU-only job)."""
         out = []
-        for item in text.split(","):
+        for item in filter(None, str(text).split(",")):
             node, _, gpu = item.rpartition(":")
             out.append(self.offsets[self.index[node]] + int(gpu))
         return np.array(out, dtype=np.int64)
@@ -217,9 +219,14 @@ _TAKES = ("start", "resume", "migrate")
 _RELEASES = ("preempt", "reclaim", "finish")
 
 
-def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
+def _replay(
+    events: pd.DataFrame, layout: _Layout, until: float, shared: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU, the row of the event that put its job there (-1: free) and whether that run
-    is on borrowed GPUs, after every event up to ``until``."""
+    is on borrowed GPUs, after every event up to ``until``. ``shared`` (resource mode): a
+    GPU may hold several jobs; the row is that of the one that took it first."""
+    if shared:
+        return _replay_shared(events, layout, until)
     owner = np.full(layout.total, -1, dtype=np.int64)
     borrowed = np.zeros(layout.total, dtype=bool)
     holding: dict[Any, np.ndarray] = {}
@@ -246,8 +253,40 @@ def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.nda
     return owner, borrowed
 
 
-def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.ndarray:
-    """GPUs in use per node at each of ``times`` (sorted), replaying the events once."""
+def _replay_shared(
+    events: pd.DataFrame, layout: _Layout, until: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_replay` where a GPU may hold several jobs (resource mode)."""
+    owner = np.full(layout.total, -1, dtype=np.int64)
+    borrowed = np.zeros(layout.total, dtype=bool)
+    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
+    kinds = events["event"].astype(object).to_numpy()[:count]
+    jobs = events["job_id"].to_numpy(dtype=object)[:count]
+    gpus = events["gpus"].astype(object).to_numpy()[:count]
+    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    holding: dict[Any, list[int]] = {}
+    on_gpu: dict[int, dict[Any, int]] = {}  # GPU -> its jobs (in the order they came) -> row
+    for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
+        job = jobs[row]
+        for g in holding.pop(job, []):
+            del on_gpu[g][job]
+        if kinds[row] in _TAKES:
+            where = layout.gpus_of(gpus[row]).tolist()
+            for g in where:
+                on_gpu.setdefault(g, {})[job] = row
+            holding[job] = where
+    for g, held in on_gpu.items():
+        if held:
+            owner[g] = first = next(iter(held.values()))
+            borrowed[g] = lent[first]
+    return owner, borrowed
+
+
+def _usage_at(
+    events: pd.DataFrame, layout: _Layout, times: np.ndarray, shared: bool = False
+) -> np.ndarray:
+    """GPUs in use per node at each of ``times`` (sorted), replaying the events once
+    (``shared``: a GPU several jobs hold counts once)."""
     used = np.zeros(len(layout.names), dtype=np.int64)
     out = np.zeros((len(times), len(layout.names)), dtype=np.int64)
     holding: dict[Any, np.ndarray] = {}
@@ -257,12 +296,27 @@ def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.nd
     gpus = events["gpus"].astype(object).to_numpy()
     parsed: dict[str, np.ndarray] = {}
     relevant = np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES))
+    holders = [0] * layout.total  # shared: jobs on each GPU
+    node_of = layout.node_of_gpu.tolist()
     cut = np.searchsorted(event_times[relevant], times, side="right")
     done = 0
     for k, upto in enumerate(cut.tolist()):
         for row in relevant[done:upto].tolist():
             job = jobs[row]
             before = holding.pop(job, None)
+            if shared:
+                for g in [] if before is None else before.tolist():
+                    holders[g] -= 1
+                    if not holders[g]:
+                        used[node_of[g]] -= 1
+                if kinds[row] in _TAKES:
+                    where = layout.gpus_of(gpus[row])
+                    for g in where.tolist():
+                        holders[g] += 1
+                        if holders[g] == 1:
+                            used[node_of[g]] += 1
+                    holding[job] = where
+                continue
             if before is not None:
                 np.subtract.at(used, before, 1)
             if kinds[row] in _TAKES:
@@ -354,6 +408,7 @@ def build_result(sim: Simulation) -> Result:
         "workload": sim.workload.name,
         "cluster": sim.cluster.name,
         "now": float(sim.now),
+        "resource_mode": bool(sim.resource_mode),  # GPUs may be shared (docs/semantics.md)
         "total_gpus": int(sim.capacity.sum()),
         "vcs": list(sim.partition.vc_names),
         "vc_capacity": [int(c) for c in sim.partition.vc_capacity],

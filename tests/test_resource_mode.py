@@ -443,3 +443,35 @@ def test_a_busy_run_with_everything_on_is_the_same_leaping_stepping_and_plain():
     summary = leaped.summary()
     assert (leaped.jobs["status"] == "done").all()
     assert summary["preemptions"] > 0 and summary["migrations"] > 0 and summary["reclaims"] > 0
+
+
+def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_path):
+    from analysim.explain import allocations, why_waiting
+    from analysim.result import Result
+
+    work = _jobs(
+        [
+            _job("a", 0, 100, gpu_milli=500),
+            _job("b", 0, 100, gpu_milli=500),
+            _job("cpu", 0, 30, gpus=0, gpu_milli=0, cpu_milli=100),
+            _job("c", 5, 50),
+            _job("d", 6, 10),
+        ]
+    )
+    res = simulate(work, _cluster([2]), CONFIG.replace(placement="best_fit"))
+    # a and b share GPU 0 until 100; c takes GPU 1 from 5 to 55; d waits for a whole GPU
+    assert res.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]
+    assert res.snapshot(60)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "d"]]
+    usage = res.node_usage(every=50)["n0"].tolist()
+    assert usage == [1, 2, 0]  # at 0, 50 and 100 s: a GPU shared by two counts once
+    spells = allocations(res)
+    assert spells[["job_id", "gpu", "start", "end"]].values.tolist() == [
+        ["a", 0, 0.0, 100.0],
+        ["b", 0, 0.0, 100.0],
+        ["c", 1, 5.0, 55.0],
+        ["d", 1, 55.0, 65.0],
+    ]
+    assert "d at t=10 s: it waits" in why_waiting(res, "d", 10)
+    res.save(tmp_path / "run")
+    again = Result.load(tmp_path / "run")
+    assert again.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]
