@@ -371,7 +371,9 @@ def build_result(sim: Simulation) -> Result:
     status = np.array(STATUS_NAMES, dtype=object)[sim.status]
     running = sim.status == 2
     ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
-    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * sim.gpus, 0.0)
+    # GPUs a job holds: in resource mode its GPU milli / 1000 (as its borrowed GPU-seconds)
+    held = sim.milli_total / 1000 if sim.resource_mode else sim.gpus
+    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * held, 0.0)
     end = sim.end
     jct = end - sim.submit
     jobs = pd.DataFrame(
@@ -397,6 +399,10 @@ def build_result(sim: Simulation) -> Result:
             ),
         }
     )
+    if sim.resource_mode:  # what each job asked for besides whole GPUs
+        jobs.insert(4, "gpu_milli", sim.gpu_milli)
+        jobs.insert(5, "cpu_milli", sim.cpu)
+        jobs.insert(6, "memory_mib", sim.memory)
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
