@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 
 from analysim.errors import InputTypeError, describe_rows
-from analysim.validation import MAX_CLUSTER_GPUS, bounded
+from analysim.validation import MAX_CLUSTER_GPUS, MAX_NODE_AMOUNT, bounded
 
 NODE_COLUMNS = ("node", "rack", "gpus")
 DEFAULT_GPU_TYPE = "gpu"
+#: optional node capacities of resource mode (CPU in thousandths of a core, memory in MiB)
+RESOURCE_COLUMNS = ("cpu_milli", "memory_mib")
 
 
 def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
@@ -53,7 +55,28 @@ def validate_nodes(frame: pd.DataFrame) -> pd.DataFrame:
     )
     vc = frame["vc"] if "vc" in frame.columns else pd.Series([None] * len(frame))
     out["vc"] = [None if pd.isna(v) or str(v) == "" else str(v) for v in vc]
+    for column in RESOURCE_COLUMNS:  # optional capacities of resource mode
+        if column in frame.columns:
+            out[column] = _amounts(frame, column)
     return out
+
+
+def _amounts(frame: pd.DataFrame, column: str) -> pd.Series:
+    """An optional node capacity (``cpu_milli``, ``memory_mib``): whole numbers >= 0."""
+    values = frame[column]
+    flags = values.map(lambda v: isinstance(v, (bool, np.bool_)))
+    if flags.any():
+        _fail(frame, flags, column, "a number")
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = (
+        numbers.isna()
+        | (numbers < 0)
+        | (numbers != np.round(numbers))
+        | (numbers > MAX_NODE_AMOUNT)
+    )
+    if bad.any():
+        _fail(frame, bad, column, f"a whole number from 0 to {MAX_NODE_AMOUNT:,}")
+    return numbers.astype("int64")
 
 
 def _check_names(frame: pd.DataFrame) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
+from analysim.sharing.placers import share_placer_of
 from analysim.validation import MAX_SEED, bounded, period
 
 NUMERIC_FIELDS = ("step", "quantum", "sample_every", "defrag_every", "borrow_limit", "seed")
@@ -32,7 +33,8 @@ class SimConfig:
 
     scheduler: ranking policy (``fifo``, ``sjf``, ``srtf``, ``las``, ``fair``, ``priority``).
     placement: placement policy (``consolidate``, ``first_fit``, ``spread``, ``random``,
-        ``topology``).
+        ``topology``; or one of the FGD study's, ``fgd``, ``best_fit``, ``dot_product``,
+        ``gpu_packing``, ``gpu_clustering``, which runs the engine in resource mode).
     preemption: let waiting jobs evict lower-ranked running jobs at scheduling rounds.
     quantum: seconds between scheduling rounds (preemption and re-ranking happen then).
     checkpoint_cost: cost model of the seconds a job loses per preemption.
@@ -131,7 +133,9 @@ class SimConfig:
         return SCHEDULERS.make(self.scheduler)
 
     def make_placer(self):
-        return PLACERS.make(self.placement)
+        """The placer: a whole-GPU one (``PLACERS``), or one of the FGD study's
+        (``analysim.sharing.SHARE_PLACERS``: the run is then in resource mode)."""
+        return share_placer_of(self.placement) or PLACERS.make(self.placement)
 
     def make_cost_model(self):
         return _cost_model(self.checkpoint_cost)

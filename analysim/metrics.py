@@ -50,6 +50,8 @@ SUMMARY_FIELDS = (
     "idle_while_waiting",
     "jain_fairness",
 )
+#: in resource mode only (``docs/semantics.md``): FGD's fragmentation, time-averaged
+RESOURCE_FIELDS = ("avg_fgd_frag_milli",)
 SAMPLED = ("avg_fragmented_gpus", "avg_blocked_jobs", "avg_frag_index", "idle_while_waiting")
 ALL = "(all)"
 
@@ -104,7 +106,8 @@ def summarize(
     values.update(dict.fromkeys(SAMPLED, float("nan")))
     if user is None:
         values.update(_capacity_metrics(jobs, meta, vc))
-    return pd.Series(values, name=user or vc or "cluster", dtype=float)[list(SUMMARY_FIELDS)]
+    fields = list(SUMMARY_FIELDS) + [f for f in RESOURCE_FIELDS if f in values]
+    return pd.Series(values, name=user or vc or "cluster", dtype=float)[fields]
 
 
 def _capacity_metrics(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None) -> dict:
@@ -126,7 +129,7 @@ def _capacity_metrics(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None) 
     if vc is not None and capacities.sum() > 0:
         values["share_gpu_hours"] = float(busy.sum() * capacities[k] / capacities.sum()) / 3600
     means = meta.get("sample_means", {}).get(ALL if vc is None else vc, {})
-    for name in (*SAMPLED, "jain_fairness"):
+    for name in (*SAMPLED, "jain_fairness", *RESOURCE_FIELDS):
         if name in means:
             values[name] = float(means[name])
     return values

@@ -32,6 +32,7 @@ UNITS: dict[str, str] = {
     "share_gpu_hours": "fraction",
     "avg_fragmented_gpus": "GPUs",
     "avg_frag_index": "0-1",
+    "avg_fgd_frag_milli": "milli",
     "idle_while_waiting": "fraction",
     "jain_fairness": "0-1",
 }

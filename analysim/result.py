@@ -121,7 +121,8 @@ class Result:
         GPU with ``node, rack, gpu`` (index on its node), ``node_vc`` (the VC owning the
         node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap."""
         layout = _Layout(self.meta)
-        owner, borrowed = _replay(self.events, layout, until=float(time))
+        shared = bool(self.meta.get("resource_mode", False))
+        owner, borrowed = _replay(self.events, layout, until=float(time), shared=shared)
         held = owner >= 0
         job_ids = np.full(layout.total, None, dtype=object)
         job_vcs = np.full(layout.total, None, dtype=object)
@@ -152,7 +153,8 @@ class Result:
             if not every > 0:
                 raise ValueError(f"node_usage: every must be > 0 seconds, got {every!r}")
             times = np.arange(0.0, float(self.meta.get("now", 0.0)) + every / 2, every)
-        rows = _usage_at(self.events, layout, times)
+        shared = bool(self.meta.get("resource_mode", False))
+        rows = _usage_at(self.events, layout, times, shared=shared)
         frame = pd.DataFrame(rows, index=pd.Index(times, name="time"), columns=layout.names)
         frame.columns.name = "node"
         return frame
@@ -205,9 +207,9 @@ class _Layout:
         self.index = {name: i for i, name in enumerate(self.names)}
 
     def gpus_of(self, text: str) -> np.ndarray:
-        """Global GPU indices of a ``node:gpu,node:gpu`` list."""
+        """Global GPU indices of a ``node:gpu,node:gpu`` list (none for a CPU-only job)."""
         out = []
-        for item in text.split(","):
+        for item in filter(None, str(text).split(",")):
             node, _, gpu = item.rpartition(":")
             out.append(self.offsets[self.index[node]] + int(gpu))
         return np.array(out, dtype=np.int64)
@@ -217,9 +219,14 @@ _TAKES = ("start", "resume", "migrate")
 _RELEASES = ("preempt", "reclaim", "finish")
 
 
-def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
+def _replay(
+    events: pd.DataFrame, layout: _Layout, until: float, shared: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU, the row of the event that put its job there (-1: free) and whether that run
-    is on borrowed GPUs, after every event up to ``until``."""
+    is on borrowed GPUs, after every event up to ``until``. ``shared`` (resource mode): a
+    GPU may hold several jobs; the row is that of the one that took it first."""
+    if shared:
+        return _replay_shared(events, layout, until)
     owner = np.full(layout.total, -1, dtype=np.int64)
     borrowed = np.zeros(layout.total, dtype=bool)
     holding: dict[Any, np.ndarray] = {}
@@ -246,8 +253,40 @@ def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.nda
     return owner, borrowed
 
 
-def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.ndarray:
-    """GPUs in use per node at each of ``times`` (sorted), replaying the events once."""
+def _replay_shared(
+    events: pd.DataFrame, layout: _Layout, until: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_replay` where a GPU may hold several jobs (resource mode)."""
+    owner = np.full(layout.total, -1, dtype=np.int64)
+    borrowed = np.zeros(layout.total, dtype=bool)
+    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
+    kinds = events["event"].astype(object).to_numpy()[:count]
+    jobs = events["job_id"].to_numpy(dtype=object)[:count]
+    gpus = events["gpus"].astype(object).to_numpy()[:count]
+    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    holding: dict[Any, list[int]] = {}
+    on_gpu: dict[int, dict[Any, int]] = {}  # GPU -> its jobs (in the order they came) -> row
+    for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
+        job = jobs[row]
+        for g in holding.pop(job, []):
+            del on_gpu[g][job]
+        if kinds[row] in _TAKES:
+            where = layout.gpus_of(gpus[row]).tolist()
+            for g in where:
+                on_gpu.setdefault(g, {})[job] = row
+            holding[job] = where
+    for g, held in on_gpu.items():
+        if held:
+            owner[g] = first = next(iter(held.values()))
+            borrowed[g] = lent[first]
+    return owner, borrowed
+
+
+def _usage_at(
+    events: pd.DataFrame, layout: _Layout, times: np.ndarray, shared: bool = False
+) -> np.ndarray:
+    """GPUs in use per node at each of ``times`` (sorted), replaying the events once
+    (``shared``: a GPU several jobs hold counts once)."""
     used = np.zeros(len(layout.names), dtype=np.int64)
     out = np.zeros((len(times), len(layout.names)), dtype=np.int64)
     holding: dict[Any, np.ndarray] = {}
@@ -257,12 +296,27 @@ def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.nd
     gpus = events["gpus"].astype(object).to_numpy()
     parsed: dict[str, np.ndarray] = {}
     relevant = np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES))
+    holders = [0] * layout.total  # shared: jobs on each GPU
+    node_of = layout.node_of_gpu.tolist()
     cut = np.searchsorted(event_times[relevant], times, side="right")
     done = 0
     for k, upto in enumerate(cut.tolist()):
         for row in relevant[done:upto].tolist():
             job = jobs[row]
             before = holding.pop(job, None)
+            if shared:
+                for g in [] if before is None else before.tolist():
+                    holders[g] -= 1
+                    if not holders[g]:
+                        used[node_of[g]] -= 1
+                if kinds[row] in _TAKES:
+                    where = layout.gpus_of(gpus[row])
+                    for g in where.tolist():
+                        holders[g] += 1
+                        if holders[g] == 1:
+                            used[node_of[g]] += 1
+                    holding[job] = where
+                continue
             if before is not None:
                 np.subtract.at(used, before, 1)
             if kinds[row] in _TAKES:
@@ -317,7 +371,9 @@ def build_result(sim: Simulation) -> Result:
     status = np.array(STATUS_NAMES, dtype=object)[sim.status]
     running = sim.status == 2
     ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
-    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * sim.gpus, 0.0)
+    # GPUs a job holds: in resource mode its GPU milli / 1000 (as its borrowed GPU-seconds)
+    held = sim.milli_total / 1000 if sim.resource_mode else sim.gpus
+    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * held, 0.0)
     end = sim.end
     jct = end - sim.submit
     jobs = pd.DataFrame(
@@ -343,6 +399,10 @@ def build_result(sim: Simulation) -> Result:
             ),
         }
     )
+    if sim.resource_mode:  # what each job asked for besides whole GPUs
+        jobs.insert(4, "gpu_milli", sim.gpu_milli)
+        jobs.insert(5, "cpu_milli", sim.cpu)
+        jobs.insert(6, "memory_mib", sim.memory)
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
@@ -354,6 +414,7 @@ def build_result(sim: Simulation) -> Result:
         "workload": sim.workload.name,
         "cluster": sim.cluster.name,
         "now": float(sim.now),
+        "resource_mode": bool(sim.resource_mode),  # GPUs may be shared (docs/semantics.md)
         "total_gpus": int(sim.capacity.sum()),
         "vcs": list(sim.partition.vc_names),
         "vc_capacity": [int(c) for c in sim.partition.vc_capacity],
@@ -428,14 +489,7 @@ def _samples_until_now(sim: Simulation) -> list[tuple]:
     every = sim.config.sample_every
     if sim.next_sample <= sim.now + 1e-9:
         count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
-        counters = (
-            sim.vc_used,
-            sim.vc_running_jobs,
-            sim.vc_waiting_jobs,
-            sim.vc_waiting_gpus,
-            sim.vc_borrowed,
-        )
-        snapshot = tuple(list(c) for c in counters)
+        snapshot = sim.sample_counters()
         samples.append((sim.next_sample, count, snapshot, sim.capture()))
     return samples
 
@@ -451,10 +505,14 @@ def _sample_arrays(sim: Simulation, samples: list) -> dict[str, np.ndarray]:
         starts, counts, snaps, captures = zip(*samples, strict=True)
     else:
         starts, counts, snaps, captures = (), (), (), ()
+    # resource mode counts GPUs used in GPU milli / 1000, and adds FGD's fragmentation
+    dtype = float if sim.resource_mode else np.int64
     out = {
-        name: np.array([s[i] for s in snaps], dtype=np.int64).reshape(len(snaps), n_vc)
+        name: np.array([s[i] for s in snaps], dtype=dtype).reshape(len(snaps), n_vc)
         for i, name in enumerate(names)
     }
+    if sim.resource_mode:
+        out["fgd_frag_milli"] = np.array([s[5] for s in snaps], dtype=float)
     out.update(measure(sim, list(captures)))
     out["starts"] = np.array(starts, dtype=float)
     out["counts"] = np.array(counts, dtype=np.int64)
@@ -517,6 +575,8 @@ def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]
             else float("nan"),
         }
     }
+    if "fgd_frag_milli" in arrays:  # resource mode: FGD's fragmentation, cluster-wide
+        means[ALL]["avg_fgd_frag_milli"] = mean(arrays["fgd_frag_milli"])
     for v, name in enumerate(sim.partition.vc_names):
         means[name] = {
             "avg_fragmented_gpus": mean(arrays["fragmented"][:, v]),
@@ -581,6 +641,10 @@ def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
             "frag_index": index.ravel(),
         }
     )
+    if "fgd_frag_milli" in arrays:  # resource mode: cluster-wide only (NaN per VC)
+        cluster["fgd_frag_milli"] = expand("fgd_frag_milli")
+        per_vc["fgd_frag_milli"] = np.nan
     frame = pd.concat([cluster, per_vc], ignore_index=True)
-    frame["free_gpus"] = frame["free_gpus"].astype(np.int64)
+    if not sim.resource_mode:
+        frame["free_gpus"] = frame["free_gpus"].astype(np.int64)
     return frame.sort_values(["time"], kind="stable", ignore_index=True)

@@ -58,7 +58,8 @@ class State:
 
     @property
     def nodes(self) -> pd.DataFrame:
-        """One row per node: its VC, GPUs, free GPUs and the jobs on it."""
+        """One row per node: its VC, GPUs, free GPUs and the jobs on it; in resource mode also
+        GPU milli used, CPU and memory (capacity and used) and FGD's fragmentation."""
         sim = self._sim
         frame = sim.cluster.nodes[["node", "rack", "gpu_type", "vc", "gpus"]].copy()
         frame["free"] = sim.free
@@ -67,12 +68,29 @@ class State:
         on_node = gpus.dropna(subset=["job_id"]).groupby("node", sort=False)["job_id"]
         listed = on_node.agg(lambda ids: ",".join(dict.fromkeys(map(str, ids))))
         frame["jobs"] = frame["node"].map(listed)
+        if sim.resource_mode:  # see docs/semantics.md, "Resource mode"
+            every = gpus.dropna(subset=["job_ids"]).groupby("node", sort=False)["job_ids"]
+            joined = every.agg(lambda ids: ",".join(dict.fromkeys(",".join(ids).split(","))))
+            frame["jobs"] = frame["node"].map(joined)  # every job with a share on the node
+            book = sim.book
+            frame["milli_used"] = (
+                gpus.groupby("node", sort=False)["milli_used"]
+                .sum()
+                .reindex(frame["node"])
+                .to_numpy()
+            )
+            frame["cpu_milli"] = book.nodes.cpu
+            frame["cpu_used"] = book.nodes.cpu - book.cpu_left
+            frame["memory_mib"] = book.nodes.memory
+            frame["memory_used"] = book.nodes.memory - book.mem_left
+            frame["fgd_frag_milli"] = sim.node_fgd_frag()
         return frame
 
     @property
     def gpus(self) -> pd.DataFrame:
         """One row per GPU: its node, index on the node, the job holding it (if any) and
-        whether that job borrowed it from another VC."""
+        whether that job borrowed it from another VC; in resource mode also ``job_ids`` (every
+        job holding a share of it) and ``milli_used``."""
         sim = self._sim
         node_of_gpu = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
         owner = sim.gpu_owner
@@ -81,7 +99,7 @@ class State:
         job_ids[busy] = sim.job_ids[owner[busy]]
         vcs = np.full(len(owner), None, dtype=object)
         vcs[busy] = np.array(sim.partition.vc_names, dtype=object)[sim.job_vc[owner[busy]]]
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "node": sim.node_names[node_of_gpu],
                 "gpu": np.arange(len(owner)) - sim.gpu_offset[node_of_gpu],
@@ -90,3 +108,10 @@ class State:
                 "borrowed": busy & sim.borrowed[np.maximum(owner, 0)],
             }
         )
+        if sim.resource_mode:  # a GPU may hold several shares: all of them, and the milli
+            holders = sim.gpu_holders
+            frame["job_ids"] = [
+                ",".join(str(sim.job_ids[j]) for j in h) if h else None for h in holders
+            ]
+            frame["milli_used"] = [int(sum(int(sim.gpu_milli[j]) for j in h)) for h in holders]
+        return frame

@@ -15,13 +15,17 @@ import numpy as np
 import pandas as pd
 
 from analysim.errors import InputTypeError, describe_rows
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, decimal_numbers
+from analysim.validation import MAX_JOB_GPUS, MAX_NODE_AMOUNT, MAX_SECONDS, decimal_numbers
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
 
 REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
 OPTIONAL_COLUMNS = ("gpu_type", "priority")
+#: the optional columns of resource mode (``docs/semantics.md``): a share of one GPU in
+#: thousandths, CPU in thousandths of a core, memory in MiB
+RESOURCE_COLUMNS = ("gpu_milli", "cpu_milli", "memory_mib")
+MILLI = 1000
 
 
 def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
@@ -127,10 +131,23 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
         _fail(frame, bad, "duration", f"a finite number of seconds in (0, {MAX_SECONDS:g}]")
     out["duration"] = duration
     gpus = _numeric(frame, "num_gpus")
+    resources = _resources(frame, out)
+    # a CPU-only job (no GPU) is allowed only in resource mode, when it asks for CPU or memory
+    cpu_only = np.zeros(len(frame), dtype=bool)
+    if resources:
+        asks = np.zeros(len(frame), dtype=np.int64)
+        for column in ("cpu_milli", "memory_mib"):
+            if column in out.columns:
+                asks = asks + out[column].to_numpy()
+        cpu_only = (gpus == 0).to_numpy() & (asks > 0)
     bad = ~np.isfinite(gpus) | (gpus < 1) | (gpus != np.round(gpus)) | (gpus > MAX_JOB_GPUS)
+    bad &= ~cpu_only
     if bad.any():
-        _fail(frame, bad, "num_gpus", f"a whole number from 1 to {MAX_JOB_GPUS:,}")
+        more = " (0 only for a job that asks for cpu_milli or memory_mib)" if resources else ""
+        _fail(frame, bad, "num_gpus", f"a whole number from 1 to {MAX_JOB_GPUS:,}{more}")
     out["num_gpus"] = gpus.astype("int64")
+    if resources:
+        _check_shares(frame, out)
     if "priority" in frame.columns:
         priority = _numeric(frame, "priority")
         if not np.isfinite(priority).all():
@@ -146,6 +163,58 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
             _fail(out, unknown, "vc", f"one of the cluster's VCs {sorted(known)}")
     order = np.argsort(out["submit_time"].to_numpy(), kind="stable")
     return out.iloc[order].reset_index(drop=True)
+
+
+def _whole_amounts(frame: pd.DataFrame, column: str, high: int) -> pd.Series:
+    """An optional resource column as int64: whole numbers from 0 to ``high``; a missing
+    value is 0 here (``gpu_milli``: see ``_check_shares``)."""
+    values = _numeric(frame.assign(**{column: frame[column].fillna(0)}), column)
+    bad = ~np.isfinite(values) | (values < 0) | (values != np.round(values)) | (values > high)
+    if bad.any():
+        _fail(frame, bad, column, f"a whole number from 0 to {high:,}")
+    return values.astype("int64")
+
+
+def _resources(frame: pd.DataFrame, out: pd.DataFrame) -> list[str]:
+    """Check and convert the resource columns present (``RESOURCE_COLUMNS``); their names."""
+    present = [c for c in RESOURCE_COLUMNS if c in frame.columns]
+    for column in present:
+        out[column] = _whole_amounts(
+            frame, column, MILLI if column == "gpu_milli" else MAX_NODE_AMOUNT
+        )
+    return present
+
+
+def _check_shares(frame: pd.DataFrame, out: pd.DataFrame) -> None:
+    """``gpu_milli``: 1-1000 for a job with GPUs (below 1000 only with one GPU), 0 without;
+    a missing column or value means whole GPUs (1000; 0 for a CPU-only job)."""
+    gpus = out["num_gpus"].to_numpy()
+    whole = np.where(gpus > 0, MILLI, 0).astype("int64")
+    if "gpu_milli" not in out.columns:
+        out["gpu_milli"] = whole
+        return
+    out["gpu_milli"] = np.where(frame["gpu_milli"].isna(), whole, out["gpu_milli"])
+    milli = out["gpu_milli"].to_numpy()
+    bad = (gpus > 0) & (milli < 1)
+    if bad.any():
+        _fail(frame, bad, "gpu_milli", "from 1 to 1000 for a job with GPUs")
+    bad = (gpus == 0) & (milli != 0)
+    if bad.any():
+        _fail(frame, bad, "gpu_milli", "0 for a job without GPUs (num_gpus 0)")
+    bad = (gpus > 1) & (milli < MILLI)
+    if bad.any():
+        _fail(
+            frame,
+            bad,
+            "gpu_milli",
+            "1000 for a job with several GPUs (a share, below 1000, needs num_gpus 1)",
+        )
+
+
+def uses_resources(jobs: pd.DataFrame) -> bool:
+    """Whether a jobs table asks for GPU shares, CPU or memory (then it runs in resource
+    mode)."""
+    return any(c in jobs.columns for c in RESOURCE_COLUMNS)
 
 
 @dataclass(frozen=True, eq=False)

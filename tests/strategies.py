@@ -170,3 +170,55 @@ def cases(draw, max_jobs: int = 12, max_duration: int = 900, leap: bool = True):
         workloads(case.vcs, typed=case.typed, max_jobs=max_jobs, max_duration=max_duration)
     )
     return case, workload, draw(configs(leap=leap))
+
+
+# -- resource mode: GPU shares, CPU and memory ----------------------------------------------
+SHARES = (100, 250, 300, 500, 600, 700, 1000)
+SHARE_PLACER_NAMES = ("fgd", "best_fit", "dot_product", "gpu_packing", "gpu_clustering")
+
+
+@st.composite
+def resource_cases(draw, max_jobs: int = 10, leap: bool = True):
+    """(ClusterCase, Workload, SimConfig) in resource mode: nodes with CPU and memory, jobs
+    with GPU shares (some whole, some several GPUs), CPU and memory, some CPU-only; the
+    placement any whole-GPU placer or one of the FGD study's."""
+    case = draw(clusters())
+    nodes = case.cluster.nodes.copy()
+    n = len(nodes)
+    nodes["cpu_milli"] = draw(st.lists(st.sampled_from((2000, 4000, 8000)), min_size=n, max_size=n))
+    nodes["memory_mib"] = draw(st.lists(st.sampled_from((4000, 16000)), min_size=n, max_size=n))
+    cluster = Cluster.from_frame(nodes, case.quotas or None)
+    case = ClusterCase(cluster, case.mode, case.vcs, case.typed, case.quotas)
+    most_cpu, most_mem = int(nodes["cpu_milli"].max()), int(nodes["memory_mib"].max())
+    base = draw(
+        workloads(
+            case.vcs, typed=case.typed, max_jobs=max_jobs, max_duration=400, gpus=(1, 1, 2, 4)
+        )
+    ).jobs.copy()
+    k = len(base)
+    kind = draw(
+        st.lists(st.sampled_from(("share", "share", "whole", "cpu")), min_size=k, max_size=k)
+    )
+    milli = draw(st.lists(st.sampled_from(SHARES), min_size=k, max_size=k))
+    gpus, shares = base["num_gpus"].tolist(), []
+    for i in range(k):
+        if kind[i] == "share":
+            gpus[i], share = 1, milli[i]
+        elif kind[i] == "cpu":
+            gpus[i], share = 0, 0
+        else:
+            share = 1000
+        shares.append(share)
+    base["num_gpus"] = gpus
+    base["gpu_milli"] = shares
+    base["cpu_milli"] = draw(st.lists(st.integers(0, most_cpu), min_size=k, max_size=k))
+    base["cpu_milli"] = [
+        max(c, 1) if g == 0 else c for c, g in zip(base["cpu_milli"], gpus, strict=True)
+    ]
+    base["memory_mib"] = draw(st.lists(st.integers(0, most_mem), min_size=k, max_size=k))
+    if "gpu_type" in base.columns:
+        base.loc[base["num_gpus"] == 0, "gpu_type"] = None
+    workload = Workload.from_frame(base)
+    config = draw(configs(leap=leap))
+    placement = draw(st.sampled_from((*PLACERS.names, *SHARE_PLACER_NAMES)))
+    return case, workload, config.replace(placement=placement)

@@ -13,8 +13,57 @@ from analysim.traces import read_openb
 PLACERS = ["consolidate", "first_fit", "spread", "random", "topology"]
 
 
-def test_the_sample_pods_become_jobs_with_whole_gpus_and_model_constraints(tmp_path):
+def test_the_sample_pods_become_jobs_with_shares_cpu_memory_and_cpu_only_pods(tmp_path):
     t = read_openb(*openb_files(tmp_path))
+    jobs = t.workload.jobs.set_index("job_id")
+    assert jobs.index.tolist() == [
+        "openb-pod-0000",
+        "openb-pod-0001",
+        "openb-pod-0002",
+        "openb-pod-0003",
+        "openb-pod-0005",
+        "openb-pod-0006",
+    ]
+    assert jobs["num_gpus"].tolist() == [1, 1, 0, 2, 8, 4]
+    assert jobs["gpu_milli"].tolist() == [1000, 460, 0, 1000, 1000, 1000]
+    assert jobs["cpu_milli"].tolist() == [12000, 6000, 8000, 8000, 8000, 8000]
+    assert jobs["memory_mib"].tolist() == [16384, 12288, 8192, 8192, 8192, 8192]
+    assert jobs.loc["openb-pod-0002", "duration"] == 770.0  # CPU-only: 130 to 900
+    nodes = t.cluster.nodes
+    assert nodes[["node", "cpu_milli", "memory_mib"]].values.tolist() == [
+        ["openb-node-0000", 64000, 262144],
+        ["openb-node-0001", 96000, 786432],
+        ["openb-node-0002", 96000, 393216],
+    ]
+    report = t.report
+    assert (report.read["pods"], report.kept["pods"], report.dropped()) == (7, 6, 1)
+    assert report.examples("cpu_task") == ["line 4 (name='openb-pod-0002'): num_gpu=0"]
+    assert report.examples("gpu_share") == ["line 3 (name='openb-pod-0001'): gpu_milli=460"]
+    assert report.count("rounded_up_gpu") == report.count("cpu_only", table="pods") == 0
+    # it runs in resource mode: the share holds 460 milli of one GPU, the CPU-only job none
+    sim = asim.Simulation(t.workload, t.cluster, asim.SimConfig(placement="spread"))
+    assert sim.resource_mode
+    sim.run(until=130)
+    gpus = sim.state.gpus
+    assert sorted(gpus.loc[gpus["milli_used"] > 0, "milli_used"].tolist()) == [460, 1000]
+    assert sim.state.nodes["cpu_used"].tolist() == [6000, 12000, 8000]
+
+
+def test_pods_asking_for_more_cpu_or_memory_than_any_node_are_dropped(tmp_path):
+    pods = OPENB_PODS.replace("openb-pod-0003,8000,8192,", "openb-pod-0003,99000,8192,")
+    report = read_openb(*openb_files(tmp_path, pods=pods)).report
+    assert report.examples("oversized")[0] == "line 5 (name='openb-pod-0003'): cpu_milli=99000"
+
+
+def test_round_up_shares_reads_whole_gpus_as_before(tmp_path):
+    t = read_openb(*openb_files(tmp_path), round_up_shares=True)
+    assert not asim.Simulation(t.workload, t.cluster).resource_mode
+    assert "cpu_milli" not in t.cluster.nodes.columns
+    assert t.workload.jobs["pod_gpu_milli"].tolist() == [1000, 460, 1000, 1000, 1000]
+
+
+def test_the_sample_pods_rounded_up_become_whole_gpu_jobs(tmp_path):
+    t = read_openb(*openb_files(tmp_path), round_up_shares=True)
     jobs = t.workload.jobs.set_index("job_id")
     assert jobs.index.tolist() == [
         "openb-pod-0000",
@@ -50,10 +99,12 @@ def test_the_sample_pods_become_jobs_with_whole_gpus_and_model_constraints(tmp_p
 def test_an_earlier_trace_end_cuts_the_pods_still_running_then(tmp_path):
     t = read_openb(*openb_files(tmp_path), trace_end=800)
     jobs = t.workload.jobs.set_index("job_id")
-    # 0005 (Running, deleted at 1,000) is cut at 800; 0000 (Running) was deleted at 500 and
-    # 0006 (deleted at 800) had Succeeded: neither is censored
+    # 0005 (Running, deleted at 1,000) is cut at 800, and so is the CPU-only 0002 (Running,
+    # deleted at 900); 0000 (Running) was deleted at 500 and 0006 (deleted at 800) had
+    # Succeeded: neither is censored
     assert jobs.loc["openb-pod-0005", "duration"] == 350.0
-    assert jobs["censored"].tolist() == [False, False, False, True, False]
+    assert jobs.loc["openb-pod-0002", "duration"] == 800.0 - 130
+    assert jobs["censored"].tolist() == [False, False, True, False, True, False]
 
 
 def test_the_gpu_spec_constraint_is_honoured_and_unmet_ones_are_unschedulable(tmp_path):
@@ -69,7 +120,7 @@ def test_describe_by_gpu_type_gives_the_demand_per_model_constraint(tmp_path):
     t = read_openb(*openb_files(tmp_path))
     table = t.workload.describe(t.cluster, by="gpu_type")
     assert table.index.tolist() == ["all", "A100", "V100M16|V100M32", "any"]
-    assert table["jobs"].tolist() == [5, 1, 1, 3]
+    assert table["jobs"].tolist() == [6, 1, 1, 4]  # the CPU-only pod asks for any model
     assert table["capacity_gpus"].tolist() == [18, 0, 8, 18]
     assert table.loc["V100M16|V100M32", "gpu_hours"] == pytest.approx(2 * 60 / 3600)
 
@@ -85,21 +136,38 @@ def real(shared_data):
 
 def test_the_real_openb_lists_load_with_every_row_accounted_for(real):
     report = real.report
+    assert (report.read["pods"], report.kept["pods"]) == (8152, 7255)
+    assert report.count("cpu_task") == 1052  # num_gpu 0, kept as CPU-only jobs
+    assert report.count("never_started") == 897  # Pending pods (CPU-only ones too)
+    assert report.read["pods"] == report.kept["pods"] + report.dropped()
+    assert report.count("gpu_share") == 2573
+    assert report.count("censored") == 34
+    assert real.cluster.total_gpus == 6212 and len(real.cluster.nodes) == 1213
+    jobs = real.workload.jobs
+    assert jobs["num_gpus"].isin([0, 1, 2, 4, 8]).all()
+    assert not ((jobs["gpu_milli"] < 1000) & (jobs["num_gpus"] > 1)).any()
+    assert ((jobs["gpu_milli"] == 0) == (jobs["num_gpus"] == 0)).all()
+
+
+def test_the_real_openb_lists_rounded_up_load_as_before(shared_data):
+    folder = shared_data / "openb"
+    report = read_openb(
+        folder / "openb_pod_list_default.csv",
+        folder / "openb_node_list_gpu_node.csv",
+        round_up_shares=True,
+    ).report
     assert (report.read["pods"], report.kept["pods"]) == (8152, 6203)
     assert report.count("cpu_only") == 1088  # num_gpu 0
     assert report.count("never_started") == 861  # Pending pods that ask for a GPU
-    assert report.read["pods"] == report.kept["pods"] + report.dropped()
     assert report.count("rounded_up_gpu") == 2573
     assert report.count("censored") == 32
-    assert real.cluster.total_gpus == 6212 and len(real.cluster.nodes) == 1213
-    assert real.workload.jobs["num_gpus"].isin([1, 2, 4, 8]).all()
 
 
 @pytest.mark.parametrize("placement", PLACERS)
 def test_the_real_openb_trace_simulates_with_each_placement_policy(real, placement):
     res = asim.simulate(real.workload, real.cluster, scheduler="fifo", placement=placement)
     jobs = res.jobs
-    assert len(jobs) == 6203
+    assert len(jobs) == 7255
     assert (jobs["status"] == "done").all()
     assert np.allclose(jobs["run_time"], jobs["duration"])
     assert (jobs["end_time"] >= jobs["submit_time"] + jobs["duration"] - 1e-6).all()
@@ -109,7 +177,7 @@ def test_describe_on_the_real_openb_trace_reports_demand_per_gpu_model(real, sha
     table = real.workload.describe(real.cluster, by="gpu_type")
     # the default pod list has no gpu_spec: all demand is for any model
     assert table.index.tolist() == ["all", "any"]
-    assert table.loc["any", "jobs"] == 6203
+    assert table.loc["any", "jobs"] == 7255
     # constrain every third pod to V100s (as the trace's gpuspec variants do) and read again
     pods = pd.read_csv(shared_data / "openb" / "openb_pod_list_default.csv")
     pods["gpu_spec"] = np.where(np.arange(len(pods)) % 3 == 0, "V100M16|V100M32", None)
@@ -139,7 +207,7 @@ def test_values_that_are_not_finite_numbers_are_dropped_and_counted(tmp_path):
         "line 5 (name='openb-pod-0003'): creation_time='soon'",
         "line 2 (name='openb-pod-0000'): deletion_time=inf",
     ]
-    assert (report.read["pods"], report.kept["pods"]) == (7, 3)
+    assert (report.read["pods"], report.kept["pods"]) == (7, 4)  # 0001, 0002 (CPU), 0005, 0006
 
 
 def test_the_bundled_trace_keeps_every_gpu_node_and_task_with_resources():
@@ -160,8 +228,10 @@ def test_a_pod_list_without_deletion_times_ends_at_its_last_known_time(tmp_path)
     pods, nodes = openb_files(tmp_path, pods="\n".join(blank) + "\n")
     trace = read_openb(pods, nodes)
     jobs = trace.workload.jobs.set_index("job_id")
-    assert list(jobs.index) == ["openb-pod-0000", "openb-pod-0005"]  # the Running GPU pods
+    # the Running pods (0002 is CPU-only)
+    assert list(jobs.index) == ["openb-pod-0000", "openb-pod-0002", "openb-pod-0005"]
     assert jobs.loc["openb-pod-0000", "duration"] == 520 - 10
+    assert jobs.loc["openb-pod-0002", "duration"] == 520 - 130
     assert jobs.loc["openb-pod-0005", "duration"] == 520 - 450
     assert trace.report.count("missing_value", "pods") == 3  # 0001, 0003, 0006: no end
     with pytest.raises(ValueError, match="trace_end must be a finite number"):

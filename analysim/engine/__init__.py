@@ -9,6 +9,8 @@
 * :mod:`~analysim.engine.rounds`: the decision rounds (rank, place, evict);
 * :mod:`~analysim.engine.tenancy`: borrowing, reclaiming, migrating, defragmenting;
 * :mod:`~analysim.engine.las_ranking`: LAS's ranking kept job by job (the fast path);
+* :mod:`~analysim.engine.resources`: resource mode (GPU shares, CPU, memory), its ledger
+  and where a job fits;
 * :mod:`~analysim.engine.records`: the event log and timeline samples results are built from;
 * :mod:`~analysim.engine.shortcuts`: the shortcuts, and the switch that turns them all off.
 """
@@ -28,6 +30,7 @@ from analysim.engine.records import (
     START,
     SUBMIT,
 )
+from analysim.engine.resources import ResourceSimulation
 from analysim.engine.simulation import Simulation
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.status import STATUS_NAMES as _STATUS_NAMES
@@ -48,6 +51,7 @@ __all__ = [
     "START",
     "STATUS_NAMES",
     "SUBMIT",
+    "ResourceSimulation",
     "Simulation",
     "UNSCHEDULABLE",
     "WAITING",

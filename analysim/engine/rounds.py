@@ -210,7 +210,7 @@ class Rounds:
 
     def _decide(self, group: int, preemptive: bool) -> bool:
         if (
-            self._skip_rounds
+            self._nothing_free_ends_round
             and not preemptive
             and not self.group_free[group]
             and not self.borrowers
@@ -456,19 +456,9 @@ class Rounds:
         """Of ``candidates`` (in the order they should go), the running jobs whose eviction
         lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
         turns out not to be needed; None if evicting them all would not do."""
-        need, domain = self._gpus[j], self._domain[j]
-        if self._covers_group[self._domain_index[j]]:
-            room = self.group_free[self._group[j]]  # counted already
-        else:
-            room = int(self.free[domain.nodes].sum())
-        if room + sum(self._gpus[r] for r in candidates) < need:
+        trial = self._trial_for(j, candidates)
+        if trial is None:
             return None
-        if self._picks_any_fitting_node and need <= domain.topology.largest:
-            trial: _Trial = _OneNodeTrial(self, j)
-        elif len(domain.nodes) <= SMALL and self.shortcuts.placer:
-            trial = _FewNodesTrial(self, j)
-        else:
-            trial = _FreeMapTrial(self, j, room)
         if not trial.cheap:
             # evicting more never hurts: if evicting them all does not make room, nothing
             # will (a quick way to fail when asking whether it fits costs much)
@@ -492,6 +482,22 @@ class Rounds:
             else:
                 trial.release(r, +1)
         return victims
+
+    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | None:
+        """The trial evictions for ``j`` (None when evicting every candidate would not free
+        enough GPUs)."""
+        need, domain = self._gpus[j], self._domain[j]
+        if self._covers_group[self._domain_index[j]]:
+            room = self.group_free[self._group[j]]  # counted already
+        else:
+            room = int(self.free[domain.nodes].sum())
+        if room + sum(self._gpus[r] for r in candidates) < need:
+            return None
+        if self._picks_any_fitting_node and need <= domain.topology.largest:
+            return _OneNodeTrial(self, j)
+        if len(domain.nodes) <= SMALL and self.shortcuts.placer:
+            return _FewNodesTrial(self, j)
+        return _FreeMapTrial(self, j, room)
 
     def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
         """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""

@@ -51,8 +51,10 @@ from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
 from analysim.policies.placement import Placer
 from analysim.policies.scheduling import JobView
+from analysim.sharing.placers import share_placer_of
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.validation import check_samples, seconds
+from analysim.workload import uses_resources
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -69,6 +71,11 @@ class Simulation(Tenancy, Rounds):
     Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
     :attr:`state`, and collect the outcome with :meth:`result`.
     """
+
+    #: whether jobs may share GPUs and ask for CPU and memory (``engine/resources.py``)
+    resource_mode = False
+    #: the class of resource mode (set by ``engine/resources.py``)
+    resource_variant: type[Simulation]
 
     def __init__(
         self,
@@ -87,7 +94,7 @@ class Simulation(Tenancy, Rounds):
         self.shortcuts = Shortcuts.none() if reference else Shortcuts()
         self._skip_rounds = self.shortcuts.skip_rounds
         self.scheduler = self.config.make_scheduler()
-        self.placer = self.config.make_placer()
+        self.placer = self._make_placer()
         # a placer that keeps Placer.place puts a job that fits in one node on one node:
         # the engine then asks its pick_node directly
         self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
@@ -106,7 +113,31 @@ class Simulation(Tenancy, Rounds):
         self._init_cluster()
         self._init_records()
 
+    def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
+        """A workload that asks for GPU shares, CPU or memory, or a config that names a
+        placer of the FGD study, runs in resource mode (:mod:`analysim.engine.resources`)."""
+        if cls is Simulation and (
+            uses_resources(workload.jobs)
+            or (config is not None and share_placer_of(config.placement) is not None)
+        ):
+            cls = cls.resource_variant
+        return super().__new__(cls)
+
     # -- set-up -------------------------------------------------------------------------------
+    def _make_placer(self) -> Placer:
+        return self.config.make_placer()
+
+    def _new_ledger(self) -> Ledger:
+        return Ledger(
+            self.capacity,
+            self.node_names,
+            self.job_ids,
+            list(self.partition.vc_names),
+            self._gpus,
+            self._vc,
+            [d.quota for d in self._domain],
+        )
+
     def _init_jobs(self, jobs) -> None:
         n = len(jobs)
         self.n_jobs = n
@@ -180,15 +211,7 @@ class Simulation(Tenancy, Rounds):
         nodes = self.cluster.nodes
         self.node_names = nodes["node"].to_numpy(dtype=object)
         self.capacity = nodes["gpus"].to_numpy(dtype=np.int64)
-        ledger = self.ledger = Ledger(
-            self.capacity,
-            self.node_names,
-            self.job_ids,
-            list(self.partition.vc_names),
-            self._gpus,
-            self._vc,
-            [d.quota for d in self._domain],
-        )
+        ledger = self.ledger = self._new_ledger()
         # the ledger's arrays and lists, read (never written) here, in the rounds and in
         # tenancy: only Ledger.take and Ledger.release change them
         self.free, self.free_slots, self.gpu_offset = (
@@ -279,6 +302,10 @@ class Simulation(Tenancy, Rounds):
         self.rounds = 0
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
+        # a round of a group with no GPU free (and none lent) ends at once: true only when
+        # every job needs whole GPUs (resource mode turns it off)
+        self._nothing_free_ends_round = self._skip_rounds
+        self._usage = self._gpus  # what a job counts against its VC's usage and quota
         self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
@@ -391,8 +418,8 @@ class Simulation(Tenancy, Rounds):
         self._skip_unschedulable()
         if self.unschedulable.any():
             logger.warning(
-                "%d job(s) ask for more GPUs than their VC could ever get; they are reported "
-                "as unschedulable",
+                "%d job(s) ask for more than their VC's nodes or quota could ever give; they "
+                "are reported as unschedulable",
                 int(self.unschedulable.sum()),
             )
 
@@ -489,13 +516,7 @@ class Simulation(Tenancy, Rounds):
         if self.next_sample < t:
             last = ceil_to(t, every) - every
             count = int(round((last - self.next_sample) / every)) + 1
-            snapshot = (
-                tuple(self.vc_used),
-                tuple(self.vc_running_jobs),
-                tuple(self.vc_waiting_jobs),
-                tuple(self.vc_waiting_gpus),
-                tuple(self.vc_borrowed),
-            )  # tuples of ints: the garbage collector soon stops tracking them
+            snapshot = self.sample_counters()
             self.records.samples.append((self.next_sample, count, snapshot, self.capture()))
             self.next_sample += count * every
 
@@ -638,6 +659,17 @@ class Simulation(Tenancy, Rounds):
     def busy_gpu_seconds(self) -> np.ndarray:
         """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
         return self.ledger.busy_gpu_seconds(self.now)
+
+    def sample_counters(self) -> tuple:
+        """The per-VC counters of a timeline sample: GPUs used, running jobs, waiting jobs,
+        GPUs the waiting jobs ask for, GPUs borrowed."""
+        return (
+            tuple(self.vc_used),
+            tuple(self.vc_running_jobs),
+            tuple(self.vc_waiting_jobs),
+            tuple(self.vc_waiting_gpus),
+            tuple(self.vc_borrowed),
+        )  # tuples of ints: the garbage collector soon stops tracking them
 
     def capture(self) -> Capture:
         """The state fragmentation is measured from, now (a copy, shared by the samples

@@ -70,7 +70,7 @@ class Tenancy:
     def _try_borrow(self, j: int) -> bool:
         """Start ``j`` on idle GPUs of other VCs, within its VC's borrowing limit."""
         vc, need = self._vc[j], self._gpus[j]
-        if self.vc_borrowed[vc] + need > self._borrow_cap[vc]:
+        if self.vc_borrowed[vc] + self._usage[j] > self._borrow_cap[vc]:
             return False
         domain = self._borrow_domains[self._domain_index[j]]
         if domain is None or need > domain.max_gpus:

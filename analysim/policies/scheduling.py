@@ -260,8 +260,11 @@ class LAS(Scheduler):
     @staticmethod
     def time_to_limit(limit: Any, attained: Any, gpus: Any) -> Any:
         """Seconds until a running job on ``gpus`` GPUs with ``attained`` GPU-seconds reaches
-        its queue's ``limit``."""
-        return (limit - attained) / gpus
+        its queue's ``limit`` (never for a job without GPUs: a CPU-only job of resource mode)."""
+        if isinstance(gpus, np.ndarray):
+            out = np.full(np.broadcast(limit, attained, gpus).shape, math.inf)
+            return np.divide(limit - attained, gpus, out=out, where=gpus > 0)
+        return (limit - attained) / gpus if gpus else math.inf
 
     def promotion_due(self, since: Any, executed: Any) -> Any:
         """When a waiting job out of the top queue, which last stopped at ``since`` after

@@ -1,5 +1,12 @@
 """GPU sharing and multi-resource nodes: the resource model, the FGD fragmentation measure,
-the placement policies of the FGD study and the saturation experiment (``saturate``)."""
+the placement policies of the FGD study and the saturation experiment (``saturate``).
+
+The model here sits below the time engine (``analysim.engine.resources`` uses it); the
+sweeps of ``sharing.sweep`` sit above it (they run on ``analysim.sweep``), so they are loaded
+when first asked for, not with this package.
+"""
+
+import importlib
 
 from analysim.sharing.fragmentation import FragMeter, Shape, typical_shapes
 from analysim.sharing.peer import PEER_POLICIES, compare_with_peer, read_peer_curves
@@ -14,7 +21,6 @@ from analysim.sharing.saturate import (
     saturation_curve,
     saturation_log,
 )
-from analysim.sharing.sweep import FGD_STUDY, saturate_sweep
 
 __all__ = [
     "FGD_STUDY",
@@ -41,3 +47,10 @@ __all__ = [
     "saturation_log",
     "typical_shapes",
 ]
+
+
+def __getattr__(name: str):
+    """``FGD_STUDY`` and ``saturate_sweep``, from :mod:`analysim.sharing.sweep` on first use."""
+    if name in ("FGD_STUDY", "saturate_sweep"):
+        return getattr(importlib.import_module("analysim.sharing.sweep"), name)
+    raise AttributeError(f"module 'analysim.sharing' has no attribute {name!r}")

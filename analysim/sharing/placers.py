@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from analysim.policies.placement import PLACERS
 from analysim.policies.registry import Policy, Registry
 from analysim.sharing.fragmentation import FragMeter
 from analysim.sharing.resources import MILLI, NodeState
@@ -289,3 +290,14 @@ class RandomShare(SharePlacer):
             return exclusive_gpus(gpus, task)
         fits = [i for i, g in enumerate(gpus) if g >= task.milli]
         return [fits[int(ctx.rng.integers(len(fits)))]]
+
+
+def share_placer_of(spec: Any) -> SharePlacer | None:
+    """The FGD-study placer a time-engine ``placement`` spec names, or None for a whole-GPU
+    placer (``random`` is the whole-GPU one there)."""
+    if isinstance(spec, SharePlacer):
+        return spec
+    name = spec.get("name") if isinstance(spec, dict) else spec
+    if isinstance(name, str) and name in SHARE_PLACERS.names and name not in PLACERS.names:
+        return SHARE_PLACERS.make(spec)
+    return None

@@ -42,21 +42,34 @@ def read_openb(
     *,
     trace_end: float | None = None,
     drop_oversized: bool = False,
+    round_up_shares: bool = False,
     name: str = "openb",
 ) -> Trace:
     """Read an openb pod list and node list into a Workload and a heterogeneous Cluster.
 
-    Every pod that asks for a GPU and was scheduled becomes a job submitted at its
-    ``creation_time`` that runs from ``scheduled_time`` to ``deletion_time``. A share of one
-    GPU (``gpu_milli`` < 1000) is rounded up to one whole GPU (``rounded_up_gpu``); a pod
-    still ``Running`` at ``trace_end`` (default: the last deletion time in the file, or the
-    last creation or scheduling time when no pod has one) runs until then and has
-    ``censored=True`` (``censored``). ``gpu_spec`` becomes the job's
-    ``gpu_type`` constraint. The trace has no tenants: every job is in VC ``"default"`` on a
-    cluster without VCs; the pod's QoS class is kept in a ``qos`` column.
+    Every pod that was scheduled becomes a job submitted at its ``creation_time`` that runs
+    from ``scheduled_time`` to ``deletion_time``, with its share of one GPU (``gpu_milli`` <
+    1000, counted as ``gpu_share``), its CPU (``cpu_milli``) and memory (``memory_mib``); a
+    pod without GPUs is a CPU-only job (``cpu_task``); the nodes keep their CPU and memory.
+    Such a workload runs in the engine's resource mode (``docs/semantics.md``). Pods that ask
+    for more CPU or memory than any node has are dropped (``oversized``), and so are shares
+    outside 1-1000 or with ``num_gpu`` other than 1 (``bad_value``).
+
+    ``round_up_shares=True`` reads the trace as whole GPUs (the reader's former behaviour):
+    a share becomes one whole GPU (``rounded_up_gpu``), CPU-only pods are dropped
+    (``cpu_only``), the nodes carry GPUs only, and the pods' requests are kept for reference
+    as ``pod_gpu_milli``, ``pod_cpu_milli`` and ``pod_memory_mib`` (the engine then ignores
+    them).
+
+    A pod still ``Running`` at ``trace_end`` (default: the last deletion time in the file,
+    or the last creation or scheduling time when no pod has one) runs until then and has
+    ``censored=True`` (``censored``). ``gpu_spec`` becomes the job's ``gpu_type``
+    constraint. The trace has no tenants: every job is in VC ``"default"`` on a cluster
+    without VCs; the pod's QoS class is kept in a ``qos`` column.
     """
     report = LoadReport(main="pods")
-    cluster = _cluster(Path(nodes), name, report)
+    resources = () if round_up_shares else ("cpu_milli", "memory_mib")
+    cluster = _cluster(Path(nodes), name, report, resources)
     path = existing_file(pods, "an openb pod list")
     raw, first = read_csv(
         path,
@@ -78,13 +91,21 @@ def read_openb(
     gpus = keep_counts(filt, raw["num_gpu"], "num_gpu")
     milli = keep_counts(filt, raw["gpu_milli"], "gpu_milli")
     filt.drop(milli > 1000, "bad_value", "gpu_milli", raw["gpu_milli"])
+    if not round_up_shares:
+        filt.drop((gpus > 0) & (milli < 1), "bad_value", "gpu_milli", raw["gpu_milli"])
+        filt.drop((gpus > 1) & (milli < 1000), "bad_value", "num_gpu", raw["num_gpu"])
+        amounts = _amounts(filt, raw, cluster)
     created = keep_counts(filt, raw["creation_time"], "creation_time", whole=False)
     scheduled, _, bad = parse_numbers(raw["scheduled_time"])
     filt.drop(bad | (scheduled < 0), "bad_value", "scheduled_time", raw["scheduled_time"])
     deleted, deleted_missing, bad = parse_numbers(raw["deletion_time"])
     filt.drop(bad | (deleted < 0), "bad_value", "deletion_time", raw["deletion_time"])
     drop_duplicates(filt, pod, "name")
-    filt.drop(gpus == 0, "cpu_only", "num_gpu", raw["num_gpu"])
+    if round_up_shares:
+        filt.drop(gpus == 0, "cpu_only", "num_gpu", raw["num_gpu"])
+    else:  # a CPU-only pod that asks for nothing is no job
+        nothing = (gpus == 0) & (amounts["cpu_milli"] + amounts["memory_mib"] <= 0)
+        filt.drop(nothing, "bad_value", "num_gpu", raw["num_gpu"])
     filt.drop(np.isnan(scheduled), "never_started", "pod_phase", raw["pod_phase"])
 
     end_of_trace = _end_of_trace(trace_end, deleted, created, scheduled)
@@ -96,7 +117,14 @@ def read_openb(
     duration = end - scheduled
     filt.drop(duration <= 0, "nonpositive_duration", "deletion_time", raw["deletion_time"])
     fraction = (gpus == 1) & (milli > 0) & (milli < 1000)
-    filt.flag(fraction, "rounded_up_gpu", "gpu_milli", raw["gpu_milli"])
+    filt.flag(
+        fraction,
+        "rounded_up_gpu" if round_up_shares else "gpu_share",
+        "gpu_milli",
+        raw["gpu_milli"],
+    )
+    if not round_up_shares:
+        filt.flag(gpus == 0, "cpu_task", "num_gpu", raw["num_gpu"])
     filt.flag(censored, "censored", "deletion_time", raw["deletion_time"])
 
     spec = labels(raw["gpu_spec"])[0] if "gpu_spec" in raw.columns else None
@@ -110,15 +138,20 @@ def read_openb(
             "num_gpus": gpus,
             "gpu_type": _constraint(spec, len(raw)),
             "state": phase,
-            "gpu_milli": milli,
             "censored": censored,
         }
     )
     if "qos" in raw.columns:
         jobs["qos"] = raw["qos"]
-    for column in ("cpu_milli", "memory_mib"):  # kept for reference; the engine ignores them
-        if column in raw.columns:
-            jobs[column] = pd.to_numeric(raw[column], errors="coerce")
+    if round_up_shares:  # kept for reference under other names: the engine ignores them
+        jobs["pod_gpu_milli"] = milli
+        for column in ("cpu_milli", "memory_mib"):
+            if column in raw.columns:
+                jobs[f"pod_{column}"] = pd.to_numeric(raw[column], errors="coerce")
+    else:
+        jobs["gpu_milli"] = np.where(gpus == 0, 0, np.nan_to_num(milli))
+        for column, values in amounts.items():
+            jobs[column] = values
     return finish(filt, jobs, cluster, path=path, name=name, drop_oversized=drop_oversized)
 
 
@@ -143,10 +176,27 @@ def _constraint(spec: pd.Series | None, n: int) -> pd.Series:
     return out.where(spec.notna() & (spec != ""), None)
 
 
-def _cluster(path: Path, name: str, report: LoadReport) -> Cluster:
-    """The node list as a Cluster: one node per GPU machine, racks by GPU model."""
-    nodes = _node_table(path, report)
+def _cluster(path: Path, name: str, report: LoadReport, resources: tuple[str, ...] = ()) -> Cluster:
+    """The node list as a Cluster: one node per GPU machine, racks by GPU model, with the
+    node columns in ``resources`` (CPU, memory) as capacities."""
+    nodes = _node_table(path, report, resources=resources)
     return Cluster.from_frame(nodes.assign(rack=nodes["gpu_type"]), name=name)
+
+
+def _amounts(filt: RowFilter, raw: pd.DataFrame, cluster: Cluster) -> dict[str, np.ndarray]:
+    """The pods' CPU and memory (0 where the column is absent or empty); a pod asking for
+    more than any node has is dropped (``oversized``)."""
+    out = {}
+    for column in ("cpu_milli", "memory_mib"):
+        if column not in raw.columns:
+            out[column] = np.zeros(len(raw))
+            continue
+        values = keep_counts(filt, raw[column].fillna(0), column, high=MAX_NODE_AMOUNT)
+        most = int(cluster.nodes[column].max()) if column in cluster.nodes.columns else None
+        if most is not None:
+            filt.drop(values > most, "oversized", column, raw[column])
+        out[column] = np.nan_to_num(values)
+    return out
 
 
 TASK_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
