@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
 FRAMES = ("jobs", "events", "timeline")
+MILLI = 1000  # GPU milli in one GPU (resource mode)
 
 
 Frame = pd.DataFrame | Callable[[], pd.DataFrame]
@@ -116,11 +117,25 @@ class Result:
         return SummaryTable(pd.DataFrame(rows).T.rename_axis(by))
 
     # -- occupancy ----------------------------------------------------------------------------
+    @property
+    def resource_mode(self) -> bool:
+        """Whether the run was in resource mode (GPU shares, CPU, memory): its ``jobs`` then
+        have ``gpu_milli``, ``cpu_milli`` and ``memory_mib``."""
+        return "gpu_milli" in self.jobs.columns
+
     def snapshot(self, time: float) -> pd.DataFrame:
         """Which job holds each GPU at ``time`` (after that moment's decisions): one row per
         GPU with ``node, rack, gpu`` (index on its node), ``node_vc`` (the VC owning the
-        node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap."""
+        node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap.
+
+        In resource mode a GPU may hold several shares: ``job_id``/``job_vc`` are then those
+        of the holder with the most milli (the first to take it among equals), ``borrowed``
+        says whether any holder borrowed it, and four more columns say who holds what:
+        ``job_ids``, ``job_vcs`` and ``job_milli`` (comma-joined, one entry per holder in the
+        order they took it; None when free) and ``milli_used`` (their sum, 0 to 1000)."""
         layout = _Layout(self.meta)
+        if self.resource_mode:
+            return self._share_snapshot(layout, float(time))
         owner, borrowed = _replay(self.events, layout, until=float(time))
         held = owner >= 0
         job_ids = np.full(layout.total, None, dtype=object)
@@ -142,9 +157,49 @@ class Result:
             }
         )
 
+    def _share_snapshot(self, layout: _Layout, time: float) -> pd.DataFrame:
+        """:meth:`snapshot` of a resource-mode run: every holder of each GPU."""
+        holders, borrowed = _replay_shares(self.events, layout, until=time)
+        milli_of = dict(
+            zip(self.jobs["job_id"], self.jobs["gpu_milli"].to_numpy(dtype=np.int64), strict=True)
+        )
+        job_of = self.events["job_id"].to_numpy(dtype=object)
+        vc_of = self.events["vc"].astype(object).to_numpy()
+        columns: dict[str, list[Any]] = {
+            k: [None] * layout.total for k in ("job_id", "job_vc", "job_ids", "job_vcs", "job_milli")
+        }
+        used = np.zeros(layout.total, dtype=np.int64)
+        for gpu, rows in enumerate(holders):
+            if not rows:
+                continue
+            jobs = [job_of[r] for r in rows]
+            vcs = [vc_of[r] for r in rows]
+            milli = [int(milli_of[j]) for j in jobs]
+            top = int(np.argmax(milli))  # the first of the largest
+            columns["job_id"][gpu], columns["job_vc"][gpu] = jobs[top], vcs[top]
+            columns["job_ids"][gpu] = ",".join(str(j) for j in jobs)
+            columns["job_vcs"][gpu] = ",".join(str(v) for v in vcs)
+            columns["job_milli"][gpu] = ",".join(str(m) for m in milli)
+            used[gpu] = sum(milli)
+        node_of = layout.node_of_gpu
+        frame = pd.DataFrame(
+            {
+                "node": np.array(layout.names, dtype=object)[node_of],
+                "rack": np.array(layout.racks, dtype=object)[node_of],
+                "gpu": np.arange(layout.total) - layout.offsets[node_of],
+                "node_vc": pd.Series(np.array(layout.owners, dtype=object)[node_of], dtype=object),
+                **{k: pd.Series(v, dtype=object) for k, v in columns.items()},
+                "borrowed": borrowed,
+                "milli_used": used,
+            }
+        )
+        order = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
+        return frame[[*order, "job_ids", "job_vcs", "job_milli", "milli_used"]]
+
     def node_usage(self, every: float | None = None) -> pd.DataFrame:
         """GPUs in use on each node over time: a wide frame, one row per time (the timeline's
-        sample times, or every ``every`` seconds from 0) and one column per node."""
+        sample times, or every ``every`` seconds from 0) and one column per node. In resource
+        mode GPU milli in use / 1000 (0.5 for one half-GPU share), as in the timeline."""
         layout = _Layout(self.meta)
         if every is None:
             times = np.unique(self.timeline["time"].to_numpy(dtype=float))
@@ -152,7 +207,12 @@ class Result:
             if not every > 0:
                 raise ValueError(f"node_usage: every must be > 0 seconds, got {every!r}")
             times = np.arange(0.0, float(self.meta.get("now", 0.0)) + every / 2, every)
-        rows = _usage_at(self.events, layout, times)
+        weight = None
+        if self.resource_mode:
+            weight = dict(
+                zip(self.jobs["job_id"], self.jobs["gpu_milli"].to_numpy() / MILLI, strict=True)
+            )
+        rows = _usage_at(self.events, layout, times, weight)
         frame = pd.DataFrame(rows, index=pd.Index(times, name="time"), columns=layout.names)
         frame.columns.name = "node"
         return frame
@@ -207,6 +267,8 @@ class _Layout:
     def gpus_of(self, text: str) -> np.ndarray:
         """Global GPU indices of a ``node:gpu,node:gpu`` list."""
         out = []
+        if not text:  # a CPU-only job (resource mode) holds no GPU
+            return np.array(out, dtype=np.int64)
         for item in text.split(","):
             node, _, gpu = item.rpartition(":")
             out.append(self.offsets[self.index[node]] + int(gpu))
@@ -246,11 +308,49 @@ def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.nda
     return owner, borrowed
 
 
-def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.ndarray:
-    """GPUs in use per node at each of ``times`` (sorted), replaying the events once."""
-    used = np.zeros(len(layout.names), dtype=np.int64)
-    out = np.zeros((len(times), len(layout.names)), dtype=np.int64)
+def _replay_shares(
+    events: pd.DataFrame, layout: _Layout, until: float
+) -> tuple[list[list[int]], np.ndarray]:
+    """Per GPU, the rows of the events that put each of its holders there (in the order they
+    took it; empty: free), and whether any of them is on borrowed GPUs, after every event up
+    to ``until`` (resource mode: a GPU may hold several shares)."""
+    holders: list[dict[Any, int]] = [{} for _ in range(layout.total)]
     holding: dict[Any, np.ndarray] = {}
+    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
+    kinds = events["event"].astype(object).to_numpy()[:count]
+    jobs = events["job_id"].to_numpy(dtype=object)[:count]
+    gpus = events["gpus"].astype(object).to_numpy()[:count]
+    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    parsed: dict[str, np.ndarray] = {}
+    for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
+        job = jobs[row]
+        for g in holding.pop(job, ()):
+            holders[g].pop(job, None)
+        if kinds[row] in _TAKES:
+            text = gpus[row] if isinstance(gpus[row], str) else ""
+            where = parsed.get(text)
+            if where is None:
+                where = parsed[text] = layout.gpus_of(text)
+            for g in where.tolist():
+                holders[g][job] = row
+            holding[job] = where
+    rows = [list(h.values()) for h in holders]
+    borrowed = np.array([any(lent[r] for r in h) for h in rows], dtype=bool)
+    return rows, borrowed
+
+
+def _usage_at(
+    events: pd.DataFrame,
+    layout: _Layout,
+    times: np.ndarray,
+    weight: dict[Any, float] | None = None,
+) -> np.ndarray:
+    """GPUs in use per node at each of ``times`` (sorted), replaying the events once;
+    ``weight``: the GPUs each job's GPU counts for (resource mode: its milli / 1000)."""
+    dtype = np.int64 if weight is None else float
+    used = np.zeros(len(layout.names), dtype=dtype)
+    out = np.zeros((len(times), len(layout.names)), dtype=dtype)
+    holding: dict[Any, tuple[np.ndarray, float]] = {}
     event_times = events["time"].to_numpy(dtype=float)
     kinds = events["event"].astype(object).to_numpy()
     jobs = events["job_id"].to_numpy(dtype=object)
@@ -264,14 +364,15 @@ def _usage_at(events: pd.DataFrame, layout: _Layout, times: np.ndarray) -> np.nd
             job = jobs[row]
             before = holding.pop(job, None)
             if before is not None:
-                np.subtract.at(used, before, 1)
+                np.subtract.at(used, before[0], before[1])
             if kinds[row] in _TAKES:
-                text = gpus[row]
+                text = gpus[row] if isinstance(gpus[row], str) else ""
                 nodes = parsed.get(text)
                 if nodes is None:
                     nodes = parsed[text] = layout.node_of_gpu[layout.gpus_of(text)]
-                np.add.at(used, nodes, 1)
-                holding[job] = nodes
+                each = 1 if weight is None else weight[job]
+                np.add.at(used, nodes, each)
+                holding[job] = (nodes, each)
         done = upto
         out[k] = used
     return out
@@ -343,6 +444,11 @@ def build_result(sim: Simulation) -> Result:
             ),
         }
     )
+    if sim.resource_mode:  # what each job asks for besides whole GPUs
+        for k, (name, values) in enumerate(
+            (("gpu_milli", sim.gpu_milli), ("cpu_milli", sim.cpu), ("memory_mib", sim.memory))
+        ):
+            jobs.insert(4 + k, name, np.asarray(values, dtype=np.int64))
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
