@@ -166,7 +166,8 @@ class Result:
         job_of = self.events["job_id"].to_numpy(dtype=object)
         vc_of = self.events["vc"].astype(object).to_numpy()
         columns: dict[str, list[Any]] = {
-            k: [None] * layout.total for k in ("job_id", "job_vc", "job_ids", "job_vcs", "job_milli")
+            k: [None] * layout.total
+            for k in ("job_id", "job_vc", "job_ids", "job_vcs", "job_milli")
         }
         used = np.zeros(layout.total, dtype=np.int64)
         for gpu, rows in enumerate(holders):
