@@ -141,19 +141,28 @@ def sensitivity(
     return pd.DataFrame(rows)
 
 
-def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float = 1.0) -> Any:
+def load_trace(
+    path: str | Path,
+    trace_format: str = "openb",
+    *,
+    speedup: float = 1.0,
+    cluster_size: float = 1.0,
+) -> Any:
     """Read a trace folder (``openb``: the pod and node lists; ``helios``: a cluster folder;
     ``philly``: ``trace-data``; ``pai``; see :func:`analysim.traces.read_folder`) into an
     :class:`analysim.traces.Trace`, its submit times divided by ``speedup`` (arrivals come
     that many times faster, run times unchanged: a way to load a big cluster with a sampled
-    trace)."""
+    trace) and its cluster scaled by ``cluster_size`` (:func:`analysim.scaling.scale_cluster`:
+    0.1 keeps the first tenth of the nodes of each VC and of the pool)."""
     import dataclasses
 
     from analysim import traces
+    from analysim.scaling import scale_cluster
     from analysim.workload import Workload
 
-    if not (isinstance(speedup, (int, float)) and speedup > 0):
-        raise ValueError(f"speedup must be a number > 0, got {speedup!r}")
+    for name, value in (("speedup", speedup), ("cluster_size", cluster_size)):
+        if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0):
+            raise ValueError(f"{name} must be a number > 0, got {value!r}")
     folder = traces.bundled.resolve(path)
     trace = traces.read_folder(folder, trace_format)
     if trace.cluster is None:
@@ -163,6 +172,8 @@ def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float 
         faster = jobs.assign(submit_time=jobs["submit_time"] / speedup)
         workload = Workload.from_frame(faster, name=f"{trace.workload.name} x{speedup:g}")
         trace = dataclasses.replace(trace, workload=workload)
+    if cluster_size != 1:
+        trace = dataclasses.replace(trace, cluster=scale_cluster(trace.cluster, cluster_size))
     return trace
 
 
