@@ -94,6 +94,18 @@ def compare(
     return results
 
 
+def preemption_arms(migration: bool = True) -> dict[str, dict[str, Any]]:
+    """The arms of a preemption study for :func:`compare`: ``no preemption``,
+    ``preemption`` and, with ``migration``, ``preemption + migration``."""
+    arms: dict[str, dict[str, Any]] = {
+        "no preemption": {"preemption": False},
+        "preemption": {"preemption": True},
+    }
+    if migration:
+        arms["preemption + migration"] = {"preemption": True, "migration": True}
+    return arms
+
+
 def conditions(workload: str, **settings: Any) -> str:
     """A figure title's statement of the conditions a result holds under:
     ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is
