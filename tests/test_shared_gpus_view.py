@@ -245,3 +245,49 @@ def test_a_config_naming_an_fgd_placer_offers_them_on_any_workload():
     assert app.result.config["placement"] == "gpu_packing" and app.result.resource_mode
     # a whole-GPU run in resource mode: every GPU is whole, drawn as ever
     assert not share_bands(app.result.snapshot(300))
+
+
+# -- the time replay of notebook 07 -----------------------------------------------------------
+def test_load_trace_scales_the_openb_cluster_and_keeps_the_shares():
+    from analysim.figures import load_trace
+
+    trace = load_trace("bundled:openb", speedup=200.0, cluster_size=0.1)
+    full = load_trace("bundled:openb")
+    assert trace.cluster.total_gpus == 690 and full.cluster.total_gpus == 6212
+    assert len(trace.cluster.nodes) == 121 == round(len(full.cluster.nodes) * 0.1)
+    # the first tenth of the nodes, with their CPU and memory capacities
+    kept = full.cluster.nodes.iloc[:121].reset_index(drop=True)
+    pd.testing.assert_frame_equal(trace.cluster.nodes[kept.columns], kept)
+    jobs, before = trace.workload.jobs, full.workload.jobs
+    np.testing.assert_allclose(jobs["submit_time"] * 200.0, before["submit_time"])
+    assert (jobs["gpu_milli"] < 1000).sum() == (before["gpu_milli"] < 1000).sum() > 0
+    with pytest.raises(ValueError, match="cluster_size must be a number > 0, got 0"):
+        load_trace("bundled:openb", cluster_size=0)
+
+
+def test_preemption_arms():
+    from analysim.figures import preemption_arms
+
+    assert preemption_arms(False) == {
+        "no preemption": {"preemption": False},
+        "preemption": {"preemption": True},
+    }
+    assert preemption_arms()["preemption + migration"] == {"preemption": True, "migration": True}
+
+
+def test_the_placement_parameter_takes_the_fgd_placers():
+    from analysim.notebook_params import ParameterError, check_parameters
+
+    check_parameters(placement="fgd", cluster_size=0.1)
+    with pytest.raises(ParameterError, match="parameter cluster_size = 0: must be a number > 0"):
+        check_parameters(cluster_size=0)
+    with pytest.raises(ParameterError, match="unknown placement"):
+        check_parameters(placement="nope")
+
+
+def test_scale_cluster_lives_in_the_package():
+    from analysim import scaling
+    from analysim.explorer import inputs
+
+    assert inputs.scale_cluster is scaling.scale_cluster
+    assert inputs.scale_load is scaling.scale_load
