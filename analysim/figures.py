@@ -106,6 +106,20 @@ def preemption_arms(migration: bool = True) -> dict[str, dict[str, Any]]:
     return arms
 
 
+def queue_window(results: Mapping[str, Result], margin: float = 1.5) -> float | None:
+    """Seconds from 0 to the last timeline sample at which any run had jobs waiting, times
+    ``margin``, capped at the longest run: the part of a replay worth plotting when a few
+    long jobs run on for weeks after the queue has emptied. None if no job ever waited."""
+    last, end = 0.0, 0.0
+    for result in results.values():
+        rows = result.timeline[result.timeline["vc"] == "(all)"]
+        waiting = rows.loc[rows["waiting_jobs"] > 0, "time"]
+        if len(waiting):
+            last = max(last, float(waiting.max()))
+        end = max(end, float(rows["time"].max()) if len(rows) else 0.0)
+    return min(last * margin, end) if last > 0 else None
+
+
 def conditions(workload: str, **settings: Any) -> str:
     """A figure title's statement of the conditions a result holds under:
     ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is

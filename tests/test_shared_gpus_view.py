@@ -291,3 +291,20 @@ def test_scale_cluster_lives_in_the_package():
 
     assert inputs.scale_cluster is scaling.scale_cluster
     assert inputs.scale_load is scaling.scale_load
+
+
+def test_queue_window_and_a_timeline_cut_there():
+    from analysim.figures import queue_window
+    from analysim.plotting.timeline import timeline_data
+
+    # toy under FIFO, sampled every 60 s: jobs wait at 900 s (last), the run ends at 1,800 s
+    toy = {
+        "fifo": asim.simulate(
+            asim.presets.workload("toy"), asim.presets.cluster("toy"), sample_every=60
+        )
+    }
+    assert queue_window(toy) == 1350.0  # 1.5 x 900 s
+    assert queue_window(toy, margin=3.0) == 1800.0  # never past the end
+    cut = timeline_data(toy, "waiting_jobs", until=600.0)
+    assert cut["time"].max() == 600.0
+    assert timeline_data(toy, "waiting_jobs")["time"].max() == 1800.0  # no cut
