@@ -31,6 +31,7 @@ from analysim.figures import add_figures_command
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
 from analysim.readable import summary_text, table_text
+from analysim.sharing.placers import SHARE_PLACERS
 
 PROG = "analysim"
 USAGE_ERROR = 2
@@ -45,6 +46,10 @@ POLICY_REGISTRIES: dict[str, Registry[Any]] = {
     "migration_cost": COSTS,
 }
 EXTRA_HELP = {"seed": "It also seeds the synthetic workload."}
+# the placers of the FGD study, which run the engine in resource mode (docs/semantics.md)
+EXTRA_CHOICES = {
+    "placement": tuple(n for n in SHARE_PLACERS.names if n not in PLACERS.names),
+}
 
 
 class UsageError(Exception):
@@ -88,9 +93,11 @@ def _shown(value: Any) -> str:
     return json.dumps(value) if isinstance(value, dict) else str(value)
 
 
-def policy_spec(registry: Registry[Any], numbers_are_seconds: bool = False) -> Callable[[str], Any]:
-    """An argparse ``type``: a registered name, a JSON object ``{"name": ..., ...}``, or (for
-    cost models) a number of seconds."""
+def policy_spec(
+    registry: Registry[Any], numbers_are_seconds: bool = False, also: tuple[str, ...] = ()
+) -> Callable[[str], Any]:
+    """An argparse ``type``: a registered name (or one of ``also``), a JSON object
+    ``{"name": ..., ...}``, or (for cost models) a number of seconds."""
 
     def parse(text: str) -> Any:
         if numbers_are_seconds:
@@ -108,9 +115,10 @@ def policy_spec(registry: Registry[Any], numbers_are_seconds: bool = False) -> C
             name = spec["name"]
         else:
             spec = name = text
-        if name not in registry.names:
+        if name not in registry.names and name not in also:
+            choices = ", ".join([*registry.names, *also])
             raise argparse.ArgumentTypeError(
-                f"unknown {registry.kind} {name!r}; choose one of {', '.join(registry.names)}"
+                f"unknown {registry.kind} {name!r}; choose one of {choices}"
             )
         return spec
 
@@ -137,10 +145,11 @@ def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
         registry = POLICY_REGISTRIES.get(f.name)
         if registry is not None:
             seconds = registry is COSTS
-            kwargs["type"] = policy_spec(registry, numbers_are_seconds=seconds)
+            also = EXTRA_CHOICES.get(f.name, ())
+            kwargs["type"] = policy_spec(registry, numbers_are_seconds=seconds, also=also)
             kwargs["metavar"] = "SECONDS|NAME" if seconds else "NAME"
-            listed = all(name in text for name in registry.names)
-            text += "" if listed else f" Choices: {', '.join(registry.names)}."
+            listed = all(name in text for name in [*registry.names, *also])
+            text += "" if listed else f" Choices: {', '.join([*registry.names, *also])}."
             text += " Or a number of seconds (constant)," if seconds else " Or"
             text += ' a JSON object {"name": ..., <parameters>}.'
         elif kind is bool:

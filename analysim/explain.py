@@ -150,6 +150,7 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
     capacity = dict(zip(nodes["node"], nodes["gpus"].astype(int), strict=True))
     free = {n: list(range(c)) for n, c in capacity.items()}
     held: dict[str, list[tuple[str, int, float]]] = {}
+    sharers: dict[tuple[str, int], int] = {}  # jobs on each GPU held
     rows: list[tuple[str, str, str, int, float, float]] = []
     vc_of = dict(zip(result.jobs["job_id"], result.jobs["vc"], strict=True))
     events = result.events
@@ -168,16 +169,25 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
     ):
         if job in held:  # stops, or moves (migrate): release what it holds
             for node, gpu, start in held.pop(job):
-                free[node].append(gpu)
-                free[node].sort()
+                sharers[(node, gpu)] -= 1
+                if not sharers[(node, gpu)]:  # resource mode: the last job on it left
+                    free[node].append(gpu)
+                    free[node].sort()
                 rows.append((job, vc_of[job], node, gpu, start, time))
         if kind in RUN_EVENTS and isinstance(slots, str):
-            taken = [(n, int(g)) for n, g in (s.rsplit(":", 1) for s in slots.split(","))]
+            # exact GPUs (none for a CPU-only job; in resource mode a GPU may be shared)
+            items = filter(None, slots.split(","))
+            taken = [(n, int(g)) for n, g in (s.rsplit(":", 1) for s in items)]
             for n, g in taken:
-                free[n].remove(g)
+                if g in free[n]:
+                    free[n].remove(g)
+                sharers[(n, g)] = sharers.get((n, g), 0) + 1
             held[job] = [(n, g, time) for n, g in taken]
         elif kind in RUN_EVENTS and isinstance(where, str):
-            held[job] = [(n, g, time) for n, g in _take(free, capacity, where.split(","), gpus)]
+            taken = _take(free, capacity, where.split(","), gpus)
+            for n, g in taken:
+                sharers[(n, g)] = 1
+            held[job] = [(n, g, time) for n, g in taken]
     for job, spells in held.items():
         rows.extend((job, vc_of[job], n, g, s, np.nan) for n, g, s in spells)
     frame = pd.DataFrame(rows, columns=["job_id", "vc", "node", "gpu", "start", "end"])

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
 FRAMES = ("jobs", "events", "timeline")
-MILLI = 1000  # GPU milli in one GPU (resource mode)
 
 
 Frame = pd.DataFrame | Callable[[], pd.DataFrame]
@@ -119,9 +118,9 @@ class Result:
     # -- occupancy ----------------------------------------------------------------------------
     @property
     def resource_mode(self) -> bool:
-        """Whether the run was in resource mode (GPU shares, CPU, memory): its ``jobs`` then
-        have ``gpu_milli``, ``cpu_milli`` and ``memory_mib``."""
-        return "gpu_milli" in self.jobs.columns
+        """Whether the run was in resource mode (GPU shares, CPU, memory; ``meta``
+        records it): its ``jobs`` then have ``gpu_milli``, ``cpu_milli`` and ``memory_mib``."""
+        return bool(self.meta.get("resource_mode")) or "gpu_milli" in self.jobs.columns
 
     def snapshot(self, time: float) -> pd.DataFrame:
         """Which job holds each GPU at ``time`` (after that moment's decisions): one row per
@@ -199,8 +198,7 @@ class Result:
 
     def node_usage(self, every: float | None = None) -> pd.DataFrame:
         """GPUs in use on each node over time: a wide frame, one row per time (the timeline's
-        sample times, or every ``every`` seconds from 0) and one column per node. In resource
-        mode GPU milli in use / 1000 (0.5 for one half-GPU share), as in the timeline."""
+        sample times, or every ``every`` seconds from 0) and one column per node."""
         layout = _Layout(self.meta)
         if every is None:
             times = np.unique(self.timeline["time"].to_numpy(dtype=float))
@@ -208,12 +206,8 @@ class Result:
             if not every > 0:
                 raise ValueError(f"node_usage: every must be > 0 seconds, got {every!r}")
             times = np.arange(0.0, float(self.meta.get("now", 0.0)) + every / 2, every)
-        weight = None
-        if self.resource_mode:
-            weight = dict(
-                zip(self.jobs["job_id"], self.jobs["gpu_milli"].to_numpy() / MILLI, strict=True)
-            )
-        rows = _usage_at(self.events, layout, times, weight)
+        shared = bool(self.meta.get("resource_mode", False))
+        rows = _usage_at(self.events, layout, times, shared=shared)
         frame = pd.DataFrame(rows, index=pd.Index(times, name="time"), columns=layout.names)
         frame.columns.name = "node"
         return frame
@@ -266,11 +260,9 @@ class _Layout:
         self.index = {name: i for i, name in enumerate(self.names)}
 
     def gpus_of(self, text: str) -> np.ndarray:
-        """Global GPU indices of a ``node:gpu,node:gpu`` list."""
+        """Global GPU indices of a ``node:gpu,node:gpu`` list (none for a CPU-only job)."""
         out = []
-        if not text:  # a CPU-only job (resource mode) holds no GPU
-            return np.array(out, dtype=np.int64)
-        for item in text.split(","):
+        for item in filter(None, str(text).split(",")):
             node, _, gpu = item.rpartition(":")
             out.append(self.offsets[self.index[node]] + int(gpu))
         return np.array(out, dtype=np.int64)
@@ -282,7 +274,8 @@ _RELEASES = ("preempt", "reclaim", "finish")
 
 def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU, the row of the event that put its job there (-1: free) and whether that run
-    is on borrowed GPUs, after every event up to ``until``."""
+    is on borrowed GPUs, after every event up to ``until`` (whole GPUs; resource mode:
+    :func:`_replay_shares`)."""
     owner = np.full(layout.total, -1, dtype=np.int64)
     borrowed = np.zeros(layout.total, dtype=bool)
     holding: dict[Any, np.ndarray] = {}
@@ -341,39 +334,49 @@ def _replay_shares(
 
 
 def _usage_at(
-    events: pd.DataFrame,
-    layout: _Layout,
-    times: np.ndarray,
-    weight: dict[Any, float] | None = None,
+    events: pd.DataFrame, layout: _Layout, times: np.ndarray, shared: bool = False
 ) -> np.ndarray:
-    """GPUs in use per node at each of ``times`` (sorted), replaying the events once;
-    ``weight``: the GPUs each job's GPU counts for (resource mode: its milli / 1000)."""
-    dtype = np.int64 if weight is None else float
-    used = np.zeros(len(layout.names), dtype=dtype)
-    out = np.zeros((len(times), len(layout.names)), dtype=dtype)
-    holding: dict[Any, tuple[np.ndarray, float]] = {}
+    """GPUs in use per node at each of ``times`` (sorted), replaying the events once
+    (``shared``: a GPU several jobs hold counts once)."""
+    used = np.zeros(len(layout.names), dtype=np.int64)
+    out = np.zeros((len(times), len(layout.names)), dtype=np.int64)
+    holding: dict[Any, np.ndarray] = {}
     event_times = events["time"].to_numpy(dtype=float)
     kinds = events["event"].astype(object).to_numpy()
     jobs = events["job_id"].to_numpy(dtype=object)
     gpus = events["gpus"].astype(object).to_numpy()
     parsed: dict[str, np.ndarray] = {}
     relevant = np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES))
+    holders = [0] * layout.total  # shared: jobs on each GPU
+    node_of = layout.node_of_gpu.tolist()
     cut = np.searchsorted(event_times[relevant], times, side="right")
     done = 0
     for k, upto in enumerate(cut.tolist()):
         for row in relevant[done:upto].tolist():
             job = jobs[row]
             before = holding.pop(job, None)
+            if shared:
+                for g in [] if before is None else before.tolist():
+                    holders[g] -= 1
+                    if not holders[g]:
+                        used[node_of[g]] -= 1
+                if kinds[row] in _TAKES:
+                    where = layout.gpus_of(gpus[row])
+                    for g in where.tolist():
+                        holders[g] += 1
+                        if holders[g] == 1:
+                            used[node_of[g]] += 1
+                    holding[job] = where
+                continue
             if before is not None:
-                np.subtract.at(used, before[0], before[1])
+                np.subtract.at(used, before, 1)
             if kinds[row] in _TAKES:
-                text = gpus[row] if isinstance(gpus[row], str) else ""
+                text = gpus[row]
                 nodes = parsed.get(text)
                 if nodes is None:
                     nodes = parsed[text] = layout.node_of_gpu[layout.gpus_of(text)]
-                each = 1 if weight is None else weight[job]
-                np.add.at(used, nodes, each)
-                holding[job] = (nodes, each)
+                np.add.at(used, nodes, 1)
+                holding[job] = nodes
         done = upto
         out[k] = used
     return out
@@ -419,7 +422,9 @@ def build_result(sim: Simulation) -> Result:
     status = np.array(STATUS_NAMES, dtype=object)[sim.status]
     running = sim.status == 2
     ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
-    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * sim.gpus, 0.0)
+    # GPUs a job holds: in resource mode its GPU milli / 1000 (as its borrowed GPU-seconds)
+    held = sim.milli_total / 1000 if sim.resource_mode else sim.gpus
+    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * held, 0.0)
     end = sim.end
     jct = end - sim.submit
     jobs = pd.DataFrame(
@@ -445,11 +450,10 @@ def build_result(sim: Simulation) -> Result:
             ),
         }
     )
-    if sim.resource_mode:  # what each job asks for besides whole GPUs
-        for k, (name, values) in enumerate(
-            (("gpu_milli", sim.gpu_milli), ("cpu_milli", sim.cpu), ("memory_mib", sim.memory))
-        ):
-            jobs.insert(4 + k, name, np.asarray(values, dtype=np.int64))
+    if sim.resource_mode:  # what each job asked for besides whole GPUs
+        jobs.insert(4, "gpu_milli", sim.gpu_milli)
+        jobs.insert(5, "cpu_milli", sim.cpu)
+        jobs.insert(6, "memory_mib", sim.memory)
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     samples = _samples_until_now(sim)
@@ -461,6 +465,7 @@ def build_result(sim: Simulation) -> Result:
         "workload": sim.workload.name,
         "cluster": sim.cluster.name,
         "now": float(sim.now),
+        "resource_mode": bool(sim.resource_mode),  # GPUs may be shared (docs/semantics.md)
         "total_gpus": int(sim.capacity.sum()),
         "vcs": list(sim.partition.vc_names),
         "vc_capacity": [int(c) for c in sim.partition.vc_capacity],

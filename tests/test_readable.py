@@ -8,7 +8,7 @@ import pytest
 
 from analysim import readable
 from analysim.cli import main
-from analysim.metrics import SUMMARY_FIELDS
+from analysim.metrics import RESOURCE_FIELDS, SUMMARY_FIELDS
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,8 @@ def test_every_summary_metric_has_a_unit_or_is_a_count():
         "reclaims",
         "avg_blocked_jobs",
     }
-    assert set(SUMMARY_FIELDS) == set(readable.UNITS) | counts
+    # resource mode adds FGD's fragmentation (docs/semantics.md)
+    assert set(SUMMARY_FIELDS) | set(RESOURCE_FIELDS) == set(readable.UNITS) | counts
 
 
 def test_the_cli_summary_shows_units_and_readable_numbers(capsys):

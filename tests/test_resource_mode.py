@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from strategies import resource_cases
 
 from analysim import Cluster, SimConfig, Simulation, Workload, simulate
+from analysim.domains import allowed_types
 from analysim.engine import ResourceSimulation
 from analysim.errors import PolicyError
 
@@ -266,6 +267,21 @@ def _check_resources(sim: ResourceSimulation) -> None:
     assert (book.cpu_left >= 0).all() and (book.mem_left >= 0).all()
     assert (book.gpu_left >= 0).all()
     assert (sim.free == (book.gpu_left == 1000).sum(axis=1)).all()
+    # GPU model constraints and quotas (in GPU milli) hold, counted independently here
+    node_type = sim.cluster.nodes["gpu_type"].tolist()
+    types = sim.workload.jobs.get("gpu_type")
+    used_by_vc: dict[int, int] = {}
+    for j, claims in sim.ledger.claims.items():
+        allowed = allowed_types(None if types is None else types.iloc[j])
+        if allowed is not None and sim.gpus[j] > 0:
+            assert all(node_type[c[0]] in allowed for c in claims)
+        if not sim.borrowed[j]:
+            vc = int(sim.job_vc[j])
+            used_by_vc[vc] = used_by_vc.get(vc, 0) + int(sim.gpus[j] * sim.gpu_milli[j])
+    quotas = sim.cluster.quotas
+    for vc, used in used_by_vc.items():
+        quota = quotas.get(sim.partition.vc_names[vc])
+        assert quota is None or used <= quota * 1000
 
 
 @FAST
@@ -345,3 +361,117 @@ def test_defragmentation_gathers_shares_to_free_a_whole_gpu():
     sim.run(until=120)  # the pass empties the least used node (n0 on a tie) onto n1
     assert sim.state.nodes["milli_used"].tolist() == [0, 600]
     assert sim.run().result().jobs["migrations"].sum() == 1
+
+
+def test_a_share_keeps_to_its_gpu_models():
+    nodes = pd.DataFrame(
+        {"node": ["v", "a"], "rack": "r", "gpus": [1, 1], "gpu_type": ["V100", "A100"]}
+    )
+    work = _jobs(
+        [
+            _job("any", 0, 100, gpu_milli=500),
+            _job("only_a100", 0, 100, gpu_milli=600, gpu_type="A100"),
+            _job("nowhere", 0, 100, gpu_milli=100, gpu_type="H100"),
+        ]
+    )
+    sim = Simulation(work, Cluster.from_frame(nodes), CONFIG.replace(placement="best_fit"))
+    sim.run(until=1)
+    gpus = sim.state.gpus.set_index("node")
+    assert gpus.loc["a", "job_ids"] == "only_a100" and gpus.loc["v", "job_ids"] == "any"
+    res = sim.run().result()
+    assert res.jobs.set_index("job_id").loc["nowhere", "status"] == "unschedulable"
+
+
+def test_a_busy_run_with_everything_on_is_the_same_leaping_stepping_and_plain():
+    rng = np.random.default_rng(1)
+    n = 120
+    kind = rng.choice(["share", "whole", "cpu"], n, p=[0.6, 0.3, 0.1])
+    gpus = np.where(kind == "share", 1, np.where(kind == "cpu", 0, rng.choice([1, 2, 4, 8], n)))
+    milli = np.where(kind == "share", rng.choice([100, 250, 500, 700], n), 1000)
+    work = _jobs(
+        [
+            _job(
+                f"j{i}",
+                int(t),
+                int(d),
+                int(g),
+                gpu_milli=int(m) if g else 0,
+                cpu_milli=int(c) + (g == 0),
+                memory_mib=int(mem),
+                vc=str(vc),
+            )
+            for i, (t, d, g, m, c, mem, vc) in enumerate(
+                zip(
+                    np.sort(rng.integers(0, 10_000, n)),
+                    rng.integers(50, 3000, n),
+                    gpus,
+                    milli,
+                    rng.integers(0, 16_000, n),
+                    rng.integers(0, 30_000, n),
+                    rng.choice(["a", "b"], n),
+                    strict=True,
+                )
+            )
+        ]
+    )
+    nodes = pd.DataFrame(
+        {
+            "node": [f"n{i}" for i in range(8)],
+            "rack": [f"r{i // 4}" for i in range(8)],
+            "gpus": [4, 4, 8, 8, 4, 4, 8, 8],
+            "cpu_milli": 32_000,
+            "memory_mib": 64_000,
+            "vc": ["a"] * 4 + ["b"] * 4,
+        }
+    )
+    cluster = Cluster.from_frame(nodes)
+    config = SimConfig(
+        scheduler="las",
+        preemption=True,
+        migration=True,
+        defrag_every=600,
+        borrowing=True,
+        checkpoint_cost=10,
+        migration_cost=5,
+    )
+    leaped = simulate(work, cluster, config)
+    stepped = simulate(work, cluster, config.replace(leap=False))
+    plain = Simulation(work, cluster, config, reference=True).run().result()
+    for name in ("jobs", "events", "timeline"):
+        pd.testing.assert_frame_equal(getattr(leaped, name), getattr(stepped, name))
+        pd.testing.assert_frame_equal(getattr(leaped, name), getattr(plain, name))
+    summary = leaped.summary()
+    assert (leaped.jobs["status"] == "done").all()
+    assert summary["preemptions"] > 0 and summary["migrations"] > 0 and summary["reclaims"] > 0
+
+
+def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_path):
+    from analysim.explain import allocations, why_waiting
+    from analysim.result import Result
+
+    work = _jobs(
+        [
+            _job("a", 0, 100, gpu_milli=500),
+            _job("b", 0, 100, gpu_milli=500),
+            _job("cpu", 0, 30, gpus=0, gpu_milli=0, cpu_milli=100),
+            _job("c", 5, 50),
+            _job("d", 6, 10),
+        ]
+    )
+    res = simulate(work, _cluster([2]), CONFIG.replace(placement="best_fit"))
+    # a and b share GPU 0 until 100; c takes GPU 1 from 5 to 55; d waits for a whole GPU
+    assert res.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]
+    assert res.snapshot(60)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "d"]]
+    usage = res.node_usage(every=50)["n0"].tolist()
+    assert usage == [1, 2, 0]  # at 0, 50 and 100 s: a GPU shared by two counts once
+    spells = allocations(res)
+    assert spells[["job_id", "gpu", "start", "end"]].values.tolist() == [
+        ["a", 0, 0.0, 100.0],
+        ["b", 0, 0.0, 100.0],
+        ["c", 1, 5.0, 55.0],
+        ["d", 1, 55.0, 65.0],
+    ]
+    assert "d at t=10 s: it waits" in why_waiting(res, "d", 10)
+    res.save(tmp_path / "run")
+    again = Result.load(tmp_path / "run")
+    assert again.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]

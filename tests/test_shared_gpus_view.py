@@ -72,10 +72,10 @@ def test_the_snapshot_lists_every_share_of_a_gpu():
     assert result.snapshot(100)["milli_used"].tolist() == [0, 0, 0]
 
 
-def test_node_usage_counts_gpu_milli_in_resource_mode():
+def test_node_usage_counts_a_shared_gpu_once():
     usage = _run().node_usage(every=50)
     assert usage.index.tolist() == [0.0, 50.0, 100.0]
-    assert usage.values.tolist() == [[1.0, 0.3], [0.5, 0.3], [0.0, 0.0]]
+    assert usage.values.tolist() == [[1, 1], [1, 1], [0, 0]]
 
 
 def test_a_saved_result_gives_the_same_snapshot(tmp_path):

@@ -36,7 +36,6 @@ from analysim.policies import PLACERS
 from analysim.sharing.fragmentation import FragMeter, typical_shapes
 from analysim.sharing.placers import Context, Request, best_fit_gpus, share_placer_of
 from analysim.sharing.resources import MILLI, Nodes, NodeState, Tasks, task_kind
-from analysim.workload import RESOURCE_COLUMNS
 
 #: a node's CPU or memory when the cluster does not say (more than any job asks for)
 UNLIMITED = 2**40
@@ -134,11 +133,11 @@ class ResourceLedger(Ledger):
         self.claims: dict[int, list[Claim]] = {}
         # the placement decided for each job about to start or move (the rounds write it)
         self.plans: dict[int, list[Claim]] = {}
-        self._node_group = np.zeros(len(sim.capacity), dtype=np.int64)
+        self._node_group: list[list[int]] = [[] for _ in range(len(sim.capacity))]
 
     def set_groups(self, group: list[int], group_nodes: list[np.ndarray]) -> None:
         super().set_groups(group, group_nodes)
-        self._node_group = [[] for _ in range(len(self.capacity))]
+        self._node_group = [[] for _ in range(len(self.capacity))]  # the groups of each node
         for g, nodes in enumerate(group_nodes):
             for node in nodes.tolist():
                 self._node_group[node].append(g)
@@ -277,8 +276,6 @@ class ResourceSimulation(Simulation):
         self._milli = self.gpu_milli.tolist()
         self._cpu, self._mem = self.cpu.tolist(), self.memory.tolist()
         self._kind = [task_kind(g, m) for g, m in zip(self._gpus, self._milli, strict=True)]
-        # a share or a CPU-only job runs on one node
-        self._one_node = ((gpus <= 1) | (self.gpu_milli < MILLI)).tolist()
         self._check_sizes(jobs)
 
     def _check_sizes(self, jobs) -> None:
@@ -721,7 +718,6 @@ class _ResourceTrial(_Trial):
 
 
 __all__ = [
-    "RESOURCE_COLUMNS",
     "ResourceBook",
     "ResourceLedger",
     "ResourceSimulation",

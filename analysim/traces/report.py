@@ -48,8 +48,8 @@ REASONS: dict[str, str] = {
     "censored": "still running at the end of the trace: run time cut at the trace end",
     "skipped_attempt": "an attempt without a start or end time left out of the run time",
     "partial_node": "a VC's GPUs are not a multiple of 8: its last node has fewer GPUs",
-    "cpu_task": "asks for no GPU: kept as a task that takes CPU and memory (saturation)",
-    "gpu_share": "a share of one GPU (gpu_milli < 1000), kept as a share (saturation)",
+    "cpu_task": "asks for no GPU: kept as a task or CPU-only job that takes CPU and memory",
+    "gpu_share": "a share of one GPU (gpu_milli < 1000), kept as a share",
 }
 """The fixed vocabulary of reasons (documented in ``docs/traces.md``)."""
 
