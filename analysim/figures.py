@@ -94,6 +94,32 @@ def compare(
     return results
 
 
+def preemption_arms(migration: bool = True) -> dict[str, dict[str, Any]]:
+    """The arms of a preemption study for :func:`compare`: ``no preemption``,
+    ``preemption`` and, with ``migration``, ``preemption + migration``."""
+    arms: dict[str, dict[str, Any]] = {
+        "no preemption": {"preemption": False},
+        "preemption": {"preemption": True},
+    }
+    if migration:
+        arms["preemption + migration"] = {"preemption": True, "migration": True}
+    return arms
+
+
+def queue_window(results: Mapping[str, Result], margin: float = 1.5) -> float | None:
+    """Seconds from 0 to the last timeline sample at which any run had jobs waiting, times
+    ``margin``, capped at the longest run: the part of a replay worth plotting when a few
+    long jobs run on for weeks after the queue has emptied. None if no job ever waited."""
+    last, end = 0.0, 0.0
+    for result in results.values():
+        rows = result.timeline[result.timeline["vc"] == "(all)"]
+        waiting = rows.loc[rows["waiting_jobs"] > 0, "time"]
+        if len(waiting):
+            last = max(last, float(waiting.max()))
+        end = max(end, float(rows["time"].max()) if len(rows) else 0.0)
+    return min(last * margin, end) if last > 0 else None
+
+
 def conditions(workload: str, **settings: Any) -> str:
     """A figure title's statement of the conditions a result holds under:
     ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is
@@ -141,19 +167,28 @@ def sensitivity(
     return pd.DataFrame(rows)
 
 
-def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float = 1.0) -> Any:
+def load_trace(
+    path: str | Path,
+    trace_format: str = "openb",
+    *,
+    speedup: float = 1.0,
+    cluster_size: float = 1.0,
+) -> Any:
     """Read a trace folder (``openb``: the pod and node lists; ``helios``: a cluster folder;
     ``philly``: ``trace-data``; ``pai``; see :func:`analysim.traces.read_folder`) into an
     :class:`analysim.traces.Trace`, its submit times divided by ``speedup`` (arrivals come
     that many times faster, run times unchanged: a way to load a big cluster with a sampled
-    trace)."""
+    trace) and its cluster scaled by ``cluster_size`` (:func:`analysim.scaling.scale_cluster`:
+    0.1 keeps the first tenth of the nodes of each VC and of the pool)."""
     import dataclasses
 
     from analysim import traces
+    from analysim.scaling import scale_cluster
     from analysim.workload import Workload
 
-    if not (isinstance(speedup, (int, float)) and speedup > 0):
-        raise ValueError(f"speedup must be a number > 0, got {speedup!r}")
+    for name, value in (("speedup", speedup), ("cluster_size", cluster_size)):
+        if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0):
+            raise ValueError(f"{name} must be a number > 0, got {value!r}")
     folder = traces.bundled.resolve(path)
     trace = traces.read_folder(folder, trace_format)
     if trace.cluster is None:
@@ -163,6 +198,8 @@ def load_trace(path: str | Path, trace_format: str = "openb", *, speedup: float 
         faster = jobs.assign(submit_time=jobs["submit_time"] / speedup)
         workload = Workload.from_frame(faster, name=f"{trace.workload.name} x{speedup:g}")
         trace = dataclasses.replace(trace, workload=workload)
+    if cluster_size != 1:
+        trace = dataclasses.replace(trace, cluster=scale_cluster(trace.cluster, cluster_size))
     return trace
 
 

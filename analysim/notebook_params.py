@@ -111,9 +111,11 @@ def _schedulers() -> list[str]:
 
 
 def _placers() -> list[str]:
+    """The time engine's placers: the whole-GPU ones and the FGD study's (resource mode)."""
     from analysim.policies import PLACERS
+    from analysim.sharing.placers import SHARE_PLACERS
 
-    return list(PLACERS.names)
+    return [*PLACERS.names, *(n for n in SHARE_PLACERS.names if n not in PLACERS.names)]
 
 
 def _share_placers() -> list[str]:
@@ -187,6 +189,7 @@ RULES: dict[str, Rule] = {
     "max_jobs": count,
     "until": positive,
     "speedup": positive,
+    "cluster_size": positive,
     "workers": seed,
     "trace_path": existing_path,
     "trace_format": one_of(lambda: list(_trace_formats()), "trace format"),

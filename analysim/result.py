@@ -116,13 +116,26 @@ class Result:
         return SummaryTable(pd.DataFrame(rows).T.rename_axis(by))
 
     # -- occupancy ----------------------------------------------------------------------------
+    @property
+    def resource_mode(self) -> bool:
+        """Whether the run was in resource mode (GPU shares, CPU, memory; ``meta``
+        records it): its ``jobs`` then have ``gpu_milli``, ``cpu_milli`` and ``memory_mib``."""
+        return bool(self.meta.get("resource_mode")) or "gpu_milli" in self.jobs.columns
+
     def snapshot(self, time: float) -> pd.DataFrame:
         """Which job holds each GPU at ``time`` (after that moment's decisions): one row per
         GPU with ``node, rack, gpu`` (index on its node), ``node_vc`` (the VC owning the
-        node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap."""
+        node, or None), ``job_id``, ``job_vc`` and ``borrowed`` — ready for a heatmap.
+
+        In resource mode a GPU may hold several shares: ``job_id``/``job_vc`` are then those
+        of the holder with the most milli (the first to take it among equals), ``borrowed``
+        says whether any holder borrowed it, and four more columns say who holds what:
+        ``job_ids``, ``job_vcs`` and ``job_milli`` (comma-joined, one entry per holder in the
+        order they took it; None when free) and ``milli_used`` (their sum, 0 to 1000)."""
         layout = _Layout(self.meta)
-        shared = bool(self.meta.get("resource_mode", False))
-        owner, borrowed = _replay(self.events, layout, until=float(time), shared=shared)
+        if self.resource_mode:
+            return self._share_snapshot(layout, float(time))
+        owner, borrowed = _replay(self.events, layout, until=float(time))
         held = owner >= 0
         job_ids = np.full(layout.total, None, dtype=object)
         job_vcs = np.full(layout.total, None, dtype=object)
@@ -142,6 +155,46 @@ class Result:
                 "borrowed": borrowed & held,
             }
         )
+
+    def _share_snapshot(self, layout: _Layout, time: float) -> pd.DataFrame:
+        """:meth:`snapshot` of a resource-mode run: every holder of each GPU."""
+        holders, borrowed = _replay_shares(self.events, layout, until=time)
+        milli_of = dict(
+            zip(self.jobs["job_id"], self.jobs["gpu_milli"].to_numpy(dtype=np.int64), strict=True)
+        )
+        job_of = self.events["job_id"].to_numpy(dtype=object)
+        vc_of = self.events["vc"].astype(object).to_numpy()
+        columns: dict[str, list[Any]] = {
+            k: [None] * layout.total
+            for k in ("job_id", "job_vc", "job_ids", "job_vcs", "job_milli")
+        }
+        used = np.zeros(layout.total, dtype=np.int64)
+        for gpu, rows in enumerate(holders):
+            if not rows:
+                continue
+            jobs = [job_of[r] for r in rows]
+            vcs = [vc_of[r] for r in rows]
+            milli = [int(milli_of[j]) for j in jobs]
+            top = int(np.argmax(milli))  # the first of the largest
+            columns["job_id"][gpu], columns["job_vc"][gpu] = jobs[top], vcs[top]
+            columns["job_ids"][gpu] = ",".join(str(j) for j in jobs)
+            columns["job_vcs"][gpu] = ",".join(str(v) for v in vcs)
+            columns["job_milli"][gpu] = ",".join(str(m) for m in milli)
+            used[gpu] = sum(milli)
+        node_of = layout.node_of_gpu
+        frame = pd.DataFrame(
+            {
+                "node": np.array(layout.names, dtype=object)[node_of],
+                "rack": np.array(layout.racks, dtype=object)[node_of],
+                "gpu": np.arange(layout.total) - layout.offsets[node_of],
+                "node_vc": pd.Series(np.array(layout.owners, dtype=object)[node_of], dtype=object),
+                **{k: pd.Series(v, dtype=object) for k, v in columns.items()},
+                "borrowed": borrowed,
+                "milli_used": used,
+            }
+        )
+        order = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
+        return frame[[*order, "job_ids", "job_vcs", "job_milli", "milli_used"]]
 
     def node_usage(self, every: float | None = None) -> pd.DataFrame:
         """GPUs in use on each node over time: a wide frame, one row per time (the timeline's
@@ -219,14 +272,10 @@ _TAKES = ("start", "resume", "migrate")
 _RELEASES = ("preempt", "reclaim", "finish")
 
 
-def _replay(
-    events: pd.DataFrame, layout: _Layout, until: float, shared: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
+def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU, the row of the event that put its job there (-1: free) and whether that run
-    is on borrowed GPUs, after every event up to ``until``. ``shared`` (resource mode): a
-    GPU may hold several jobs; the row is that of the one that took it first."""
-    if shared:
-        return _replay_shared(events, layout, until)
+    is on borrowed GPUs, after every event up to ``until`` (whole GPUs; resource mode:
+    :func:`_replay_shares`)."""
     owner = np.full(layout.total, -1, dtype=np.int64)
     borrowed = np.zeros(layout.total, dtype=bool)
     holding: dict[Any, np.ndarray] = {}
@@ -253,33 +302,35 @@ def _replay(
     return owner, borrowed
 
 
-def _replay_shared(
+def _replay_shares(
     events: pd.DataFrame, layout: _Layout, until: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_replay` where a GPU may hold several jobs (resource mode)."""
-    owner = np.full(layout.total, -1, dtype=np.int64)
-    borrowed = np.zeros(layout.total, dtype=bool)
+) -> tuple[list[list[int]], np.ndarray]:
+    """Per GPU, the rows of the events that put each of its holders there (in the order they
+    took it; empty: free), and whether any of them is on borrowed GPUs, after every event up
+    to ``until`` (resource mode: a GPU may hold several shares)."""
+    holders: list[dict[Any, int]] = [{} for _ in range(layout.total)]
+    holding: dict[Any, np.ndarray] = {}
     count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
     kinds = events["event"].astype(object).to_numpy()[:count]
     jobs = events["job_id"].to_numpy(dtype=object)[:count]
     gpus = events["gpus"].astype(object).to_numpy()[:count]
     lent = events["borrowed"].to_numpy(dtype=bool)[:count]
-    holding: dict[Any, list[int]] = {}
-    on_gpu: dict[int, dict[Any, int]] = {}  # GPU -> its jobs (in the order they came) -> row
+    parsed: dict[str, np.ndarray] = {}
     for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
         job = jobs[row]
-        for g in holding.pop(job, []):
-            del on_gpu[g][job]
+        for g in holding.pop(job, ()):
+            holders[g].pop(job, None)
         if kinds[row] in _TAKES:
-            where = layout.gpus_of(gpus[row]).tolist()
-            for g in where:
-                on_gpu.setdefault(g, {})[job] = row
+            text = gpus[row] if isinstance(gpus[row], str) else ""
+            where = parsed.get(text)
+            if where is None:
+                where = parsed[text] = layout.gpus_of(text)
+            for g in where.tolist():
+                holders[g][job] = row
             holding[job] = where
-    for g, held in on_gpu.items():
-        if held:
-            owner[g] = first = next(iter(held.values()))
-            borrowed[g] = lent[first]
-    return owner, borrowed
+    rows = [list(h.values()) for h in holders]
+    borrowed = np.array([any(lent[r] for r in h) for h in rows], dtype=bool)
+    return rows, borrowed
 
 
 def _usage_at(

@@ -35,7 +35,7 @@ from analysim.explorer.inputs import (
 )
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
 from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
-from analysim.workload import Workload
+from analysim.workload import Workload, uses_resources
 
 if TYPE_CHECKING:
     from analysim.result import Result
@@ -107,7 +107,11 @@ class Explorer:
         options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
         if self._trace is not None:
             options.append((f"trace: {self._trace.name}", TRACE))
-        self.controls = layout.make_controls(self.config, options, start, days)
+        self._shares = self._asks_for_shares()
+        placers = layout.placer_options(
+            self._shares.get(start, False), name_of(self.config.placement)
+        )
+        self.controls = layout.make_controls(self.config, options, start, days, placers)
         self.outputs = layout.make_outputs()
         self.buttons = self._make_buttons()
         self.stepper = Stepper()
@@ -167,6 +171,15 @@ class Explorer:
         if cluster is not None:
             clusters[start] = cluster
         return clusters, start
+
+    def _asks_for_shares(self) -> dict[str, bool]:
+        """Which workload choices ask for GPU shares, CPU or memory (resource mode)."""
+        shares = {name: False for name in PRESETS}
+        for name in scenarios.names():
+            shares[SCENARIO + name] = uses_resources(scenarios.get(name).workload().jobs)
+        if self._trace is not None:
+            shares[TRACE] = uses_resources(self._trace.jobs)
+        return shares
 
     # -- widgets ------------------------------------------------------------------------------
     def _make_buttons(self) -> dict[str, widgets.Widget]:
@@ -275,8 +288,39 @@ class Explorer:
         }
         for name, disabled in off.items():
             self.controls[name].disabled = disabled
+        self._offer_placers(v["workload"])
         if not v["workload"].startswith(SCENARIO):
             self.outputs["lesson"].value = ""
+
+    def _offer_placers(self, source: str) -> None:
+        """The placement list for ``source``: the FGD study's placers too when it asks for
+        shares, CPU or memory, or when the config given to ``explore()`` names one (a placer
+        no longer offered falls back to ``consolidate``); the control's tooltip, and the
+        line saying what the chosen placer does."""
+        placement = self.controls["placement"]
+        offered = self._shares.get(source, False)
+        names = layout.placer_options(offered, name_of(self.config.placement))
+        if list(placement.options) != names:
+            self._holding = True  # the run this change asks for follows; not one more
+            try:
+                keep = placement.value if placement.value in names else "consolidate"
+                placement.options = names
+                placement.value = keep
+            finally:
+                self._holding = False
+        placement.tooltip = layout.placer_tooltip(placement.value)
+        help_ = self.outputs["placer_help"]
+        offered = any(n in layout.SHARE_PLACERS for n in names)
+        help_.layout.display = "" if offered else "none"
+        help_.value = (
+            f"<b>placement {html.escape(placement.value)}</b>: "
+            f"{html.escape(layout.PLACER_HELP.get(placement.value, ''))}. "
+            "<i>fgd, best_fit, dot_product, gpu_packing, gpu_clustering</i> are the placers "
+            "of the FGD study (GPU shares, CPU and memory; they run the engine in resource "
+            "mode). On the heatmap a shared GPU is filled to its milli in use."
+            if offered
+            else ""
+        )
 
     def request_run(self) -> None:
         """Run soon: at once with ``sync``, else after ``debounce`` seconds without changes."""
@@ -683,7 +727,12 @@ class Explorer:
         t = float(self.outputs["time"].value)
         snap = gpu_snapshot(self.result, t, self.cluster, self._spells)
         vcs = self.cluster.vcs or snap["job_vc"].dropna().unique()
-        return render.heatmap_figure(snap, vcs, f"t = {moment(t)}")
+        title = f"t = {moment(t)}"
+        if "job_ids" in snap.columns:  # resource mode: how many GPUs are shared, by whom
+            held = snap["job_ids"].dropna()
+            shared = int(held.str.contains(",", regex=False).sum())
+            title += f"; {shared:,} GPU{'s' if shared != 1 else ''} held by several shares"
+        return render.heatmap_figure(snap, vcs, title)
 
     def _show_moment(self) -> None:
         """The moment's line on the timelines, the heatmap and the jobs waiting then."""

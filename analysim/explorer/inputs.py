@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
 from analysim.domains import build_partition
+from analysim.scaling import scale_cluster, scale_load
 from analysim.workload import Workload
 
 DEFAULT_DAYS = 7.0
@@ -23,6 +23,21 @@ LOAD_RANGE = (0.05, 200.0)
 bundled openb trace queues at 200x on a tenth of its cluster)."""
 CLUSTER_RANGE = (0.05, 4.0)
 """Cluster sizes the control offers, as factors of the workload's own cluster."""
+
+
+__all__ = [
+    "ExploreArgumentError",
+    "MissingFolderError",
+    "check_explore_args",
+    "cost_text",
+    "looks_like_path",
+    "name_of",
+    "newly_unschedulable",
+    "parse_cost",
+    "parse_thresholds",
+    "scale_cluster",  # from analysim.scaling, where it lives
+    "scale_load",
+]
 
 
 class ExploreArgumentError(ValueError):
@@ -69,40 +84,6 @@ def check_explore_args(
 def looks_like_path(text: str) -> bool:
     """Whether a workload string names a folder rather than a preset."""
     return text.startswith(("bundled:", ".", "~")) or "/" in text or "\\" in text
-
-
-def scale_cluster(cluster: Cluster, factor: float) -> Cluster:
-    """``cluster`` with each VC's nodes (and the shared pool) scaled by ``factor``.
-
-    Each owner keeps ``round(nodes x factor)`` nodes (at least one): the first ones when it
-    shrinks; copies (named ``<node>+k``, in racks ``<rack>+k``) when it grows. Quotas shrink
-    or grow with the pool.
-    """
-    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
-        raise ValueError(f"cluster size must be a number > 0, got {factor!r}")
-    if factor == 1:
-        return cluster
-    nodes = cluster.nodes
-    parts = []
-    for _, group in nodes.groupby(nodes["vc"].fillna("\0"), sort=False):
-        want = max(1, round(len(group) * factor))
-        if want <= len(group):
-            parts.append(group.iloc[:want])
-            continue
-        parts.append(group)
-        for k in range(want - len(group)):
-            row = group.iloc[[k % len(group)]].copy()
-            copy = k // len(group) + 1
-            row["node"] = row["node"] + f"+{copy}"
-            row["rack"] = row["rack"].astype(str) + f"+{copy}"
-            parts.append(row)
-    scaled = pd.concat(parts).sort_index(kind="stable").reset_index(drop=True)
-    quotas = dict(cluster.quotas)
-    if quotas:
-        pool = int(scaled.loc[scaled["vc"].isna(), "gpus"].sum())
-        ratio = pool / max(1, cluster.pool_gpus)
-        quotas = {vc: int(q * ratio) for vc, q in quotas.items()}
-    return Cluster.from_frame(scaled, quotas or None, name=f"{cluster.name} x{factor:g}")
 
 
 def parse_cost(text: str, what: str) -> Any:
@@ -156,16 +137,6 @@ def parse_thresholds(text: str) -> list[float]:
 def name_of(spec: Any) -> str:
     """A policy spec's name (``"las"`` for ``{"name": "las", ...}``)."""
     return spec if isinstance(spec, str) else dict(spec).get("name", str(spec))
-
-
-def scale_load(workload: Workload, load_scale: float) -> Workload:
-    """``workload`` with arrivals ``load_scale`` times faster (submit times divided)."""
-    if not load_scale > 0:
-        raise ValueError(f"load scale must be > 0, got {load_scale}")
-    if load_scale == 1:
-        return workload
-    jobs = workload.jobs.assign(submit_time=workload.jobs["submit_time"] / load_scale)
-    return Workload.from_frame(jobs, name=workload.name)
 
 
 def newly_unschedulable(workload: Workload, base: Cluster, scaled: Cluster) -> str | None:

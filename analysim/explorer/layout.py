@@ -13,6 +13,7 @@ from analysim.config import SimConfig
 from analysim.explorer import render
 from analysim.explorer.inputs import CLUSTER_RANGE, LOAD_RANGE, cost_text, name_of
 from analysim.policies import PLACERS, SCHEDULERS
+from analysim.sharing.sweep import FGD_STUDY
 
 LAS_DEFAULT_HOURS = "5"  # LAS's default threshold, 18,000 GPU-seconds
 LAS_DEFAULT_STARVATION = "4"
@@ -34,6 +35,24 @@ TOOLTIPS = {
     "borrowing": "let a VC run on other VCs' idle GPUs (reclaimed when the owner needs them)",
 }
 """What each control sets, with its unit, shown when the pointer rests on it."""
+SHARE_PLACERS = tuple(name for name in FGD_STUDY if name not in PLACERS.names)
+"""The FGD study's placers the explorer offers besides the whole-GPU ones (``random`` is
+one of those already): they run the engine in resource mode."""
+PLACER_HELP = {
+    "consolidate": "best fit: the node with the fewest free GPUs that holds the job",
+    "first_fit": "the lowest-numbered node that holds the job",
+    "spread": "worst fit: the node with the most free GPUs",
+    "random": "a node that holds the job, chosen at random (seeded)",
+    "topology": "fewest racks, then fewest nodes",
+    "fgd": "FGD (ATC'23): the node and GPU where the fragmentation of the workload's task "
+    "shapes grows least",
+    "best_fit": "the least CPU and GPU milli left after placing",
+    "dot_product": "the smallest dot product of (CPU, GPU milli) left and asked for",
+    "gpu_packing": "partly used GPUs first, then free GPUs of used nodes, then idle nodes",
+    "gpu_clustering": "nodes running only jobs of the same kind (share, 1 GPU, ...) first",
+}
+"""One line on each placer the explorer offers (its tooltip and the line under the controls;
+``docs/semantics.md`` and ``docs/saturation.md`` give the rules)."""
 STYLE = """
 <style>
 .analysim-explorer { --jp-widgets-font-size: 15px; font-size: 15px; max-width: 100%; }
@@ -98,10 +117,30 @@ def tag(widget: widgets.DOMWidget, name: str) -> widgets.DOMWidget:
     return widget
 
 
+def placer_options(shares: bool, current: str) -> list[str]:
+    """The placers offered: the whole-GPU ones, and the FGD study's when the workload asks
+    for GPU shares, CPU or memory (``shares``) or one of them is ``current``."""
+    names = list(PLACERS.names)
+    if shares or current in SHARE_PLACERS:
+        names += [n for n in SHARE_PLACERS if n not in names]
+    return names
+
+
+def placer_tooltip(name: str) -> str:
+    """The placement control's tooltip: what the chosen placer does."""
+    help_ = PLACER_HELP.get(name)
+    return f"{TOOLTIPS['placement']}: {name}, {help_}" if help_ else TOOLTIPS["placement"]
+
+
 def make_controls(
-    config: SimConfig, options: list[tuple[str, str]], start: str, days: float
+    config: SimConfig,
+    options: list[tuple[str, str]],
+    start: str,
+    days: float,
+    placers: list[str] | None = None,
 ) -> dict[str, widgets.ValueWidget]:
-    """The input widgets by name, set to ``config``; ``options``: the workload list."""
+    """The input widgets by name, set to ``config``; ``options``: the workload list;
+    ``placers``: the placement list (default: the whole-GPU placers)."""
     c = config
     las = dict(c.scheduler) if isinstance(c.scheduler, dict) else {}
     hours = ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", [])) or LAS_DEFAULT_HOURS
@@ -137,7 +176,7 @@ def make_controls(
             widgets.Dropdown,
             "placement",
             "placement",
-            options=PLACERS.names,
+            options=placers or PLACERS.names,
             value=name_of(c.placement),
         ),
         "quantum": box(widgets.FloatText, "quantum", "quantum (s)", value=c.quantum),
@@ -161,6 +200,7 @@ def make_controls(
     }
     for name, tip in TOOLTIPS.items():
         controls[name].tooltip = tip
+    controls["placement"].tooltip = placer_tooltip(controls["placement"].value)
     return controls
 
 
@@ -174,6 +214,11 @@ def make_outputs() -> dict[str, widgets.DOMWidget]:
         ),
         "message": tag(widgets.HTML(value=""), "message"),
         "lesson": tag(widgets.HTML(value=""), "lesson-box"),
+        # what the chosen placer does: shown while the FGD study's placers are offered
+        "placer_help": tag(
+            widgets.HTML(value="", layout={"display": "none", "max_width": "1100px"}),
+            "placer-help",
+        ),
         "note": tag(widgets.HTML(value=""), "note-box"),
         "summary": tag(
             widgets.HTML(value="", layout={"flex": "1 1 420px", "max_width": "100%"}),
@@ -292,6 +337,7 @@ def arrange(
         [
             widgets.HTML(STYLE),
             columns,
+            o["placer_help"],
             o["lesson"],
             status,
             o["message"],

@@ -1,6 +1,7 @@
 """The explorer's figures, sized to be read on a projector: the JCT CDF, the timelines with
-the slider's moment marked, the cluster at a moment (aggregated beyond a few hundred nodes)
-and the step-through Gantt chart coloured like the heatmap."""
+the slider's moment marked, the cluster at a moment (aggregated beyond a few hundred nodes;
+in resource mode a shared GPU filled, or faded, to its milli in use) and the step-through
+Gantt chart coloured like the heatmap."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysim.explorer.units import time_unit
-from analysim.plotting.occupancy import FREE, occupancy_heatmap, vc_palette
+from analysim.plotting.occupancy import FREE, MILLI, occupancy_heatmap, vc_palette
 from analysim.plotting.style import colors_for
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ TIMELINES = (
     ("waiting_jobs", "waiting jobs", 1.0),
     ("fragmented_gpus", "fragmented GPUs", 1.0),
 )
+FGD_TIMELINE = ("fgd_frag_milli", "FGD fragmentation (GPUs: milli / 1000)", 1.0 / MILLI)
+"""The panel added under the others when a run shown is in resource mode."""
 
 
 def figure(width: float, height: float) -> Figure:
@@ -113,21 +116,26 @@ def _plain_log_ticks(ax: Any, values: list[np.ndarray]) -> None:
 
 def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -> Figure:
     """Utilisation, waiting jobs and fragmented GPUs over time, one line per run, sharing
-    a time axis from 0 to ``end`` (natural unit) with ``moment`` marked by a red line."""
+    a time axis from 0 to ``end`` (natural unit) with ``moment`` marked by a red line; with
+    a run in resource mode also FGD's fragmentation (``fgd_frag_milli`` / 1000)."""
     from matplotlib import rc_context
 
     unit, size = time_unit(end)
+    panels = TIMELINES
+    if any("fgd_frag_milli" in r.timeline.columns for r in runs.values()):
+        panels = (*TIMELINES, FGD_TIMELINE)
     with rc_context(FONT):
         columns = min(len(runs), 4) or 1
         rows = -(-len(runs) // columns)
-        fig = figure(WIDE, 5.0 + 0.3 * (rows - 1))
-        axes = fig.subplots(len(TIMELINES), 1, sharex=True)
+        extra = 1.5 * (len(panels) - len(TIMELINES))
+        fig = figure(WIDE, 5.0 + extra + 0.3 * (rows - 1))
+        axes = fig.subplots(len(panels), 1, sharex=True)
         top = 1 - (0.4 + 0.3 * rows) / fig.get_figheight()
         fig.subplots_adjust(
             left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=top, bottom=0.11, hspace=0.42
         )
         styles = _styled(list(runs))
-        for ax, (column, title, scale) in zip(axes, TIMELINES, strict=True):
+        for ax, (column, title, scale) in zip(axes, panels, strict=True):
             for label, result in runs.items():
                 rows = result.timeline[result.timeline["vc"] == "(all)"]
                 if column in rows.columns:
@@ -204,9 +212,17 @@ def _wrapped_heatmap(snapshot: pd.DataFrame, palette: dict[str, str], title: str
     free = mcolors.to_rgb(FREE)
     picture[y, x] = free
     vcs = snapshot["job_vc"].to_numpy(dtype=object)
+    shared = "milli_used" in snapshot.columns  # resource mode: shares fill part of a GPU
+    fill = snapshot["milli_used"].to_numpy(dtype=float) / MILLI if shared else None
     for vc, color in palette.items():
         held = vcs == vc
-        picture[y[held], x[held]] = mcolors.to_rgb(color)
+        if fill is None:
+            picture[y[held], x[held]] = mcolors.to_rgb(color)
+        else:  # the VC's colour faded towards free as the GPU's milli in use falls
+            part = np.minimum(fill[held], 1.0)[:, None]
+            picture[y[held], x[held]] = np.add(
+                free, (np.subtract(mcolors.to_rgb(color), free)) * part
+            )
     fig = figure(WIDE, max(3.6, 0.9 + 0.045 * bands * band_rows))
     fig.subplots_adjust(left=0.16, right=0.8, top=0.9, bottom=0.12)
     ax = fig.add_subplot()
@@ -220,7 +236,10 @@ def _wrapped_heatmap(snapshot: pd.DataFrame, palette: dict[str, str], title: str
     ax.set_xticks(range(0, WRAP, 10), [f"+{k}" for k in range(0, WRAP, 10)])
     ax.set_xlabel(f"node (rows of {WRAP}; each node is a column of {depth} GPU rows at most)")
     used = int(pd.notna(vcs).sum())
-    ax.set_title(f"{title}: {used:,} of {len(snapshot):,} GPUs in use on {len(names):,} nodes")
+    worth = f" ({fill.sum():,.1f} GPUs of milli in use)" if fill is not None else ""
+    ax.set_title(
+        f"{title}: {used:,} of {len(snapshot):,} GPUs in use{worth} on {len(names):,} nodes"
+    )
     handles = [Patch(color=c, label=vc) for vc, c in _legend_limit(palette, snapshot).items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)

@@ -3,8 +3,11 @@
 ``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
 :func:`analysim.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by the
 VC of the job holding it, free GPUs pale, borrowed GPUs (a job on another VC's node) marked
-with a cross; a strip under the grid shows which VC owns each node. ``gantt`` draws every
-job's spells on GPUs over time, for small clusters (the ``toy`` teaching mode).
+with a cross; a strip under the grid shows which VC owns each node. In resource mode (a
+snapshot with ``milli_used``) a GPU held by shares is filled from the bottom to its milli in
+use / 1000, one band per VC of its holders, with a white line between shares.
+``gantt`` draws every job's spells on GPUs over time, for small clusters (the ``toy``
+teaching mode).
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ VC_COLORS = (
 )
 LABEL_CELLS = 64  # job ids are written in the cells of grids up to this size
 
-__all__ = ["gantt", "occupancy_heatmap", "vc_palette"]
+MILLI = 1000  # GPU milli in one GPU
+
+__all__ = ["gantt", "occupancy_heatmap", "share_bands", "vc_palette"]
 
 
 def vc_palette(vcs: Any) -> dict[str, str]:
@@ -86,8 +91,10 @@ def occupancy_heatmap(
     x = snapshot["node"].map(column).to_numpy(dtype=int)
     y = snapshot["gpu"].to_numpy(dtype=int)
     vcs = snapshot["job_vc"].to_numpy(dtype=object)
+    bands = share_bands(snapshot)
     for i in np.flatnonzero(pd.notna(vcs)):
-        image[y[i], x[i]] = mcolors.to_rgb(palette.get(str(vcs[i]), "#333333"))
+        if i not in bands:  # a whole GPU (or shares of one VC filling it): the whole cell
+            image[y[i], x[i]] = mcolors.to_rgb(palette.get(str(vcs[i]), "#333333"))
     if has_owner:
         first = snapshot.drop_duplicates("node")
         for node, owner in zip(first["node"], first["node_vc"], strict=True):
@@ -95,6 +102,8 @@ def occupancy_heatmap(
             image[depth, column[node]] = mcolors.to_rgb(color)
     ax.imshow(image, aspect="auto", origin="lower", interpolation="nearest")
     ax.grid(False)
+    if "milli_used" in snapshot.columns:
+        _draw_shares(ax, snapshot, x, y, bands, palette)
     if "borrowed" in snapshot.columns:
         marked = snapshot["borrowed"].fillna(False).to_numpy(dtype=bool)
         if marked.any():
@@ -102,9 +111,15 @@ def occupancy_heatmap(
     if labels is None:
         labels = len(snapshot) <= LABEL_CELLS
     if labels:
-        for xi, yi, job in zip(x, y, snapshot["job_id"].tolist(), strict=True):
+        every = snapshot["job_ids"] if "job_ids" in snapshot.columns else snapshot["job_id"]
+        used = snapshot["milli_used"] if "milli_used" in snapshot.columns else None
+        for k, (xi, yi, job) in enumerate(zip(x, y, every.tolist(), strict=True)):
             if job is not None and not pd.isna(job):
-                ax.text(xi, yi, str(job), ha="center", va="center", fontsize=8, color="white")
+                text, color = str(job), "white"
+                if used is not None:  # several shares: every id, one per line
+                    text = _share_label(text)
+                    color = "white" if used.iloc[k] >= MILLI / 2 else "black"
+                ax.text(xi, yi, text, ha="center", va="center", fontsize=8, color=color)
     _axes_labels(ax, nodes, depth, has_owner)
     handles = [Patch(color=c, label=vc) for vc, c in palette.items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
@@ -122,6 +137,80 @@ def occupancy_heatmap(
     if title:
         ax.set_title(title)
     return ax
+
+
+def share_bands(snapshot: pd.DataFrame) -> dict[int, list[tuple[str, float, float]]]:
+    """The GPUs of a resource-mode snapshot drawn as bands rather than whole cells: by row
+    position, ``(vc, bottom, height)`` of each VC's holders in the order they took the GPU
+    (heights in GPUs: milli / 1000, adjacent holders of one VC merged). A GPU filled to
+    1000 milli by one VC is not listed (it is drawn whole, like a whole-GPU job); neither
+    is a free GPU, nor anything of a whole-GPU snapshot (no ``milli_used`` column)."""
+    if "milli_used" not in snapshot.columns:
+        return {}
+    out: dict[int, list[tuple[str, float, float]]] = {}
+    columns = (snapshot[c].tolist() for c in ("job_vcs", "job_milli", "milli_used"))
+    for i, (vcs, milli, used) in enumerate(zip(*columns, strict=True)):
+        if vcs is None or pd.isna(vcs) or not used:
+            continue
+        names = str(vcs).split(",")
+        if used >= MILLI and len(set(names)) == 1:
+            continue
+        bands: list[tuple[str, float, float]] = []
+        bottom = 0.0
+        for vc, m in zip(names, str(milli).split(","), strict=True):
+            height = int(m) / MILLI
+            if bands and bands[-1][0] == vc:
+                bands[-1] = (vc, bands[-1][1], bands[-1][2] + height)
+            else:
+                bands.append((vc, bottom, height))
+            bottom += height
+        out[i] = bands
+    return out
+
+
+def _share_label(ids: str, most: int = 3) -> str:
+    """The ids of a GPU's holders, one per line (the first ``most``, then ``+n``)."""
+    names = ids.split(",")
+    shown = names[:most] + ([f"+{len(names) - most}"] if len(names) > most else [])
+    return "\n".join(shown)
+
+
+def _draw_shares(
+    ax: Axes,
+    snapshot: pd.DataFrame,
+    x: np.ndarray,
+    y: np.ndarray,
+    bands: dict[int, list[tuple[str, float, float]]],
+    palette: dict[str, str],
+) -> None:
+    """The bands of shared GPUs over their (free-coloured) cells, and a white line between
+    the shares of a GPU held by several."""
+    from matplotlib.collections import LineCollection, PatchCollection
+    from matplotlib.patches import Rectangle
+
+    boxes, fills = [], []
+    for i, parts in bands.items():
+        for vc, bottom, height in parts:
+            boxes.append(Rectangle((x[i] - 0.5, y[i] - 0.5 + bottom), 1.0, height))
+            fills.append(palette.get(vc, "#333333"))
+    if boxes:
+        ax.add_collection(
+            PatchCollection(boxes, facecolors=fills, edgecolors="none", label="_shares"),
+            autolim=False,
+        )
+    lines = []
+    for i, milli in enumerate(snapshot["job_milli"].tolist()):
+        if milli is None or pd.isna(milli) or "," not in str(milli):
+            continue
+        level = 0.0
+        for m in str(milli).split(",")[:-1]:
+            level += int(m) / MILLI
+            lines.append([(x[i] - 0.5, y[i] - 0.5 + level), (x[i] + 0.5, y[i] - 0.5 + level)])
+    if lines:
+        ax.add_collection(
+            LineCollection(lines, colors="white", linewidths=1.0, label="_share_edges"),
+            autolim=False,
+        )
 
 
 def _axes_labels(ax: Axes, nodes: list[str], depth: int, has_owner: bool) -> None:

@@ -67,11 +67,13 @@ def timeline_panels(
     vc: str = ALL_VCS,
     *,
     unit: str | None = None,
+    until: float | None = None,
 ) -> Figure:
-    """One timeline panel per column, stacked over a shared time axis."""
+    """One timeline panel per column, stacked over a shared time axis (up to ``until``
+    seconds if given)."""
     fig, axes = new_figure((9.0, 2.4 * len(columns) + 0.6), len(columns), 1, sharex=True)
     for k, (ax, column) in enumerate(zip(np.ravel(axes), columns, strict=True)):
-        timeline(results, column, vc, ax=ax, unit=unit)
+        timeline(results, column, vc, ax=ax, unit=unit, until=until)
         if k < len(columns) - 1:
             ax.set_xlabel("")
         if k > 0 and ax.get_legend() is not None:

@@ -106,6 +106,7 @@ LABELS: dict[str, str] = {
     "waiting_jobs": "waiting jobs",
     "utilization": "GPU utilisation",
     "fragmented_gpus": "fragmented GPUs",
+    "fgd_frag_milli": "FGD fragmentation (GPU milli)",
     "blocked_jobs": "jobs blocked by fragmentation",
     "frag_index": "fragmentation index",
     "borrowed_gpus": "borrowed GPUs",

@@ -57,10 +57,11 @@ def timeline_data(
     column: str = "utilization",
     vc: str = ALL_VCS,
     max_points: int = MAX_POINTS,
+    until: float | None = None,
 ) -> pd.DataFrame:
     """``column`` of ``result.timeline`` for one VC (``"(all)"``: the whole cluster) of each
     run, averaged over windows: columns ``label, time`` (seconds, window start) ``, <column>``
-    and ``window`` (seconds; 0 when not averaged)."""
+    and ``window`` (seconds; 0 when not averaged); only up to ``until`` seconds if given."""
     frames = []
     for label, result in as_results(results).items():
         timeline = result.timeline
@@ -73,6 +74,8 @@ def timeline_data(
         if rows.empty:
             known = list(dict.fromkeys(timeline["vc"].astype(str)))
             raise ValueError(f"no timeline rows for vc={vc!r}; known: {known}")
+        if until is not None:
+            rows = rows[rows["time"] <= until]
         every = window_for(rows["time"].to_numpy(), max_points)
         part = resample(rows, column, every)
         part.insert(0, "label", label)
@@ -89,11 +92,12 @@ def timeline(
     *,
     unit: str | None = None,
     max_points: int = MAX_POINTS,
+    until: float | None = None,
 ) -> Axes:
     """``column`` of the timeline (utilisation, queue, fragmentation, ...) over time, one line
-    per run, for the cluster (``vc="(all)"``) or one VC. Time is in ``unit`` (chosen from the
-    run's length by default)."""
-    data = timeline_data(results, column, vc, max_points)
+    per run, for the cluster (``vc="(all)"``) or one VC, up to ``until`` seconds if given.
+    Time is in ``unit`` (chosen from the run's length by default)."""
+    data = timeline_data(results, column, vc, max_points, until)
     unit, scale = resolve_unit(unit, [data["time"].max()] if len(data) else [0.0])
     ax = get_ax(ax, figsize=(8.0, 3.5))
     labels = list(dict.fromkeys(data["label"]))
