@@ -85,8 +85,7 @@ class SimConfig:
             )
         if not (isinstance(self.backfill, bool) or self.backfill == "easy"):
             raise ValueError(
-                f"SimConfig: backfill must be one of {list(BACKFILL_MODES)}, "
-                f"got {self.backfill!r}"
+                f"SimConfig: backfill must be one of {list(BACKFILL_MODES)}, got {self.backfill!r}"
             )
         for name in ("preemption", "leap", "migration", "borrowing"):
             if not isinstance(getattr(self, name), bool):

@@ -61,8 +61,8 @@ class WaitReason:
     a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
     queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
     round did not try it, and nothing blocked its queue), or ``reserved`` (EASY backfill: it
-    fits, but would delay the reservation of ``blocker``, ranked above it). ``detail["round"]`` is the time of
-    that round, the engine's last decision about the job.
+    fits, but would delay the reservation of ``blocker``, ranked above it).
+    ``detail["round"]`` is the time of that round, the engine's last decision about the job.
     """
 
     job_id: str

@@ -17,18 +17,18 @@ import numpy as np
 from analysim.domains import Domain
 from analysim.engine.clock import EPS
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
-from analysim.engine.reservations import Reservation
 from analysim.engine.records import (
     BORROW_FAILED,
-    RESERVED,
     FRAGMENTED,
     FULL,
     PREEMPT_NO_ROOM,
     PREEMPT_PROTECTED,
     QUOTA,
+    RESERVED,
     ROUND_FULL,
     ROUND_NOTHING_FREE,
 )
+from analysim.engine.reservations import Reservation
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
