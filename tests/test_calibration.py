@@ -78,7 +78,7 @@ def test_cluster_sizes_by_hand():
 @pytest.mark.parametrize("name", HELIOS)
 def test_helios_config_is_slurm_like(name):
     config = presets.config(name)
-    assert config == SimConfig(scheduler="fifo", placement="consolidate", backfill=True)
+    assert config == SimConfig(scheduler="fifo", placement="consolidate", backfill="easy")
     assert not config.preemption and not config.migration and not config.borrowing
 
 
