@@ -132,6 +132,58 @@ def test_duration_model_has_the_target_median_and_mean():
     assert below == pytest.approx(0.5, abs=1e-9)
 
 
+def test_calibrated_largest_remainder_splits_a_total_by_hand():
+    split = calibrated.largest_remainder
+    assert split(10, np.array([0.5, 0.3, 0.2])).tolist() == [5, 3, 2]
+    assert split(10, np.array([1.0, 1.0, 1.0])).tolist() == [4, 3, 3]  # ties: the first
+    assert split(7, np.array([0.05, 0.55, 0.4])).tolist() == [0, 4, 3]  # 0.35, 3.85, 2.8
+    assert split(0, np.array([0.5, 0.5])).tolist() == [0, 0]
+
+
+def test_cycle_times_invert_the_daily_cycle():
+    day = calibrated.DAY
+    flat = calibrated.cycle_times(np.array([0.0, 0.25, 0.5]), 4 * day, 0.0, 15.0)
+    assert flat.tolist() == pytest.approx([0.0, day, 2 * day])
+    # with a cycle, half of a day's arrivals come in the 12 hours around the peak (15:00):
+    # by 9:00 a quarter of them minus the cycle's share, 1/4 - 0.5/(2 pi)
+    nine = calibrated.cycle_times(np.array([0.25 - 0.5 / (2 * math.pi)]), day, 0.5, 15.0)
+    assert nine[0] == pytest.approx(9 * 3600, abs=60)
+
+
+def test_dealt_arrivals_spread_each_vcs_gpu_time_over_the_days():
+    rng = np.random.default_rng(5)
+    day = calibrated.DAY
+    weight = np.r_[np.full(10, 1000.0), np.ones(290)]  # 10 heavy jobs, 290 light ones, 10 days
+    times = calibrated.dealt_arrivals(rng, weight, 10 * day, 0.5, 15.0)
+    days = (times // day).astype(int)
+    assert sorted(days[:10].tolist()) == list(range(10))  # one heavy job a day
+    assert np.bincount(days, minlength=10).tolist() == [30] * 10  # stratified times
+    per_day = np.bincount(days, weights=weight, minlength=10)
+    assert per_day.tolist() == [1029.0] * 10
+    assert ((times >= 0) & (times < 10 * day)).all()
+    again = calibrated.dealt_arrivals(np.random.default_rng(5), weight, 10 * day, 0.5, 15.0)
+    assert again.tolist() == times.tolist()
+    assert calibrated.dealt_arrivals(rng, np.zeros(0), day, 0.5, 15.0).size == 0
+
+
+def test_dealt_months_give_each_vc_its_expected_share_of_the_jobs():
+    name = "earth"
+    jobs = presets.workload(name, seed=2).jobs
+    solved = calibrated.plan(
+        helios_presets.PUBLISHED[name].targets(),
+        helios_presets.vc_gpus(name),
+        helios_presets.SHAPES[name],
+    )
+    expected = calibrated.largest_remainder(len(jobs), np.asarray(solved.shares))
+    counts = jobs["vc"].value_counts().reindex(list(solved.vcs)).fillna(0).astype(int)
+    assert counts.tolist() == expected.tolist()
+
+
+def test_a_shape_with_an_unknown_arrival_mode_lists_the_valid_ones():
+    with pytest.raises(ValueError, match=r"arrivals must be one of \['dealt', 'iid'\], got 'x'"):
+        calibrated.Shape(arrivals="x")
+
+
 # -- workloads ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", HELIOS)
 def test_short_months_match_the_published_job_mix(name):
