@@ -3,6 +3,7 @@ config and the calibration check (``analysim presets --check``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -144,9 +145,10 @@ def test_cycle_times_invert_the_daily_cycle():
     day = calibrated.DAY
     flat = calibrated.cycle_times(np.array([0.0, 0.25, 0.5]), 4 * day, 0.0, 15.0)
     assert flat.tolist() == pytest.approx([0.0, day, 2 * day])
-    # with a cycle, half of a day's arrivals come in the 12 hours around the peak (15:00):
-    # by 9:00 a quarter of them minus the cycle's share, 1/4 - 0.5/(2 pi)
-    nine = calibrated.cycle_times(np.array([0.25 - 0.5 / (2 * math.pi)]), day, 0.5, 15.0)
+    # with a cycle 1 + 0.5 cos(2 pi (t - 15 h) / day), the share of a day's arrivals by 9:00
+    # is 9/24 + 0.5 / (2 pi) * (sin(-pi/2) - sin(-2 pi 15/24)) = 0.375 - 0.5 (1 + 0.7071) / 2 pi
+    share = 0.375 - 0.5 * (1 + math.sqrt(0.5)) / (2 * math.pi)
+    nine = calibrated.cycle_times(np.array([share]), day, 0.5, 15.0)
     assert nine[0] == pytest.approx(9 * 3600, abs=60)
 
 
@@ -168,19 +170,20 @@ def test_dealt_arrivals_spread_each_vcs_gpu_time_over_the_days():
 
 def test_dealt_months_give_each_vc_its_expected_share_of_the_jobs():
     name = "earth"
-    jobs = presets.workload(name, seed=2).jobs
-    solved = calibrated.plan(
-        helios_presets.PUBLISHED[name].targets(),
-        helios_presets.vc_gpus(name),
-        helios_presets.SHAPES[name],
-    )
+    targets, vcs = helios_presets.PUBLISHED[name].targets(), helios_presets.vc_gpus(name)
+    shape = dataclasses.replace(helios_presets.SHAPES[name], arrivals="dealt")
+    jobs = calibrated.calibrated_workload(targets, vcs, days=3, seed=2, shape=shape).jobs
+    solved = calibrated.plan(targets, vcs, shape)
     expected = calibrated.largest_remainder(len(jobs), np.asarray(solved.shares))
     counts = jobs["vc"].value_counts().reindex(list(solved.vcs)).fillna(0).astype(int)
     assert counts.tolist() == expected.tolist()
+    assert jobs["submit_time"].is_monotonic_increasing and jobs["submit_time"].max() < 3 * 86400
+    # the presets keep independent draws (their months and golden values are unchanged)
+    assert helios_presets.SHAPES[name].arrivals == "iid"
 
 
 def test_a_shape_with_an_unknown_arrival_mode_lists_the_valid_ones():
-    with pytest.raises(ValueError, match=r"arrivals must be one of \['dealt', 'iid'\], got 'x'"):
+    with pytest.raises(ValueError, match=r"arrivals must be one of \['iid', 'dealt'\], got 'x'"):
         calibrated.Shape(arrivals="x")
 
 
