@@ -424,7 +424,7 @@ class Rounds:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining run time ends)."""
         due = self.clock.due(self.now + float(self.remaining[j]))
-        return [r for r in active if r.runs_past(due) and not r.broken]
+        return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
         """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
