@@ -45,13 +45,6 @@ class Reservation:
         """Whether a job seen to end at step ``due`` still holds its GPUs at ``at``."""
         return due > self.at + 1e-9
 
-    def allows(self, counts_on: np.ndarray, nodes: np.ndarray, gpus: int, vc: int) -> bool:
-        """Whether taking ``counts_on`` GPUs on ``nodes`` until past ``at`` keeps the
-        promise."""
-        if bool((self.spare[nodes] < counts_on).any()):
-            return False
-        return self.quota_spare is None or vc != self.vc or gpus <= self.quota_spare
-
     def claim(self, nodes: np.ndarray, counts: np.ndarray, gpus: int, vc: int, own: bool) -> None:
         """A job running past ``at`` took ``counts`` GPUs on ``nodes`` (``own``: counted in
         its VC's quota): less is spare; broken if it took reserved GPUs."""
