@@ -161,3 +161,11 @@ def test_easy_survives_the_plain_config_round_trip():
     config = asim.SimConfig(backfill="easy")
     assert asim.SimConfig.from_dict(config.to_dict()) == config
     assert config.to_dict()["backfill"] == "easy"
+
+
+def test_notebook_parameters_accept_easy_backfill():
+    from analysim.notebook_params import RULES
+
+    rule = RULES["backfill"]
+    assert [rule(v) for v in (False, True, "easy")] == [None, None, None]
+    assert rule("EASY") == rule(1) == 'must be False, True or "easy"'
