@@ -23,7 +23,9 @@ those numbers:
 - **Stratified draws**: GPU counts and run-time quantiles are drawn by stratified sampling
   (one uniform in each of ``n`` equal slices of ``[0, 1)``, shuffled), so a month's means are
   within a few percent of the targets whatever the seed; the job count, arrival times, VCs
-  and users are plain Poisson / multinomial draws.
+  and users are plain Poisson / multinomial draws (``Shape.arrivals="dealt"`` stratifies
+  the VCs' job counts and arrival times too, and spreads each VC's GPU time evenly over the
+  days: :func:`dealt_arrivals`; not used by the presets, see ``docs/calibration.md``).
 
 Every random choice goes through one ``np.random.default_rng(seed)``.
 """
@@ -72,6 +74,10 @@ class Targets:
             raise ValueError(f"Targets: mean_gpus must be >= 1, got {self.mean_gpus!r}")
 
 
+ARRIVALS = ("iid", "dealt")
+"""The ways :class:`Shape` may place a month's jobs in time."""
+
+
 @dataclass(frozen=True)
 class Shape:
     """How a calibrated workload is shaped where the published numbers say nothing.
@@ -84,6 +90,13 @@ class Shape:
     min_duration, max_duration: run times are clipped to this range (s).
     daily_amplitude, peak_hour: the daily arrival cycle (see :mod:`analysim.generators`).
     users_per_vc, user_zipf: users of each VC and their Zipf shares of its jobs.
+    arrivals: ``"iid"`` (the presets): multinomial VC counts and independent arrival times
+        from the daily cycle. ``"dealt"``: each VC gets its expected share of the jobs
+        (largest remainder), its jobs arrive at stratified times of the daily cycle and are
+        dealt to the days heaviest first, one per day in each round, so that every day of a
+        VC carries about the same GPU-seconds (:func:`dealt_arrivals`); measured in
+        ``docs/calibration.md``: steadier from seed to seed at a given shape, but the months
+        queue far less, and at the published delay the spread returns.
     """
 
     one_gpu_share: float = 0.6
@@ -96,6 +109,13 @@ class Shape:
     peak_hour: float = 15.0
     users_per_vc: int = 10
     user_zipf: float = 1.2
+    arrivals: str = "iid"
+
+    def __post_init__(self) -> None:
+        if self.arrivals not in ARRIVALS:
+            raise ValueError(
+                f"Shape: arrivals must be one of {list(ARRIVALS)}, got {self.arrivals!r}"
+            )
 
 
 # -- GPU demand ----------------------------------------------------------------------------------
@@ -314,6 +334,71 @@ def _quantiles_by_size(rng: np.random.Generator, sizes: np.ndarray) -> np.ndarra
     return out
 
 
+def largest_remainder(total: int, shares: np.ndarray) -> np.ndarray:
+    """``total`` split in whole numbers as close as can be to ``total * shares`` (Hamilton's
+    method: floors, then one more to the largest remainders, ties to the first)."""
+    exact = total * np.asarray(shares, dtype=float) / float(np.sum(shares))
+    counts = np.floor(exact).astype(np.int64)
+    short = int(total - counts.sum())
+    if short > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return counts
+
+
+def cycle_times(
+    u: np.ndarray, span: float, amplitude: float, peak_hour: float, grain: float = 60.0
+) -> np.ndarray:
+    """The times in ``[0, span)`` at which the daily cycle's cumulative arrivals reach the
+    fractions ``u`` (its inverse CDF, tabulated every ``grain`` seconds)."""
+    edges = np.linspace(0.0, span, max(2, int(math.ceil(span / grain)) + 1))
+    middles = 0.5 * (edges[1:] + edges[:-1])
+    mass = generators.daily_cycle(middles, amplitude, peak_hour) * np.diff(edges)
+    cumulative = np.concatenate([[0.0], np.cumsum(mass)])
+    cumulative /= cumulative[-1]
+    return np.minimum(np.interp(u, cumulative, edges), np.nextafter(span, 0.0))
+
+
+def dealt_arrivals(
+    rng: np.random.Generator,
+    weight: np.ndarray,
+    span: float,
+    amplitude: float,
+    peak_hour: float,
+) -> np.ndarray:
+    """Arrival times for one VC's jobs of GPU-seconds ``weight``, spreading its GPU time
+    evenly over the days of ``[0, span)``.
+
+    The jobs' times are stratified draws of the daily cycle (one in each of ``n`` equal
+    slices of its cumulative arrivals); the month is cut into days (at least one stratum),
+    each holding the times that fall in it. The jobs are dealt heaviest first (ties in a
+    random order) in rounds: each round gives one job to every day that still has times
+    free, the days in a random order; each day's jobs then take its times in a random order.
+    So a VC's heaviest jobs land on different days, as in a Latin hypercube, and a few heavy
+    jobs on the same days no longer set a month's queueing delay."""
+    n = len(weight)
+    if n == 0:
+        return np.empty(0)
+    times = np.sort(cycle_times(stratified_uniform(rng, n), span, amplitude, peak_hour))
+    strata = max(1, int(round(span / DAY)))
+    day = np.minimum((times * strata / span).astype(np.int64), strata - 1)
+    free = np.bincount(day, minlength=strata)
+    shuffled = rng.permutation(n)
+    order = shuffled[np.argsort(-np.asarray(weight)[shuffled], kind="stable")]
+    stratum_of = np.empty(n, dtype=np.int64)
+    done = 0
+    while done < n:
+        open_days = rng.permutation(np.flatnonzero(free > 0))[: n - done]
+        stratum_of[order[done : done + len(open_days)]] = open_days
+        free[open_days] -= 1
+        done += len(open_days)
+    out = np.empty(n)
+    first = np.concatenate([[0], np.cumsum(np.bincount(day, minlength=strata))])
+    for s in range(strata):
+        members = np.flatnonzero(stratum_of == s)
+        out[members] = times[first[s] + rng.permutation(len(members))]
+    return out
+
+
 # -- the generator -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Plan:
@@ -386,10 +471,14 @@ def calibrated_workload(
     rng = np.random.default_rng(seed)
     expected = targets.jobs_per_day * load_scale * span / DAY
     total = int(rng.poisson(expected))
-    counts = rng.multinomial(total, np.asarray(solved.shares))
-    submit = np.floor(
-        generators.arrival_times(rng, total, span, shape.daily_amplitude, shape.peak_hour)
-    )
+    dealt = shape.arrivals == "dealt"
+    if dealt:
+        counts = largest_remainder(total, np.asarray(solved.shares))
+    else:
+        counts = rng.multinomial(total, np.asarray(solved.shares))
+        submit = np.floor(
+            generators.arrival_times(rng, total, span, shape.daily_amplitude, shape.peak_hour)
+        )
     gpus = np.empty(total, dtype=np.int64)
     users = np.empty(total, dtype=object)
     quantiles = np.empty(total)
@@ -405,6 +494,14 @@ def calibrated_workload(
     z = normal_quantile(quantiles)
     raw = np.exp(model.log_median(gpus.astype(float)) + model.sigma * z)
     duration = np.maximum(np.rint(np.clip(raw, model.low, model.high)), 1.0)
+    if dealt:
+        submit = np.empty(total)
+        for index in range(len(solved.vcs)):
+            block = slice(bounds[index], bounds[index + 1])
+            submit[block] = dealt_arrivals(
+                rng, gpus[block] * duration[block], span, shape.daily_amplitude, shape.peak_hour
+            )
+        submit = np.floor(submit)
 
     order = np.argsort(submit, kind="stable")
     frame = pd.DataFrame(

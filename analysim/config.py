@@ -16,6 +16,8 @@ from analysim.policies.registry import spec_of
 from analysim.sharing.placers import share_placer_of
 from analysim.validation import MAX_SEED, bounded, period
 
+BACKFILL_MODES = (False, True, "easy")
+"""The values of ``SimConfig.backfill``: none, without reservation, EASY (with one)."""
 NUMERIC_FIELDS = ("step", "quantum", "sample_every", "defrag_every", "borrow_limit", "seed")
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
@@ -38,8 +40,11 @@ class SimConfig:
     preemption: let waiting jobs evict lower-ranked running jobs at scheduling rounds.
     quantum: seconds between scheduling rounds (preemption and re-ranking happen then).
     checkpoint_cost: cost model of the seconds a job loses per preemption.
-    backfill: let a job start when a higher-ranked job of its VC cannot (no reservation);
-        off means strict head-of-line blocking per VC.
+    backfill: ``False``: strict head-of-line blocking per queue (VC); ``True``: let a job
+        start when a higher-ranked job of its queue cannot (no reservation: a large job can
+        starve); ``"easy"``: EASY backfill as Slurm's ``sched/backfill`` does it, a job may
+        pass the first job of its queue that cannot start only if it does not delay the
+        time that job was promised (its *reservation*, ``docs/semantics.md``).
     migration: when a waiting job cannot be placed although enough GPUs are free to it
         (fragmentation), move running jobs to other nodes to make room (fewest GPUs moved).
     migration_cost: cost model of the seconds a job loses per migration.
@@ -59,7 +64,7 @@ class SimConfig:
     preemption: bool = False
     quantum: float = 60.0
     checkpoint_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
-    backfill: bool = False
+    backfill: bool | str = False
     migration: bool = False
     migration_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
     defrag_every: float | None = None
@@ -80,7 +85,11 @@ class SimConfig:
                 f"SimConfig: quantum ({self.quantum}) must be a whole multiple of "
                 f"step ({self.step})"
             )
-        for name in ("preemption", "backfill", "leap", "migration", "borrowing"):
+        if not (isinstance(self.backfill, bool) or self.backfill == "easy"):
+            raise ValueError(
+                f"SimConfig: backfill must be one of {list(BACKFILL_MODES)}, got {self.backfill!r}"
+            )
+        for name in ("preemption", "leap", "migration", "borrowing"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(
                     f"SimConfig: {name} must be True or False, got {getattr(self, name)!r}"

@@ -38,6 +38,11 @@ class Decisions:
     free to it but fragmented, and no plan of moves made it fit),
     ``free`` (the GPUs free to it when tried: in its VC's quota for ``quota``, else on its
     nodes; later starts in the same round, with backfill, may have taken some since).
+    With EASY backfill (``backfill="easy"``) ``reason`` may also be ``reserved``: it fits
+    on the free GPUs, but would delay the reservation of a job ranked above it;
+    ``reserved_for`` names that job and ``reserved_at`` the time it was promised (on the
+    try of the first job of a queue that could not start, its own reservation); empty and
+    NaN otherwise.
 
     ``job_group`` and ``job_queue``: per job, its group and its queue (its VC, or 0 on an
     unpartitioned cluster): a waiting job a round did not try was behind the first job of
@@ -86,6 +91,19 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
             "free": np.array(records.try_free[:tries], dtype=np.int64),
         }
     )
+    reserved = np.where((code & records.RESERVED) > 0)[0]
+    if len(reserved):
+        frame.loc[reserved, "reason"] = "reserved"
+    # EASY backfill: the reservation that stopped a try (or that its try made)
+    heads = np.full(tries, -1, dtype=np.int64)
+    at = np.full(tries, np.nan)
+    for index, (head, when) in records.try_reserved.items():
+        if index < tries:
+            heads[index], at[index] = head, when
+    frame["reserved_for"] = np.where(heads >= 0, sim.job_ids[np.maximum(heads, 0)], "")
+    frame["reserved_at"] = at
+    if not len(job):
+        frame["reserved_for"] = frame["reserved_for"].astype(object)
     queue = np.asarray(sim.job_vc if sim.cluster.partitioned else np.zeros(sim.n_jobs, int))
     return Decisions(rounds, frame, np.asarray(sim.job_group).copy(), queue.astype(np.int64))
 

@@ -16,7 +16,11 @@ what the try found, from the records (the GPUs free to the job when it was tried
   next full round came and whom the job evicted then; with borrowing or migration, whether
   reclaiming lent GPUs or moving running jobs was tried in vain;
 * the round did not try it: the first job of its queue that did not fit blocks the queue
-  (head-of-line blocking, without backfill).
+  (head-of-line blocking, without backfill);
+* with EASY backfill (``backfill="easy"``), the round tried it and it fits, but starting it
+  would delay the reservation of a job ranked above it (``reserved``; ``blocker`` names that
+  job, ``detail["reserved_at"]`` the time it was promised); the answer for the job holding a
+  reservation says from when.
 
 If the job was last preempted, the answer says by whom (the ``cause`` recorded with the
 event; for events without one, the jobs that started on its nodes at that moment).
@@ -56,8 +60,9 @@ class WaitReason:
     (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
     a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
     queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
-    round did not try it, and nothing blocked its queue). ``detail["round"]`` is the time of
-    that round, the engine's last decision about the job.
+    round did not try it, and nothing blocked its queue), or ``reserved`` (EASY backfill: it
+    fits, but would delay the reservation of ``blocker``, ranked above it).
+    ``detail["round"]`` is the time of that round, the engine's last decision about the job.
     """
 
     job_id: str
@@ -354,6 +359,19 @@ class _Moment:
             detail["reason"] = tried["reason"]
             detail.update({flag: True for flag in FAILED_FLAGS[1:] if tried[flag]})
             detail.update(self._outlook(decided, j, tried))
+            head = str(tried.get("reserved_for") or "")
+            if tried["reason"] == "reserved":
+                detail["reserved_at"] = float(tried["reserved_at"])
+                return WaitReason(
+                    kind="reserved",
+                    free=int(tried["free"]),
+                    ahead=(head,),
+                    blocker=head,
+                    detail=detail,
+                    **base,
+                )
+            if head == job_id:  # EASY backfill: the reservation its try made
+                detail["reserved_at"] = float(tried["reserved_at"])
             capacity, scope = self._room(domain, vc, tried["reason"])
             free = self._free_now(domain, vc, free_nodes, tried["reason"])
             if (free >= need) != (tried["reason"] == "fragmented"):
@@ -572,7 +590,13 @@ def _describe(r: WaitReason) -> str:
     else:
         text += "it waits because "
     if r.kind == "full":
-        return text + _full(r) + _own_room(r) + _outlook(r) + _borrowing(r)
+        return text + _full(r) + _own_room(r) + _outlook(r) + _borrowing(r) + _reserved(r)
+    if r.kind == "reserved":
+        return text + (
+            f"it would delay {r.blocker}: EASY backfill has promised {r.blocker}, ranked above "
+            f"it, the GPUs it needs from {_seconds(r.detail['reserved_at'])}, and {r.job_id} "
+            "would still be running then on some of them."
+        )
     if r.kind == "fragmented":
         return (
             text
@@ -583,6 +607,7 @@ def _describe(r: WaitReason) -> str:
             )
             + _own_room(r)
             + _outlook(r)
+            + _reserved(r)
         )
     if r.kind == "ranked_behind":
         why = {"quota": "its VC's quota", "fragmented": "fragmentation"}.get(
@@ -594,6 +619,17 @@ def _describe(r: WaitReason) -> str:
         )
     return text + (
         f"its group's last scheduling round, at {_seconds(r.detail['round'])}, did not try it."
+    )
+
+
+def _reserved(r: WaitReason) -> str:
+    """EASY backfill: the reservation a queue's first job holds."""
+    at = r.detail.get("reserved_at")
+    if at is None:
+        return ""
+    return (
+        f" EASY backfill has GPUs reserved for it from {_seconds(at)}: no job ranked below it "
+        "may start if that would delay it."
     )
 
 

@@ -260,7 +260,7 @@ def workload(
     )
 
 
-SLURM_CONFIG = SimConfig(scheduler="fifo", placement="consolidate", backfill=True)
+SLURM_CONFIG = SimConfig(scheduler="fifo", placement="consolidate", backfill="easy")
 """How the Helios clusters scheduled, as far as the sources say.
 
 - Source (paper, HeliosData README): every job was submitted to Slurm; each VC owns whole
@@ -268,10 +268,15 @@ SLURM_CONFIG = SimConfig(scheduler="fifo", placement="consolidate", backfill=Tru
   has one ``start_time`` per job) -> VCs owning nodes, ``preemption=False``,
   ``borrowing=False``, no migration.
 - Assumed (the sources do not give the Slurm configuration): Slurm's defaults, a queue per
-  VC (partition) ordered by submit time (``priority/basic``) with backfill (``sched/backfill``)
-  -> ``scheduler="fifo"``, ``backfill=True``; AnalySIM's backfill starts any later job that
-  fits without Slurm's reservation for the queue head. Nodes packed first
-  (``select/cons_tres`` best fit) -> ``placement="consolidate"``.
+  VC (partition) ordered by submit time (``priority/basic``) with backfill
+  (``SchedulerType=sched/backfill``, Slurm's default; slurm.conf(5) and the Slurm
+  "Scheduling Configuration Guide": lower-priority jobs start only if they do not delay the
+  expected start of higher-priority ones) -> ``scheduler="fifo"``, ``backfill="easy"``: the
+  first job of a VC's queue that cannot start gets a reservation, later jobs pass it only if
+  they do not delay it. Slurm reserves for several jobs (``bf_max_job_test``) and estimates
+  run times from time limits; the engine reserves for each queue's first job only and knows
+  the run times. Nodes packed first (``select/cons_tres`` best fit) ->
+  ``placement="consolidate"``.
 """
 
 

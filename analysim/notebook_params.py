@@ -56,6 +56,11 @@ def flag(value: Any) -> str | None:
     return None if isinstance(value, bool) else "must be True or False"
 
 
+def backfill_mode(value: Any) -> str | None:
+    """A rule: a value of ``SimConfig.backfill`` (False, True or "easy")."""
+    return None if isinstance(value, bool) or value == "easy" else 'must be False, True or "easy"'
+
+
 def text(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "must be a non-empty string"
 
@@ -168,7 +173,7 @@ RULES: dict[str, Rule] = {
     "preemptive": list_of(_scheduler, allow_empty=True),
     "migration": flag,
     "borrowing": flag,
-    "backfill": flag,
+    "backfill": backfill_mode,
     "load_scale": positive,
     "load_scales": list_of(positive),
     "days": positive,

@@ -3,6 +3,7 @@ config and the calibration check (``analysim presets --check``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -78,7 +79,7 @@ def test_cluster_sizes_by_hand():
 @pytest.mark.parametrize("name", HELIOS)
 def test_helios_config_is_slurm_like(name):
     config = presets.config(name)
-    assert config == SimConfig(scheduler="fifo", placement="consolidate", backfill=True)
+    assert config == SimConfig(scheduler="fifo", placement="consolidate", backfill="easy")
     assert not config.preemption and not config.migration and not config.borrowing
 
 
@@ -130,6 +131,60 @@ def test_duration_model_has_the_target_median_and_mean():
         for g, p in table.items()
     )
     assert below == pytest.approx(0.5, abs=1e-9)
+
+
+def test_calibrated_largest_remainder_splits_a_total_by_hand():
+    split = calibrated.largest_remainder
+    assert split(10, np.array([0.5, 0.3, 0.2])).tolist() == [5, 3, 2]
+    assert split(10, np.array([1.0, 1.0, 1.0])).tolist() == [4, 3, 3]  # ties: the first
+    assert split(7, np.array([0.05, 0.55, 0.4])).tolist() == [0, 4, 3]  # 0.35, 3.85, 2.8
+    assert split(0, np.array([0.5, 0.5])).tolist() == [0, 0]
+
+
+def test_cycle_times_invert_the_daily_cycle():
+    day = calibrated.DAY
+    flat = calibrated.cycle_times(np.array([0.0, 0.25, 0.5]), 4 * day, 0.0, 15.0)
+    assert flat.tolist() == pytest.approx([0.0, day, 2 * day])
+    # with a cycle 1 + 0.5 cos(2 pi (t - 15 h) / day), the share of a day's arrivals by 9:00
+    # is 9/24 + 0.5 / (2 pi) * (sin(-pi/2) - sin(-2 pi 15/24)) = 0.375 - 0.5 (1 + 0.7071) / 2 pi
+    share = 0.375 - 0.5 * (1 + math.sqrt(0.5)) / (2 * math.pi)
+    nine = calibrated.cycle_times(np.array([share]), day, 0.5, 15.0)
+    assert nine[0] == pytest.approx(9 * 3600, abs=60)
+
+
+def test_dealt_arrivals_spread_each_vcs_gpu_time_over_the_days():
+    rng = np.random.default_rng(5)
+    day = calibrated.DAY
+    weight = np.r_[np.full(10, 1000.0), np.ones(290)]  # 10 heavy jobs, 290 light ones, 10 days
+    times = calibrated.dealt_arrivals(rng, weight, 10 * day, 0.5, 15.0)
+    days = (times // day).astype(int)
+    assert sorted(days[:10].tolist()) == list(range(10))  # one heavy job a day
+    assert np.bincount(days, minlength=10).tolist() == [30] * 10  # stratified times
+    per_day = np.bincount(days, weights=weight, minlength=10)
+    assert per_day.tolist() == [1029.0] * 10
+    assert ((times >= 0) & (times < 10 * day)).all()
+    again = calibrated.dealt_arrivals(np.random.default_rng(5), weight, 10 * day, 0.5, 15.0)
+    assert again.tolist() == times.tolist()
+    assert calibrated.dealt_arrivals(rng, np.zeros(0), day, 0.5, 15.0).size == 0
+
+
+def test_dealt_months_give_each_vc_its_expected_share_of_the_jobs():
+    name = "earth"
+    targets, vcs = helios_presets.PUBLISHED[name].targets(), helios_presets.vc_gpus(name)
+    shape = dataclasses.replace(helios_presets.SHAPES[name], arrivals="dealt")
+    jobs = calibrated.calibrated_workload(targets, vcs, days=3, seed=2, shape=shape).jobs
+    solved = calibrated.plan(targets, vcs, shape)
+    expected = calibrated.largest_remainder(len(jobs), np.asarray(solved.shares))
+    counts = jobs["vc"].value_counts().reindex(list(solved.vcs)).fillna(0).astype(int)
+    assert counts.tolist() == expected.tolist()
+    assert jobs["submit_time"].is_monotonic_increasing and jobs["submit_time"].max() < 3 * 86400
+    # the presets keep independent draws (their months and golden values are unchanged)
+    assert helios_presets.SHAPES[name].arrivals == "iid"
+
+
+def test_a_shape_with_an_unknown_arrival_mode_lists_the_valid_ones():
+    with pytest.raises(ValueError, match=r"arrivals must be one of \['iid', 'dealt'\], got 'x'"):
+        calibrated.Shape(arrivals="x")
 
 
 # -- workloads ---------------------------------------------------------------------------------

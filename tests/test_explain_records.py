@@ -10,6 +10,8 @@ against the engine's own state at that moment, not against the records:
   on its nodes than it asks for (none at all in its group when the round ended at once);
 * ``fragmented``: enough GPUs are free on its nodes and its quota allows it, yet the placer
   finds no placement;
+* ``reserved`` (EASY backfill): it fitted, and the job named, whose reservation it would have
+  delayed, is another job promised a later time;
 * ``ranked_behind``: the job named is waiting, in its queue, and (when nothing started or
   stopped at that moment, so that the ranking asked now is the round's) the scheduler ranks
   it ahead; the run has no backfill;
@@ -70,7 +72,7 @@ def check_moment(sim: Simulation, case) -> int:
         free = int(sim.free[domain.nodes].sum())
         quota_ok = domain.quota is None or sim.vc_used[vc] + need <= domain.quota
         group = int(sim.job_group[j])
-        assert reason.kind in ("full", "fragmented", "ranked_behind"), reason.text
+        assert reason.kind in ("full", "fragmented", "ranked_behind", "reserved"), reason.text
         # what changed in the group at this moment after the round tried the job: GPUs taken
         # (later starts) or given back (evictions for a job ranked below it)
         now_events = events[events["time"] == now]
@@ -86,7 +88,8 @@ def check_moment(sim: Simulation, case) -> int:
             assert not quota_ok or len(evicted), reason.text
         elif reason.kind == "full":
             assert reason.free < need, reason.text
-            assert (quota_ok and free <= reason.free) or len(evicted), reason.text
+            # with backfill, jobs of its VC that started after its try may have used quota
+            assert (free <= reason.free and (quota_ok or len(moved))) or len(evicted), reason.text
         elif reason.kind == "fragmented":
             assert reason.free >= need, reason.text
             if free >= need and not len(evicted):
@@ -94,6 +97,13 @@ def check_moment(sim: Simulation, case) -> int:
                 assert not sim.placer_fits(need, sim.free[domain.nodes], domain), reason.text
             else:
                 assert len(moved) or len(evicted), reason.text
+        elif reason.kind == "reserved":
+            # it fitted (on its nodes, in its quota) but would have delayed the reservation
+            # of a waiting job ranked above it, promised for later
+            assert sim.config.backfill == "easy", reason.text
+            assert reason.free >= need and reason.detail["reserved_at"] > now, reason.text
+            blocker = int(np.flatnonzero(sim.job_ids == reason.blocker)[0])
+            assert blocker != j and sim.status[blocker] in (WAITING, RUNNING), reason.text
         else:
             assert not sim.config.backfill, reason.text
             blocker = int(np.flatnonzero(sim.job_ids == reason.blocker)[0])
@@ -103,9 +113,12 @@ def check_moment(sim: Simulation, case) -> int:
                 order = _ranking(sim, group)
                 assert order.index(blocker) < order.index(j), reason.text
         if reason.detail.get("migration_failed"):  # only tried when fragmentation blocks
-            assert sim.config.migration and reason.kind == "fragmented", reason.text
+            # (or it was, when tried: later starts of the moment may have taken GPUs since)
+            assert sim.config.migration, reason.text
+            assert reason.kind == "fragmented" or len(moved), reason.text
         if reason.detail.get("reclaim_failed"):  # only tried when its quota allows it
-            assert sim.config.borrowing and not reason.scope.startswith("quota"), reason.text
+            assert sim.config.borrowing, reason.text
+            assert not reason.scope.startswith("quota") or len(moved), reason.text
         outlook = reason.detail.get("outlook")
         if outlook in ("protected", "no_room") and still:
             order = _ranking(sim, group)

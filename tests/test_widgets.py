@@ -619,3 +619,15 @@ def test_a_click_on_the_timelines_moves_the_moment(app):
 def test_every_control_has_a_tooltip_with_its_meaning(app):
     assert all(control.tooltip for control in app.controls.values())
     assert app.controls["quantum"].tooltip.startswith("seconds between scheduling rounds")
+
+
+def test_the_backfill_control_offers_easy_and_names_it_in_the_comparison(app):
+    from analysim.explorer.compare import label
+
+    assert [value for _, value in app.controls["backfill"].options] == [False, True, "easy"]
+    assert app.controls["backfill"].value is False
+    app.controls["backfill"].value = "easy"
+    assert app.result.config["backfill"] == "easy"
+    assert label({"backfill": "easy"}, ["backfill"]) == "EASY backfill"
+    assert label({"backfill": True}, ["backfill"]) == "backfill"
+    assert label({"backfill": False}, ["backfill"]) == "no backfill"

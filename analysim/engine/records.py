@@ -34,6 +34,9 @@ BORROW_FAILED = 16  # it tried idle GPUs of other VCs in vain (the borrowing rou
 # it tried to make room within its VC's own GPUs in vain: by reclaiming lent GPUs (borrowers
 # of other VCs held some on its nodes) / by migrating (enough GPUs free to it, fragmented)
 RECLAIM_FAILED, MIGRATION_FAILED = 32, 64
+# EASY backfill: it fits on the free GPUs, but starting it would delay the reservation of a
+# job ranked above it (the whole code; ``Records.try_reserved`` names the reservation)
+RESERVED = 128
 # a round's flags
 ROUND_FULL, ROUND_NOTHING_FREE = 1, 2  # a full round; ended at once: no GPU free to its group
 
@@ -56,6 +59,7 @@ class Records:
     PREEMPTION_NAMES = PREEMPTION_NAMES
     BORROW_FAILED = BORROW_FAILED
     RECLAIM_FAILED, MIGRATION_FAILED = RECLAIM_FAILED, MIGRATION_FAILED
+    RESERVED = RESERVED
     ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
     def __init__(self, memo: bool = True) -> None:
@@ -76,6 +80,9 @@ class Records:
         self.try_job: list[int] = []
         self.try_code: list[int] = []
         self.try_free: list[int] = []  # GPUs free to it then (on its nodes, or in its quota)
+        # EASY backfill: try index -> (the job a reservation is for, its time), for a try
+        # that a reservation stopped (RESERVED) and for the try that made the reservation
+        self.try_reserved: dict[int, tuple[int, float]] = {}
         self._memo = memo
         self._captured_at = -1  # the change count when the last capture was made
         self._captured: Capture | None = None

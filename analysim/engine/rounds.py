@@ -24,9 +24,11 @@ from analysim.engine.records import (
     PREEMPT_NO_ROOM,
     PREEMPT_PROTECTED,
     QUOTA,
+    RESERVED,
     ROUND_FULL,
     ROUND_NOTHING_FREE,
 )
+from analysim.engine.reservations import Reservation
 from analysim.errors import PolicyError
 from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
@@ -221,6 +223,10 @@ class Rounds:
         ranked = self._ranked(group, preemptive)
         blocked: set[int] = set()
         changed = False
+        # EASY backfill: the reservations of the queues whose first job failed this round,
+        # which every job tried after it must keep (an empty list: nothing to keep)
+        active: list[Reservation] = []
+        reserved_queues: set[int] = set()
         queue_of = self._queue
         queues_waiting = None if self._partitioned else 1  # counted when first needed
         start: int | None = 0
@@ -232,10 +238,16 @@ class Rounds:
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if self._try_start(j):
+                if self._try_start(j, active):
                     changed = True
                     continue
                 why, room = self._why, self._room_seen  # why it did not fit (the records)
+                if why == RESERVED:  # it fits, but would delay a reservation: it waits
+                    records.try_reserved[len(try_job)] = self._blocking
+                    try_job.append(j)
+                    try_code.append(why)
+                    try_free.append(room)
+                    continue
                 if self._own_room:
                     if self._try_own_room(j):
                         changed = True
@@ -247,6 +259,12 @@ class Rounds:
                         changed, start = True, pos + 1
                         break
                     why |= self._preempt_why
+                if self._easy and vc not in reserved_queues:
+                    reserved_queues.add(vc)
+                    reservation = self._reservation_for(j, vc)
+                    if reservation is not None:
+                        active.append(reservation)
+                        records.try_reserved[len(try_job)] = (j, reservation.at)
                 try_job.append(j)
                 try_code.append(why)
                 try_free.append(room)
@@ -259,7 +277,7 @@ class Rounds:
                     if len(blocked) >= queues_waiting:
                         break
         if self._borrowing and self.n_waiting:
-            changed = self._borrow_round(group) or changed
+            changed = self._borrow_round(group, active) or changed
         return changed
 
     def _try_own_room(self, j: int) -> bool:
@@ -271,7 +289,7 @@ class Rounds:
             return True
         return bool(self.config.migration) and self._try_migrate(j)
 
-    def _borrow_round(self, group: int) -> bool:
+    def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try
         idle GPUs of other VCs (each queue's head only, without backfill). A job that comes
         to the head once the one before it has borrowed tries its own GPUs first."""
@@ -282,10 +300,12 @@ class Rounds:
             vc = self._queue[j]
             if vc in done:
                 continue
-            if self._try_start(j):  # the head may have moved on
+            if self._try_start(j, active):  # the head may have moved on
                 changed = True
                 continue
             why, room = self._why, self._room_seen
+            if why == RESERVED:
+                records.try_reserved[len(records.try_job)] = self._blocking
             if self._try_borrow(j):
                 changed = True
                 continue
@@ -366,9 +386,15 @@ class Rounds:
             return self.placer.spread_over_nodes(need, free, topology, self.rng)
         return self.placer.place(need, free, topology, self.rng)
 
-    def _try_start(self, j: int) -> bool:
-        """Start ``j`` on free GPUs if it fits. A job that did not fit is not tried again
-        until GPUs of its group are released: placement only gets easier as GPUs free up."""
+    def _try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
+        """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
+        ``active`` reservations; ``_why`` is RESERVED when only they stop it). A job that
+        did not fit is not tried again until GPUs of its group are released: placement only
+        gets easier as GPUs free up."""
+        if active:
+            keep = self._kept_by(j, active)
+            if keep:
+                return self._try_start_keeping(j, keep)
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
@@ -393,6 +419,120 @@ class Rounds:
             return False
         self._start_running(j, *placed)
         return True
+
+    def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
+        """The reservations ``j`` would delay if it ran past them: those it does not end
+        before (its run seen to end at the step its remaining run time ends)."""
+        due = self.clock.due(self.now + float(self.remaining[j]))
+        return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
+
+    def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
+        """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
+        else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
+        group = self._group[j]
+        if self._failed_at.get(j) == self._releases[group]:
+            return self._try_start(j)  # does not fit at all: as it was (the records)
+        if not self._quota_allows(j, self.vc_used):
+            return self._try_start(j)
+        gpus, vc = self._gpus[j], self._vc[j]
+        if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
+            placed = None
+        else:
+            room = self.free.copy()
+            for r in keep:
+                np.minimum(room, np.maximum(r.spare, 0), out=room)
+            placed = self._place(j, room)
+        if placed is not None:
+            self._start_running(j, *placed)
+            return True
+        if not self._fits_hypothetically(j, self.free, self.vc_used):
+            return self._try_start(j)  # does not fit even on every free GPU
+        self._why, self._room_seen = RESERVED, self._room_of(j)
+        blocking = keep[0]
+        self._blocking = (blocking.head, blocking.at)
+        return False
+
+    def _reservation_for(self, j: int, queue: int) -> Reservation | None:
+        """The reservation of ``j``, the first job of its queue that could not start: kept
+        from an earlier round if still good, else made now (None if it would never fit)."""
+        group = self._group[j]
+        kept = self._reservations[group].get(queue)
+        if (
+            kept is not None
+            and kept.head == j
+            and kept.releases == self._releases[group]
+            and not kept.broken
+        ):
+            return kept
+        made = self._make_reservation(j)
+        if made is None:
+            self._reservations[group].pop(queue, None)
+        else:
+            self._reservations[group][queue] = made
+        return made
+
+    def _make_reservation(self, j: int) -> Reservation | None:
+        """The earliest step at which ``j`` fits once running jobs of its group end, and the
+        GPUs the placer gives it then. Draws nothing from the rng."""
+        group, domain, need = self._group[j], self._domain[j], self._gpus[j]
+        due_of, since, remaining = self.clock.due, self.since, self.remaining
+        ends = sorted(
+            (due_of(float(since[r]) + float(remaining[r])), r) for r in self.running[group]
+        )
+        free, vc_used = self.free.copy(), list(self.vc_used)
+        nodes = domain.nodes
+        k = 0
+        while k < len(ends):
+            at = ends[k][0]
+            while k < len(ends) and ends[k][0] <= at + EPS:
+                self._release_into(ends[k][1], free, vc_used, +1)
+                k += 1
+            if int(free[nodes].sum()) < need or not self._fits_hypothetically(j, free, vc_used):
+                continue
+            take = self._placement_at(need, free[nodes], domain)
+            reserved = np.zeros_like(free)
+            if isinstance(take, (int, np.integer)):
+                reserved[nodes[int(take)]] = need
+            else:
+                reserved[nodes] = take
+            spare = np.full_like(free, np.iinfo(free.dtype).max // 4)
+            spare[nodes] = free[nodes] - reserved[nodes]
+            quota = domain.quota
+            vc = self._vc[j]
+            return Reservation(
+                head=j,
+                at=at,
+                reserved=reserved,
+                spare=spare,
+                quota_spare=None if quota is None else quota - vc_used[vc] - need,
+                vc=vc,
+                releases=self._releases[group],
+            )
+        return None
+
+    def _placement_at(self, need: int, room: np.ndarray, domain: Domain) -> np.ndarray | int:
+        """Where the placer would put ``need`` GPUs given ``room`` (it fits), without
+        drawing from the rng."""
+        state = self.rng.bit_generator.state if self.placer.random else None
+        take = self._ask_placer(need, room, domain.topology)
+        if state is not None:
+            self.rng.bit_generator.state = state
+        if take is None:  # cannot happen: placer_fits said it fits
+            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
+        return take
+
+    def _claim_reservations(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """``j`` took GPUs: the reservations of its group it runs past have fewer spare (a
+        reservation whose head started is dropped)."""
+        reservations = self._reservations[self._group[j]]
+        if not reservations:
+            return
+        due = self.clock.due(self.now + float(self.remaining[j]))
+        for queue, r in list(reservations.items()):
+            if r.head == j:
+                del reservations[queue]
+            elif r.runs_past(due):
+                r.claim(nodes, counts, self._gpus[j], self._vc[j], not self.borrowed[j])
 
     def _room_of(self, j: int) -> int:
         """The GPUs free on ``j``'s own nodes."""

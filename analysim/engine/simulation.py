@@ -261,6 +261,11 @@ class Simulation(Tenancy, Rounds):
         self._start_why: dict[int, int] = {}
         self._preempt_why_of: dict[int, int] = {}
         self._why = self._preempt_why = self._room_seen = self._round_flags = 0
+        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
+        # the reservation that last stopped a job (its head and time, for the records)
+        self._easy = self.config.backfill == "easy"
+        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
+        self._blocking: tuple[int, float] = (-1, math.nan)
         # per group, a counter bumped by every start, release, promotion and ranking change:
         # a job that could not preempt its way in is not tried again until it moves
         self._epoch = [0] * groups
@@ -597,6 +602,8 @@ class Simulation(Tenancy, Rounds):
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
         self.changes += 1
         self.ledger.take(j, nodes, counts, borrowed, self.now)
+        if self._easy:
+            self._claim_reservations(j, nodes, counts)
         group = self._group[j]
         self.running[group][j] = None
         self._epoch[group] += 1

@@ -237,6 +237,7 @@ class Explorer:
             "migration": config.migration,
             "migration_cost": cost_text(config.migration_cost),
             "borrowing": config.borrowing,
+            "backfill": config.backfill,
             "load_scale": 1.0,
             "cluster_size": 1.0,
         }
@@ -408,6 +409,7 @@ class Explorer:
             migration=bool(v["migration"]),
             migration_cost=parse_cost(v["migration_cost"], "migration cost"),
             borrowing=bool(v["borrowing"]),
+            backfill=v["backfill"],
             seed=int(v["seed"]),
         )
         return workload, cluster, config

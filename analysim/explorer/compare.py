@@ -57,7 +57,7 @@ def settings_of(config: Any, cluster_size: float) -> dict[str, Any]:
         "preemption": bool(config.preemption),
         "migration": bool(config.migration),
         "borrowing": bool(config.borrowing),
-        "backfill": bool(config.backfill),
+        "backfill": config.backfill,
         "quantum": float(config.quantum),
         "las_thresholds": tuple(params.get("thresholds", ())) or None,
         "starvation_factor": params.get("starvation_factor"),
@@ -84,7 +84,9 @@ def label(settings: dict[str, Any], keys: list[str]) -> str:
     parts, offs = [], []
     for key in keys:
         value = settings.get(key)
-        if key in SWITCHES:
+        if key == "backfill" and value == "easy":
+            parts.append("EASY backfill")
+        elif key in SWITCHES:
             (parts if value else offs).append(key if value else f"no {key}")
         elif key in ("scheduler", "placement"):
             parts.append(str(value))

@@ -33,6 +33,9 @@ TOOLTIPS = {
     "migration": "move running jobs to make room for a job blocked by fragmentation",
     "migration_cost": "seconds a job loses per migration: a number, a model name or JSON",
     "borrowing": "let a VC run on other VCs' idle GPUs (reclaimed when the owner needs them)",
+    "backfill": "off: a queue's first job that cannot start blocks the jobs behind it; "
+    "greedy: any later job that fits starts (large jobs can starve); EASY: later jobs start "
+    "only if they do not delay the reservation of the queue's first job (Slurm)",
 }
 """What each control sets, with its unit, shown when the pointer rests on it."""
 SHARE_PLACERS = tuple(name for name in FGD_STUDY if name not in PLACERS.names)
@@ -53,6 +56,8 @@ PLACER_HELP = {
 }
 """One line on each placer the explorer offers (its tooltip and the line under the controls;
 ``docs/semantics.md`` and ``docs/saturation.md`` give the rules)."""
+BACKFILL_CHOICES = [("off", False), ("greedy", True), ("EASY", "easy")]
+"""The backfill control's choices: label and ``SimConfig.backfill`` value."""
 STYLE = """
 <style>
 .analysim-explorer { --jp-widgets-font-size: 15px; font-size: 15px; max-width: 100%; }
@@ -197,6 +202,13 @@ def make_controls(
             continuous_update=False,
         ),
         "borrowing": box(widgets.Checkbox, "borrowing", "borrowing", value=c.borrowing),
+        "backfill": box(
+            widgets.Dropdown,
+            "backfill",
+            "backfill",
+            options=BACKFILL_CHOICES,
+            value=c.backfill,
+        ),
     }
     for name, tip in TOOLTIPS.items():
         controls[name].tooltip = tip
@@ -269,6 +281,7 @@ def arrange(
         ("workload", "days", "load_scale", "cluster_size", "seed"),
         ("scheduler", "las_thresholds", "las_starvation", "placement", "quantum"),
         ("preemption", "checkpoint_cost", "migration", "migration_cost", "borrowing"),
+        ("backfill",),
     )
     columns = widgets.HBox(
         [widgets.VBox([c[k] for k in group]) for group in groups],

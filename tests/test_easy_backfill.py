@@ -1,0 +1,171 @@
+"""EASY backfill (``SimConfig(backfill="easy")``): hand-worked runs with exact times.
+
+The toy cluster has nodes n0, n1 (rack r0) and n2, n3 (rack r1) of 4 GPUs each, one VC
+``a``. The rule (``docs/semantics.md``): the first job of a queue that cannot start is
+promised the earliest step at which it fits once running jobs end (its reservation); a job
+behind it starts only if it ends by then or takes only GPUs the reservation does not need.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from jobs_table import make_jobs
+
+import analysim as asim
+from analysim.engine import Simulation
+from analysim.explain import explain
+
+# j1 takes rack r0 (n0, n1) until 100, j2 node n2 until 50. j3 wants all 16 GPUs: it fits
+# only when j1 ends, so it is promised t=100 on every node. j4 (ends at 30) and j6 (ends at
+# 100) end by then and pass it; j5 (200 s from t=60) would hold GPUs past 100.
+STARVING = [
+    ("j1", "a", 0, 100, 8),
+    ("j2", "a", 0, 50, 4),
+    ("j3", "a", 10, 30, 16),
+    ("j4", "a", 20, 10, 2),
+    ("j5", "a", 60, 200, 4),
+    ("j6", "a", 60, 40, 4),
+]
+
+# j1 (2 GPUs) and j1b (2 GPUs, until 40) share n0, j2 holds n1 and j1's n0 until 100, j7 n2
+# until 50, j9 n3 until 300. j3 (8 GPUs) fits at t=100 (n0, n1, n2 free: 12 GPUs), and the
+# placer puts it on rack r0 (n0, n1): those GPUs are reserved, n2's are spare.
+SPARE = [
+    ("j1", "a", 0, 100, 2),
+    ("j1b", "a", 0, 40, 2),
+    ("j2", "a", 0, 100, 4),
+    ("j7", "a", 0, 50, 4),
+    ("j9", "a", 0, 300, 4),
+    ("j3", "a", 10, 30, 8),
+    ("j5", "a", 60, 200, 2),
+]
+
+
+def run(rows: list[tuple], **config) -> asim.Result:
+    return asim.simulate(make_jobs(rows), asim.presets.cluster("toy"), scheduler="fifo", **config)
+
+
+def times(result: asim.Result) -> dict[str, tuple[float, float, str]]:
+    jobs = result.jobs.set_index("job_id")
+    return {j: (row.start_time, row.end_time, row.nodes) for j, row in jobs.iterrows()}
+
+
+def test_plain_backfill_starves_the_head_of_the_queue():
+    # t=60: j5 starts on n2 (j2 ended at 50), j6 on n3; at t=100 j5 still holds 4 GPUs, so
+    # j3 (16 GPUs) waits until j5 ends at 260
+    got = times(run(STARVING, backfill=True))
+    assert got["j3"][:2] == (260, 290)
+    assert got["j5"][:2] == (60, 260)
+
+
+def test_easy_backfill_keeps_the_heads_reservation():
+    # j3 is promised t=100. j4 ends at 30 <= 100: it passes (n3). At t=60 j5 would run to
+    # 260 on GPUs j3 needs at 100 (there are no spare ones): it waits; j6 ends at 100: it
+    # passes (n2, the best fit). t=100: j1 and j6 end, j3 starts on all 16 GPUs as promised;
+    # j5 starts when j3 ends (130)
+    result = run(STARVING, backfill="easy")
+    assert times(result) == {
+        "j1": (0, 100, "n0,n1"),
+        "j2": (0, 50, "n2"),
+        "j3": (100, 130, "n0,n1,n2,n3"),
+        "j4": (20, 30, "n3"),
+        "j5": (130, 330, "n0"),
+        "j6": (60, 100, "n2"),
+    }
+    jct = result.jobs.set_index("job_id")["jct"].to_dict()
+    assert jct == {"j1": 100, "j2": 50, "j3": 120, "j4": 10, "j5": 270, "j6": 40}
+
+
+def test_without_backfill_every_job_waits_behind_the_head():
+    got = times(run(STARVING, backfill=False))
+    assert {j: got[j][:2] for j in ("j3", "j4", "j5", "j6")} == {
+        "j3": (100, 130),
+        "j4": (130, 140),
+        "j5": (130, 330),
+        "j6": (130, 170),
+    }
+
+
+def test_a_long_job_backfills_onto_gpus_the_reservation_does_not_need():
+    # t=60: 2 GPUs free on n0 (j1b ended), 4 on n2 (j7 ended). j5 (2 GPUs, to 260) runs past
+    # j3's t=100. Plain backfill puts it on n0 (the best fit), a node j3 is promised; EASY
+    # asks the placer on the spare GPUs only: n2. j3 starts at 100 either way
+    assert times(run(SPARE, backfill=True))["j5"] == (60, 260, "n0")
+    easy = times(run(SPARE, backfill="easy"))
+    assert easy["j5"] == (60, 260, "n2")
+    assert easy["j3"] == (100, 130, "n0,n1")
+
+
+def test_the_decisions_name_the_reservation_that_stops_a_job():
+    tries = run(STARVING, backfill="easy").decisions.tries
+    j5 = tries[tries["job_id"] == "j5"]
+    # t=60: it fits but would delay j3; t=100: j3 took every GPU, and j5, now first in the
+    # queue, is promised t=130 (when j3 ends)
+    assert j5["reason"].tolist() == ["reserved", "full"]
+    assert j5["reserved_for"].tolist() == ["j3", "j5"]
+    assert j5["reserved_at"].tolist() == [100.0, 130.0]
+    j4 = tries[tries["job_id"] == "j4"]
+    assert j4.empty  # it ended by t=100: never stopped
+    head = tries[tries["job_id"] == "j3"]
+    assert set(head["reason"]) == {"full"}
+    assert set(head["reserved_for"]) == {"j3"} and set(head["reserved_at"]) == {100.0}
+
+
+def test_explain_says_which_reservation_a_job_waits_for():
+    result = run(STARVING, backfill="easy")
+    reason = explain(result, "j5", 70)
+    assert reason.kind == "reserved"
+    assert reason.blocker == "j3"
+    assert reason.text == (
+        "j5 at t=70 s: it waits because it would delay j3: EASY backfill has promised j3, "
+        "ranked above it, the GPUs it needs from t=100 s, and j5 would still be running then "
+        "on some of them."
+    )
+    head = explain(result, "j3", 70)
+    assert head.kind == "full"
+    assert head.text.endswith(
+        "EASY backfill has GPUs reserved for it from t=100 s: no job ranked below it may start "
+        "if that would delay it."
+    )
+
+
+def test_reservations_change_nothing_when_no_job_waits_behind_a_head():
+    # every job fits when it arrives: the three modes run alike
+    rows = [("j1", "a", 0, 100, 8), ("j2", "a", 5, 50, 4), ("j3", "a", 7, 30, 4)]
+    frames = [run(rows, backfill=b).jobs for b in (False, True, "easy")]
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    pd.testing.assert_frame_equal(frames[0], frames[2])
+
+
+def test_easy_runs_are_those_of_the_reference_mode():
+    for rows in (STARVING, SPARE):
+        config = asim.SimConfig(scheduler="fifo", backfill="easy")
+        fast = Simulation(make_jobs(rows), asim.presets.cluster("toy"), config).run()
+        plain = Simulation(
+            make_jobs(rows), asim.presets.cluster("toy"), config, reference=True
+        ).run()
+        pd.testing.assert_frame_equal(fast.result().jobs, plain.result().jobs)
+
+
+@pytest.mark.parametrize("value", ["EASY", "yes", 1, None, "conservative"])
+def test_a_bad_backfill_value_lists_the_valid_ones(value):
+    with pytest.raises(ValueError) as error:
+        asim.SimConfig(backfill=value)
+    message = str(error.value)
+    assert message == f"SimConfig: backfill must be one of [False, True, 'easy'], got {value!r}"
+    assert "\n" not in message
+
+
+def test_easy_survives_the_plain_config_round_trip():
+    config = asim.SimConfig(backfill="easy")
+    assert asim.SimConfig.from_dict(config.to_dict()) == config
+    assert config.to_dict()["backfill"] == "easy"
+
+
+def test_notebook_parameters_accept_easy_backfill():
+    from analysim.notebook_params import RULES
+
+    rule = RULES["backfill"]
+    assert [rule(v) for v in (False, True, "easy")] == [None, None, None]
+    assert rule("EASY") == rule(1) == 'must be False, True or "easy"'
