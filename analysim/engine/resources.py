@@ -564,6 +564,8 @@ class ResourceSimulation(Simulation):
             return False
         on_node = self._movable(self._group[j])
         book, need = self.book, self._gpus[j]
+        bound = _FitBound(self, j) if self.shortcuts.trial_bounds else None
+        leaves: dict[int, bool] = {}
         best = None
         for node in domain.nodes.tolist():
             if (
@@ -575,11 +577,18 @@ class ResourceSimulation(Simulation):
                 continue  # nothing to move, or too small even when empty
             jobs = sorted(on_node[node], key=lambda r: (self._usage[r], self._cpu[r], r))
             jobs = jobs[:MOST_MOVABLE_PER_NODE]
-            for k in range(1, len(jobs) + 1):
+            first = 1
+            if bound is not None:
+                first = bound.first(node, jobs)
+                if first is None:
+                    continue  # j fits nowhere even with all of them gone
+            for k in range(first, len(jobs) + 1):
                 chosen = jobs[:k]
                 key = (sum(self._usage[r] for r in chosen), k, node)
                 if best is not None and key >= best[0]:
                     break
+                if bound is not None and not self._could_leave(jobs[k - 1], node, leaves):
+                    break  # it has nowhere else to go, in this trial or any larger one
                 book = self.book.clone()
                 for r in chosen:
                     for claim in self.ledger.claims[r]:
@@ -596,6 +605,14 @@ class ResourceSimulation(Simulation):
         if not self._try_start(j):
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return True
+
+    def _could_leave(self, r: int, node: int, known: dict[int, bool]) -> bool:
+        """Whether running job ``r`` could fit off ``node`` (its node) on the book as it is
+        now, in CPU, memory and GPUs alone (``known`` keeps the answers)."""
+        could = known.get(r)
+        if could is None:
+            could = known[r] = _FitBound(self, r).fits_without(node)
+        return could
 
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
         self.ledger.plans[r] = claims
@@ -687,6 +704,85 @@ class ResourceSimulation(Simulation):
 
 
 Simulation.resource_variant = ResourceSimulation  # Simulation(...) picks it when needed
+
+
+class _FitBound:
+    """Whether job ``j`` could fit (in CPU, memory and GPUs alone, the placer's choice
+    aside) once some jobs leave one node, all else as now.
+
+    A migration moves jobs off one node onto the others, so every other node ends with at
+    most what it has now and that node with at most what it has now plus what they free;
+    what cannot hold ``j`` then cannot hold it after the moves either (the trial's
+    ``_fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
+
+    def __init__(self, sim: ResourceSimulation, j: int) -> None:
+        self.sim, self.j = sim, j
+        need, milli = sim._gpus[j], sim._milli[j]
+        cpu, mem = sim._cpu[j], sim._mem[j]
+        domain = sim._domain[j]
+        self.one_node = milli < MILLI or (
+            sim.share_placer is not None and need <= domain.topology.largest
+        )
+        if self.one_node:
+            if need > 1:
+                cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
+        else:
+            cpu, mem = -(-cpu // need), -(-mem // need)
+        self.need, self.milli, self.cpu, self.mem = need, milli, cpu, mem
+        book = sim.book
+        nodes = domain.nodes
+        self.room = self._room(book.cpu_left[nodes], book.mem_left[nodes], book.gpu_left[nodes])
+        self.index = {n: i for i, n in enumerate(nodes.tolist())}
+        self.total = int(self.room.sum())
+
+    def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
+        """Per node: 1 if ``j`` fits there alone, else 0 (one-node jobs); the whole GPUs it
+        could take there (others), as ``_place_on`` counts them."""
+        need, milli = self.need, self.milli
+        if self.one_node:
+            ok = (cpu_left >= self.cpu) & (mem_left >= self.mem)
+            if need:
+                holds = (gpu_left == MILLI) if milli == MILLI else (gpu_left >= milli)
+                ok &= holds.sum(axis=1) >= need
+            return ok.astype(np.int64)
+        room = (gpu_left == MILLI).sum(axis=1)
+        if self.cpu:
+            room = np.minimum(room, cpu_left // self.cpu)
+        if self.mem:
+            room = np.minimum(room, mem_left // self.mem)
+        return room.astype(np.int64)
+
+    def fits_without(self, node: int) -> bool:
+        """Whether ``j`` could fit on the nodes other than ``node``."""
+        i = self.index.get(node)
+        here = 0 if i is None else int(self.room[i])
+        return self.total - here >= (1 if self.one_node else self.need)
+
+    def first(self, node: int, jobs: list[int]) -> int | None:
+        """The fewest of ``jobs`` (a prefix) whose leaving ``node`` could let ``j`` fit;
+        None if not even all of them."""
+        i = self.index.get(node)
+        here = 0 if i is None else int(self.room[i])
+        others = self.total - here
+        enough = 1 if self.one_node else self.need
+        if others >= enough:
+            return 1
+        if i is None:
+            return None  # j cannot use this node
+        sim, book = self.sim, self.sim.book
+        cpu = np.array([book.cpu_left[node]])
+        mem = np.array([book.mem_left[node]])
+        gpus = book.gpu_left[node : node + 1].copy()
+        for k, r in enumerate(jobs, start=1):
+            for n, taken, c, m, milli in sim.ledger.claims[r]:
+                if n == node:
+                    cpu[0] += c
+                    mem[0] += m
+                    for g in taken:
+                        gpus[0, g] += milli
+            if others + int(self._room(cpu, mem, gpus)[0]) >= enough:
+                return k
+        return None
 
 
 class _ResourceTrial(_Trial):
