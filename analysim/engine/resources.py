@@ -312,6 +312,7 @@ class ResourceSimulation(Simulation):
             nodes["gpu_type"].astype(str).to_numpy(dtype=object),
         )
         self.book = ResourceBook(spec)
+        self._empty_gpu_left = self.book.gpu_left.copy()  # milli per GPU, nothing running
         types = self.workload.jobs.get("gpu_type")
         types = (
             np.full(self.n_jobs, "", dtype=object)
@@ -587,7 +588,7 @@ class ResourceSimulation(Simulation):
                 key = (sum(self._usage[r] for r in chosen), k, node)
                 if best is not None and key >= best[0]:
                     break
-                if bound is not None and not self._could_leave(jobs[k - 1], node, leaves):
+                if bound is not None and not self._could_leave(jobs[k - 1], {node}, leaves):
                     break  # it has nowhere else to go, in this trial or any larger one
                 book = self.book.clone()
                 for r in chosen:
@@ -606,12 +607,13 @@ class ResourceSimulation(Simulation):
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return True
 
-    def _could_leave(self, r: int, node: int, known: dict[int, bool]) -> bool:
-        """Whether running job ``r`` could fit off ``node`` (its node) on the book as it is
-        now, in CPU, memory and GPUs alone (``known`` keeps the answers)."""
+    def _could_leave(self, r: int, avoid: set[int], known: dict[int, bool]) -> bool:
+        """Whether running job ``r`` could fit off the nodes in ``avoid`` (its own among
+        them) on the book as it is now, in CPU, memory and GPUs alone (``known`` keeps the
+        answers, for one ``avoid`` set per job)."""
         could = known.get(r)
         if could is None:
-            could = known[r] = _FitBound(self, r).fits_without(node)
+            could = known[r] = _FitBound(self, r).fits_without(avoid)
         return could
 
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
@@ -624,25 +626,33 @@ class ResourceSimulation(Simulation):
         jobs onto other used nodes, while that empties a whole node."""
         changed: set[int] = set()
         book = self.book
+        bounds = self.shortcuts.trial_bounds
         for group, nodes in enumerate(self.group_nodes):
             while self.running[group]:
+                listed = nodes.tolist()
+                held = self._held(nodes).tolist()
+                in_use = (MILLI - book.gpu_left[nodes]).clip(0).sum(axis=1).tolist()
+                cpu_left = book.cpu_left[nodes].tolist()
                 used = [
-                    (int((MILLI - book.gpu_left[n]).clip(0).sum()), int(book.cpu_left[n]), n)
-                    for n in nodes.tolist()
-                    if self._holds_anything(n)
+                    (int(in_use[i]), int(cpu_left[i]), n) for i, n in enumerate(listed) if held[i]
                 ]
                 on_node = self._movable(group)
-                empty = {n for n in nodes.tolist() if not self._holds_anything(n)}
+                empty = {n for i, n in enumerate(listed) if not held[i]}
+                jobs_on = self._jobs_per_node()
+                leaves: dict[int, bool] = {}
                 moved = False
                 for _, _, node in sorted(used, key=lambda u: (u[0], -u[1], u[2])):
                     jobs = on_node.get(node, [])
-                    if len(jobs) != self._jobs_on(node):
+                    if len(jobs) != jobs_on.get(node, 0):
                         continue
+                    avoid = empty | {node}
+                    if bounds and not all(self._could_leave(r, avoid, leaves) for r in jobs):
+                        continue  # one of them has nowhere else to go
                     trial = book.clone()
                     for r in jobs:
                         for claim in self.ledger.claims[r]:
                             trial.give(claim, self._kind[r])
-                    plan = self._relocate_on(trial, jobs, avoid=empty | {node})
+                    plan = self._relocate_on(trial, jobs, avoid=avoid)
                     if plan is None:
                         continue
                     for r, claims in plan:
@@ -654,16 +664,22 @@ class ResourceSimulation(Simulation):
                     break
         return changed
 
-    def _holds_anything(self, node: int) -> bool:
+    def _held(self, nodes: np.ndarray) -> np.ndarray:
+        """Whether each of ``nodes`` holds anything (CPU, memory or GPU milli in use)."""
         book = self.book
-        return bool(
-            book.cpu_left[node] != book.nodes.cpu[node]
-            or book.mem_left[node] != book.nodes.memory[node]
-            or (book.gpu_left[node, : self.capacity[node]] != MILLI).any()
+        return (
+            (book.cpu_left[nodes] != book.nodes.cpu[nodes])
+            | (book.mem_left[nodes] != book.nodes.memory[nodes])
+            | (book.gpu_left[nodes] != self._empty_gpu_left[nodes]).any(axis=1)
         )
 
-    def _jobs_on(self, node: int) -> int:
-        return sum(1 for claims in self.ledger.claims.values() if any(c[0] == node for c in claims))
+    def _jobs_per_node(self) -> dict[int, int]:
+        """How many running jobs hold something on each node."""
+        count: dict[int, int] = {}
+        for claims in self.ledger.claims.values():
+            for node in {c[0] for c in claims}:
+                count[node] = count.get(node, 0) + 1
+        return count
 
     # -- what is seen -----------------------------------------------------------------------------
     @property
@@ -752,10 +768,9 @@ class _FitBound:
             room = np.minimum(room, mem_left // self.mem)
         return room.astype(np.int64)
 
-    def fits_without(self, node: int) -> bool:
-        """Whether ``j`` could fit on the nodes other than ``node``."""
-        i = self.index.get(node)
-        here = 0 if i is None else int(self.room[i])
+    def fits_without(self, avoid: set[int]) -> bool:
+        """Whether ``j`` could fit on the nodes not in ``avoid``."""
+        here = sum(int(self.room[i]) for n in avoid if (i := self.index.get(n)) is not None)
         return self.total - here >= (1 if self.one_node else self.need)
 
     def first(self, node: int, jobs: list[int]) -> int | None:
