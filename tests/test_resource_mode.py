@@ -524,11 +524,12 @@ def _busy_shares(seed: int, n: int) -> tuple[Workload, Cluster]:
         {"scheduler": "fifo", "placement": "fgd", "migration": True},
         {"scheduler": "srtf", "placement": "fgd", "preemption": True, "migration": True},
         {"scheduler": "las", "placement": "best_fit", "preemption": True, "migration": True},
+        {"scheduler": "fifo", "placement": "fgd", "migration": True, "defrag_every": 600},
     ],
 )
 def test_migration_trial_bounds_skip_trials_and_change_nothing(options, monkeypatch):
-    """Shortcuts.trial_bounds: fewer migration trials built than under the plain rules,
-    the very same run."""
+    """Shortcuts.trial_bounds (and the memo of a defragmentation pass that moved nothing):
+    fewer migration trials built than under the plain rules, the very same run."""
     work, cluster = _busy_shares(3, 80)
     config = SimConfig(**options)
     trials = []

@@ -625,6 +625,8 @@ class ResourceSimulation(Simulation):
         """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their
         jobs onto other used nodes, while that empties a whole node."""
         changed: set[int] = set()
+        if self.shortcuts.memos and getattr(self, "_defrag_failed_at", None) == self.changes:
+            return changed  # nothing changed since a pass that moved nothing
         book = self.book
         bounds = self.shortcuts.trial_bounds
         for group, nodes in enumerate(self.group_nodes):
@@ -662,6 +664,8 @@ class ResourceSimulation(Simulation):
                     break
                 if not moved:
                     break
+        if not changed:
+            self._defrag_failed_at = self.changes
         return changed
 
     def _held(self, nodes: np.ndarray) -> np.ndarray:
