@@ -475,3 +475,74 @@ def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_
     res.save(tmp_path / "run")
     again = Result.load(tmp_path / "run")
     assert again.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]
+
+
+def _busy_shares(seed: int, n: int) -> tuple[Workload, Cluster]:
+    """Many shares and some whole-GPU jobs arriving together on 6 small nodes of one VC."""
+    rng = np.random.default_rng(seed)
+    kind = rng.choice(["share", "whole"], n, p=[0.7, 0.3])
+    gpus = np.where(kind == "share", 1, rng.choice([1, 2, 4], n))
+    milli = np.where(kind == "share", rng.choice([200, 300, 500, 700], n), 1000)
+    work = _jobs(
+        [
+            _job(
+                f"j{i}",
+                int(t),
+                int(d),
+                int(g),
+                gpu_milli=int(m),
+                cpu_milli=int(c),
+                memory_mib=1000,
+            )
+            for i, (t, d, g, m, c) in enumerate(
+                zip(
+                    np.sort(rng.integers(0, 3000, n)),
+                    rng.integers(100, 3000, n),
+                    gpus,
+                    milli,
+                    rng.integers(1000, 8000, n),
+                    strict=True,
+                )
+            )
+        ]
+    )
+    nodes = pd.DataFrame(
+        {
+            "node": [f"n{i}" for i in range(6)],
+            "rack": ["r0"] * 3 + ["r1"] * 3,
+            "gpus": [4, 4, 4, 4, 8, 8],
+            "cpu_milli": 32_000,
+            "memory_mib": 64_000,
+        }
+    )
+    return work, Cluster.from_frame(nodes)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"scheduler": "fifo", "placement": "fgd", "migration": True},
+        {"scheduler": "srtf", "placement": "fgd", "preemption": True, "migration": True},
+        {"scheduler": "las", "placement": "best_fit", "preemption": True, "migration": True},
+        {"scheduler": "fifo", "placement": "fgd", "migration": True, "defrag_every": 600},
+    ],
+)
+def test_migration_trial_bounds_skip_trials_and_change_nothing(options, monkeypatch):
+    """Shortcuts.trial_bounds (and the memo of a defragmentation pass that moved nothing):
+    fewer migration trials built than under the plain rules, the very same run."""
+    work, cluster = _busy_shares(3, 80)
+    config = SimConfig(**options)
+    trials = []
+    relocate = ResourceSimulation._relocate_on
+
+    def counted(self, book, jobs, avoid):
+        trials.append(self.shortcuts.trial_bounds)
+        return relocate(self, book, jobs, avoid)
+
+    monkeypatch.setattr(ResourceSimulation, "_relocate_on", counted)
+    fast = Simulation(work, cluster, config).run().result()
+    plain = Simulation(work, cluster, config, reference=True).run().result()
+    for name in ("jobs", "events", "timeline"):
+        pd.testing.assert_frame_equal(getattr(fast, name), getattr(plain, name))
+    assert fast.summary()["migrations"] > 0
+    assert trials.count(True) < trials.count(False)

@@ -30,11 +30,17 @@ class Shortcuts:
     #: ``pick_node``, "fits on one node" as "some node has room", ``can_spread``, and trial
     #: evictions counted in plain Python
     placer: bool = True
+    #: resource mode: a migration trial (moving some jobs off one node) is built only when
+    #: the job could fit once they are gone, counting the node's freed CPU, memory and GPU
+    #: milli and what the other nodes have now (moves only take from other nodes)
+    trial_bounds: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
         """The plain rules: no shortcut at all."""
-        return cls(memos=False, skip_rounds=False, kept_ranking=False, placer=False)
+        return cls(
+            memos=False, skip_rounds=False, kept_ranking=False, placer=False, trial_bounds=False
+        )
 
     def memo(self) -> dict[Any, Any]:
         """A memo: a dict, or (without memos) one that forgets everything it is told."""
