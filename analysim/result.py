@@ -272,6 +272,19 @@ _TAKES = ("start", "resume", "migrate")
 _RELEASES = ("preempt", "reclaim", "finish")
 
 
+def _events_until(
+    events: pd.DataFrame, until: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``event``, ``job_id``, ``gpus`` and ``borrowed`` columns of every event up to
+    ``until`` (events are in time order), as arrays for the replays."""
+    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
+    kinds = events["event"].astype(object).to_numpy()[:count]
+    jobs = events["job_id"].to_numpy(dtype=object)[:count]
+    gpus = events["gpus"].astype(object).to_numpy()[:count]
+    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    return kinds, jobs, gpus, lent
+
+
 def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU, the row of the event that put its job there (-1: free) and whether that run
     is on borrowed GPUs, after every event up to ``until`` (whole GPUs; resource mode:
@@ -279,11 +292,7 @@ def _replay(events: pd.DataFrame, layout: _Layout, until: float) -> tuple[np.nda
     owner = np.full(layout.total, -1, dtype=np.int64)
     borrowed = np.zeros(layout.total, dtype=bool)
     holding: dict[Any, np.ndarray] = {}
-    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
-    kinds = events["event"].astype(object).to_numpy()[:count]
-    jobs = events["job_id"].to_numpy(dtype=object)[:count]
-    gpus = events["gpus"].astype(object).to_numpy()[:count]
-    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    kinds, jobs, gpus, lent = _events_until(events, until)
     parsed: dict[str, np.ndarray] = {}
     for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
         job = jobs[row]
@@ -310,11 +319,7 @@ def _replay_shares(
     to ``until`` (resource mode: a GPU may hold several shares)."""
     holders: list[dict[Any, int]] = [{} for _ in range(layout.total)]
     holding: dict[Any, np.ndarray] = {}
-    count = int(np.searchsorted(events["time"].to_numpy(dtype=float), until, side="right"))
-    kinds = events["event"].astype(object).to_numpy()[:count]
-    jobs = events["job_id"].to_numpy(dtype=object)[:count]
-    gpus = events["gpus"].astype(object).to_numpy()[:count]
-    lent = events["borrowed"].to_numpy(dtype=bool)[:count]
+    kinds, jobs, gpus, lent = _events_until(events, until)
     parsed: dict[str, np.ndarray] = {}
     for row in np.flatnonzero(np.isin(kinds, _TAKES + _RELEASES)).tolist():
         job = jobs[row]

@@ -92,6 +92,12 @@ class Ledger:
         self.alloc_counts[j] = counts
         self.alloc_pairs[j] = pairs
         self.last_nodes[j] = nodes
+        self._charge(j, size, borrowed, now)
+        return tuple(taken)
+
+    def _charge(self, j: int, size: int, borrowed: bool, now: float) -> None:
+        """Count job ``j``'s ``size`` against its VC from ``now``: as borrowed, or as the VC's
+        own (checked against its quota)."""
         vc = self._vc[j]
         self._integrate(vc, now)
         if borrowed:  # borrowed GPUs do not count against the VC's own GPUs or quota
@@ -105,7 +111,6 @@ class Ledger:
             if quota is not None and used > quota:
                 raise PolicyError(f"internal: VC {self.vc_names[vc]!r} over its quota")
         self.vc_running_jobs[vc] += 1
-        return tuple(taken)
 
     def release(self, j: int, at: float, elapsed: float) -> None:
         """Job ``j`` gives back its GPUs at ``at`` after holding them ``elapsed`` seconds."""

@@ -169,19 +169,7 @@ class ResourceLedger(Ledger):
         self.alloc_counts[j] = counts
         self.alloc_pairs[j] = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
         self.last_nodes[j] = nodes
-        size, vc = self._gpus[j], self._vc[j]  # ``_gpus`` holds the job's GPU milli here
-        self._integrate(vc, now)
-        if borrowed:
-            self.vc_borrowed[vc] += size
-            self.borrowed[j] = True
-            self.borrowers[j] = None
-        else:
-            used = self.vc_used[vc] + size
-            self.vc_used[vc] = used
-            quota = self._quota[j]
-            if quota is not None and used > quota:
-                raise PolicyError(f"internal: VC {self.vc_names[vc]!r} over its quota")
-        self.vc_running_jobs[vc] += 1
+        self._charge(j, self._gpus[j], borrowed, now)  # ``_gpus`` holds GPU milli here
         return tuple(taken)
 
     def release(self, j: int, at: float, elapsed: float) -> None:
