@@ -141,7 +141,12 @@ def _column(jobs: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _held_gpu_seconds(jobs: pd.DataFrame) -> float:
-    return float((jobs["run_time"].fillna(0) * jobs["num_gpus"]).sum())
+    """GPU-seconds the jobs held; a share of a GPU (resource mode's ``gpu_milli``) counts
+    as that fraction of the GPU, as the ledger counts it."""
+    gpus = jobs["num_gpus"].astype(float)
+    if "gpu_milli" in jobs.columns:
+        gpus = gpus * jobs["gpu_milli"].astype(float) / 1000
+    return float((jobs["run_time"].fillna(0) * gpus).sum())
 
 
 def _makespan(jobs: pd.DataFrame) -> float:

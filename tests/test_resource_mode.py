@@ -76,6 +76,23 @@ def test_a_600_and_a_500_cannot_share():
     assert cluster.loc[150.0, "used_gpus"] == pytest.approx(0.5)
 
 
+def test_gpu_hours_count_a_share_as_its_fraction_of_a_gpu():
+    # two 500-milli shares for 100 s on one GPU, then a whole GPU for 100 s: 200 GPU-seconds
+    work = _jobs(
+        [
+            _job("a", 0, 100, gpu_milli=500, user="x"),
+            _job("b", 0, 100, gpu_milli=500, user="y"),
+            _job("c", 0, 100, user="y"),
+        ]
+    )
+    res = simulate(work, _cluster([1]), CONFIG)
+    assert _jct(res) == {"a": 100.0, "b": 100.0, "c": 200.0}
+    users = res.summary(by="user")
+    assert users.loc["x", "gpu_hours"] * 3600 == pytest.approx(50.0)
+    assert users.loc["y", "gpu_hours"] * 3600 == pytest.approx(150.0)
+    assert res.summary()["gpu_hours"] * 3600 == pytest.approx(200.0)
+
+
 def test_exhausted_cpu_blocks_a_job_although_gpus_are_free():
     work = _jobs(
         [_job("a", 0, 100, cpu_milli=3000), _job("b", 0, 50, cpu_milli=2000)],
