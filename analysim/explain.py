@@ -50,6 +50,8 @@ STOP_EVENTS = ("preempt", "reclaim", "finish")
 #: what a try found in vain besides its reason (columns of ``Decisions.tries``)
 FAILED_FLAGS = ("borrow_failed", "reclaim_failed", "migration_failed")
 SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
+#: the resources a resource-mode explanation words the room in
+RESOURCES = ("GPU milli", "CPU milli", "memory MiB")
 
 
 @dataclass(frozen=True)
@@ -377,6 +379,8 @@ class _Moment:
             if (free >= need) != (tried["reason"] == "fragmented"):
                 # GPUs moved later in that round (backfill, evictions): as the try found them
                 free = int(tried["free"])
+            if self.result.resource_mode and tried["reason"] in ("full", "fragmented"):
+                detail["resources"] = self.resources(j, domain, quota=False)
             if tried["reason"] == "fragmented":
                 return WaitReason(
                     kind="fragmented",
@@ -392,6 +396,8 @@ class _Moment:
                     **base,
                 )
             lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
+            if self.result.resource_mode and tried["reason"] == "quota":
+                detail["resources"] = self.resources(j, domain, quota=True)
             if tried["borrow_failed"]:
                 detail.update(self._borrowing_outlook(vc, domain))
             return WaitReason(
@@ -459,6 +465,75 @@ class _Moment:
         elsewhere = snap["node_vc"] != name if domain.quota is None else True
         idle = int((snap["job_id"].isna() & elsewhere).sum())
         return {"borrow_idle": idle, "borrow_room": max(0, cap - borrowed_now), "borrow_cap": cap}
+
+    def resources(self, j: int, domain: Any, quota: bool) -> dict[str, tuple[int, int, int]]:
+        """Resource mode: per resource (GPU milli, CPU milli, memory MiB), what the job's
+        nodes have (or its VC's quota, in GPU milli), what running jobs hold of it now, and
+        what job ``j`` asks for; the engine's rule for a try found ``full`` is that one of
+        them is short in all (``docs/semantics.md``)."""
+        jobs = self.jobs
+        asks = {
+            "GPU milli": int(jobs.at[j, "num_gpus"]) * int(jobs.at[j, "gpu_milli"]),
+            "CPU milli": int(jobs.at[j, "cpu_milli"]),
+            "memory MiB": int(jobs.at[j, "memory_mib"]),
+        }
+        held = self._held_per_node()
+        if quota:
+            vc = self.partition.vc_names[int(self.partition.job_vc[j])]
+            own = self._running_own(vc)
+            used = int((jobs["num_gpus"] * jobs["gpu_milli"])[own].sum())
+            return {"GPU milli": (int(domain.quota) * 1000, used, asks["GPU milli"])}
+        layout = self.result.meta["nodes"]
+        nodes = domain.nodes
+        capacity = {
+            "GPU milli": int(np.asarray(layout["gpus"])[nodes].sum()) * 1000,
+            "CPU milli": _capacity_of(layout.get("cpu_milli"), nodes),
+            "memory MiB": _capacity_of(layout.get("memory_mib"), nodes),
+        }
+        return {
+            name: (capacity[name], int(held[name][nodes].sum()), asks[name])
+            for name in capacity
+            if capacity[name] is not None
+        }
+
+    def _running_own(self, vc: str) -> np.ndarray:
+        """A mask of the jobs of ``vc`` running now on GPUs of their own (not borrowed)."""
+        running = self.status == "running"
+        mine = running & (self.jobs["vc"] == vc).to_numpy()
+        if "borrowed" in self._events.columns:
+            last = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
+            last = last.drop_duplicates("job_id", keep="last")
+            lent = set(last.loc[last["borrowed"].astype(bool), "job_id"])
+            mine &= ~self.jobs["job_id"].isin(lent).to_numpy()
+        return mine
+
+    def _held_per_node(self) -> dict[str, np.ndarray]:
+        """Resource mode: GPU milli, CPU milli and memory held on each node by the jobs
+        running now, split over a job's nodes as the engine does (per GPU on each node)."""
+        layout = self.result.meta["nodes"]
+        index = {name: i for i, name in enumerate(layout["node"])}
+        held = {name: np.zeros(len(index), dtype=np.int64) for name in RESOURCES}
+        last = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
+        last = last.drop_duplicates("job_id", keep="last").set_index("job_id")
+        for j in np.flatnonzero(self.status == "running"):
+            job = self.jobs.iloc[j]
+            need, milli = int(job["num_gpus"]), int(job["gpu_milli"])
+            cpu, mem = int(job["cpu_milli"]), int(job["memory_mib"])
+            where = last.loc[job["job_id"]]
+            if need == 0:  # a CPU-only job: one node
+                node = index[str(where["nodes"])]
+                held["CPU milli"][node] += cpu
+                held["memory MiB"][node] += mem
+                continue
+            per_node: dict[int, int] = {}
+            for item in str(where["gpus"]).split(","):
+                node = index[item.rpartition(":")[0]]
+                per_node[node] = per_node.get(node, 0) + 1
+            for node, count in per_node.items():
+                held["GPU milli"][node] += count * milli
+                held["CPU milli"][node] += -(-cpu // need) * count
+                held["memory MiB"][node] += -(-mem // need) * count
+        return held
 
     def _free_now(self, domain: Any, vc: int, free_nodes: np.ndarray, reason: str) -> int:
         """The GPUs free to the job now: in its VC's quota (``reason`` "quota"), else on its
@@ -597,6 +672,19 @@ def _describe(r: WaitReason) -> str:
             f"it, the GPUs it needs from {_seconds(r.detail['reserved_at'])}, and {r.job_id} "
             "would still be running then on some of them."
         )
+    if r.kind == "fragmented" and "resources" in r.detail:
+        return (
+            text
+            + (
+                f"its nodes have enough {_kinds(list(r.detail['resources']))} free in all, but "
+                f"no node has room for all it asks at once (placement {r.detail['placement']}): "
+                + _rooms(r.detail["resources"], list(r.detail["resources"]))
+                + "."
+            )
+            + _own_room(r)
+            + _outlook(r)
+            + _reserved(r)
+        )
     if r.kind == "fragmented":
         return (
             text
@@ -633,7 +721,14 @@ def _reserved(r: WaitReason) -> str:
     )
 
 
+def _capacity_of(values: list[int] | None, nodes: np.ndarray) -> int | None:
+    """The total of a node capacity over ``nodes`` (None: the nodes do not limit it)."""
+    return None if values is None else int(np.asarray(values, dtype=np.int64)[nodes].sum())
+
+
 def _full(r: WaitReason) -> str:
+    if "resources" in r.detail:
+        return _full_resources(r)
     whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
     if whose is None and r.scope.startswith("quota"):
         vc = r.scope.removeprefix("quota of VC ")
@@ -648,6 +743,47 @@ def _full(r: WaitReason) -> str:
         f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
         f"{by_others}, {r.free} free, and it needs {r.need}."
     )
+
+
+def _full_resources(r: WaitReason) -> str:
+    """Resource mode: which of GPU milli, CPU and memory its nodes (or its quota) lack."""
+    rooms = r.detail["resources"]
+    if r.scope.startswith("quota"):
+        whose = f"its VC {r.scope.removeprefix('quota of VC ')}'s quota"
+    else:
+        whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
+        whose = whose or f"its {r.scope}"
+
+    short = [name for name, (have, used, asks) in rooms.items() if have - used < asks]
+    if not short:
+        return (
+            f"{whose} had too little GPU milli, CPU or memory in all when it was tried (jobs "
+            "have moved since in that round); now "
+            + _rooms(rooms, list(rooms))
+            + "."
+        )
+    rest = [name for name in rooms if name not in short]
+    text = f"{whose} has too little {_kinds(short)} left in all: " + _rooms(rooms, short)
+    if rest:
+        text += " (" + _rooms(rooms, rest) + ")"
+    return text + "."
+
+
+def _kinds(names: list[str]) -> str:
+    """``GPU``, ``GPU and CPU``, ``GPU, CPU and memory``."""
+    kinds = [name.split()[0] for name in names]
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+
+
+def _rooms(rooms: dict[str, tuple[int, int, int]], names: list[str]) -> str:
+    """``used of have <resource> in use, free, it asks for``, for each of ``names``."""
+    words = []
+    for name in names:
+        have, used, asks = rooms[name]
+        words.append(
+            f"{used:,} of {have:,} {name} in use, {have - used:,} free, it asks for {asks:,}"
+        )
+    return "; ".join(words)
 
 
 def _own_room(r: WaitReason) -> str:

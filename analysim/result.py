@@ -481,6 +481,12 @@ def build_result(sim: Simulation) -> Result:
             "rack": [str(r) for r in nodes["rack"]],
             "gpus": [int(g) for g in nodes["gpus"]],
             "vc": [None if pd.isna(v) else str(v) for v in nodes["vc"]],
+            # resource mode: CPU and memory per node (what explain words the room in)
+            **{
+                name: [int(v) for v in nodes[name]]
+                for name in ("cpu_milli", "memory_mib")
+                if sim.resource_mode and name in nodes.columns
+            },
         },
     }
     records = sim.records

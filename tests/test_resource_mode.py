@@ -494,6 +494,60 @@ def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_
     assert again.snapshot(50)[["gpu", "job_id"]].values.tolist() == [[0, "a"], [1, "c"]]
 
 
+def test_why_waiting_names_the_resource_that_is_short(tmp_path):
+    from analysim.explain import why_waiting
+    from analysim.result import Result
+
+    # n0: a (500 milli, 1,000 CPU) and the CPU-only c (2,000 CPU); n1: b (2 GPUs, 4,000 CPU).
+    # d asks for 300 milli and 3,000 CPU: 1,500 GPU milli are free but only 1,000 CPU
+    work = _jobs(
+        [
+            _job("a", 0, 100, gpu_milli=500, cpu_milli=1000, memory_mib=10),
+            _job("b", 0, 100, 2, cpu_milli=4000, memory_mib=10),
+            _job("c", 0, 100, 0, gpu_milli=0, cpu_milli=2000, memory_mib=10),
+            _job("d", 5, 50, gpu_milli=300, cpu_milli=3000, memory_mib=10),
+        ]
+    )
+    cluster = _cluster([2, 2], cpu_milli=[4000, 4000], memory_mib=[100, 100])
+    res = simulate(work, cluster, CONFIG)
+    assert _jct(res)["d"] == 145.0  # starts when a, b and c end at 100
+    expected = (
+        "d at t=10 s: it waits because the cluster has too little CPU left in all: 7,000 of "
+        "8,000 CPU milli in use, 1,000 free, it asks for 3,000 (2,500 of 4,000 GPU milli in "
+        "use, 1,500 free, it asks for 300; 30 of 200 memory MiB in use, 170 free, it asks for "
+        "10)."
+    )
+    assert why_waiting(res, "d", 10) == expected
+    res.save(tmp_path / "run")
+    assert why_waiting(Result.load(tmp_path / "run"), "d", 10) == expected
+
+
+def test_why_waiting_words_fragmented_shares_and_quotas_in_gpu_milli():
+    from analysim.explain import why_waiting
+
+    # two 600-milli shares on two one-GPU nodes leave 800 milli in all, 400 on each GPU
+    work = _jobs(
+        [_job("a", 0, 100, gpu_milli=600), _job("b", 0, 100, gpu_milli=600)]
+        + [_job("c", 5, 50, gpu_milli=800)]
+    )
+    res = simulate(work, _cluster([1, 1]), CONFIG)
+    assert why_waiting(res, "c", 10) == (
+        "c at t=10 s: it waits because its nodes have enough GPU free in all, but no node has "
+        "room for all it asks at once (placement consolidate): 1,200 of 2,000 GPU milli in "
+        "use, 800 free, it asks for 800."
+    )
+    # a quota of one GPU holds one 600-milli share; the second waits for the quota
+    work = _jobs(
+        [_job("a", 0, 100, gpu_milli=600, vc="v"), _job("b", 0, 100, gpu_milli=600, vc="v")]
+        + [_job("c", 5, 50, gpu_milli=800, vc="w")]
+    )
+    res = simulate(work, Cluster.from_frame(_cluster([1, 1]).nodes, quotas={"v": 1, "w": 1}))
+    assert why_waiting(res, "b", 10) == (
+        "b at t=10 s: it waits because its VC v's quota has too little GPU left in all: 600 "
+        "of 1,000 GPU milli in use, 400 free, it asks for 600."
+    )
+
+
 def _busy_shares(seed: int, n: int) -> tuple[Workload, Cluster]:
     """Many shares and some whole-GPU jobs arriving together on 6 small nodes of one VC."""
     rng = np.random.default_rng(seed)
