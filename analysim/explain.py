@@ -758,9 +758,7 @@ def _full_resources(r: WaitReason) -> str:
     if not short:
         return (
             f"{whose} had too little GPU milli, CPU or memory in all when it was tried (jobs "
-            "have moved since in that round); now "
-            + _rooms(rooms, list(rooms))
-            + "."
+            "have moved since in that round); now " + _rooms(rooms, list(rooms)) + "."
         )
     rest = [name for name in rooms if name not in short]
     text = f"{whose} has too little {_kinds(short)} left in all: " + _rooms(rooms, short)
