@@ -46,7 +46,7 @@ class Rounds:
         else:
             jobs, count = iter(waiting), len(waiting)
         index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.now, index, self._columns, self._held_by_vc())
+        return JobView(self.now, index, self._columns, self.tenancy.held_by_vc())
 
     def _ranked(self, group: int, preemptive: bool) -> Ranking:
         """The group's jobs in rank order: its waiting jobs, and its running ones too if
@@ -232,6 +232,8 @@ class Rounds:
         start: int | None = 0
         records = self.records
         try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
+        tenancy = self.tenancy
+        own_room = tenancy.own_room
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -248,11 +250,11 @@ class Rounds:
                     try_code.append(why)
                     try_free.append(room)
                     continue
-                if self._own_room:
-                    if self._try_own_room(j):
+                if own_room:
+                    if tenancy.try_own_room(j):
                         changed = True
                         continue
-                    why |= self._own_room_why
+                    why |= tenancy.own_room_why
                 if preemptive:
                     if self._try_preempt_for(j, ranked, pos):
                         # its victims wait now, further down the order: read the rest anew
@@ -280,15 +282,6 @@ class Rounds:
             changed = self._borrow_round(group, active) or changed
         return changed
 
-    def _try_own_room(self, j: int) -> bool:
-        """Make room for ``j`` within what its VC is entitled to, without evicting any job
-        of its own rank order: reclaim lent GPUs, then migrate (when switched on). What was
-        tried in vain is left in ``_own_room_why`` (the records' failure bits)."""
-        self._own_room_why = 0
-        if self._borrowing and self._try_reclaim(j):
-            return True
-        return bool(self.config.migration) and self._try_migrate(j)
-
     def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try
         idle GPUs of other VCs (each queue's head only, without backfill). A job that comes
@@ -306,7 +299,7 @@ class Rounds:
             why, room = self._why, self._room_seen
             if why == RESERVED:
                 records.try_reserved[len(records.try_job)] = self._blocking
-            if self._try_borrow(j):
+            if self.tenancy.try_borrow(j):
                 changed = True
                 continue
             records.try_job.append(j)

@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class Simulation(Tenancy, Rounds):
+class Simulation(Rounds):
     """A simulation of ``workload`` on ``cluster`` under ``config``.
 
     Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
@@ -76,6 +76,8 @@ class Simulation(Tenancy, Rounds):
     resource_mode = False
     #: the class of resource mode (set by ``engine/resources.py``)
     resource_variant: type[Simulation]
+    #: the class of the tenancy collaborator (borrowing, reclaiming, migrating, defragmenting)
+    tenancy_class: type[Tenancy] = Tenancy
 
     def __init__(
         self,
@@ -112,6 +114,7 @@ class Simulation(Tenancy, Rounds):
         self._init_jobs(jobs)
         self._init_cluster()
         self._init_records()
+        self.tenancy = self.tenancy_class(self)
 
     def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
         """A workload that asks for GPU shares, CPU or memory, or a config that names a
@@ -311,7 +314,6 @@ class Simulation(Tenancy, Rounds):
         # every job needs whole GPUs (resource mode turns it off)
         self._nothing_free_ends_round = self._skip_rounds
         self._usage = self._gpus  # what a job counts against its VC's usage and quota
-        self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
         """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
@@ -496,7 +498,7 @@ class Simulation(Tenancy, Rounds):
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
-                touched |= self._defragment()
+                touched |= self.tenancy.defragment()
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True
