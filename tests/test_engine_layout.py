@@ -201,3 +201,49 @@ def test_projected_end_runs_a_copy_once_and_leaves_the_simulation_where_it_is():
     assert sim.projected_end() == end and sim.now == now and len(sim.records) == events
     assert sim.projected_end() == end  # remembered
     assert sim.run().now == end
+
+
+# -- the parts: collaborators, each with its own state --------------------------------------
+def test_tenancy_is_a_collaborator_of_the_simulation_not_a_mixin():
+    import analysim as asim
+    from analysim.engine import ResourceSimulation, Simulation
+    from analysim.engine.resource_tenancy import ResourceTenancy
+    from analysim.engine.tenancy import Tenancy
+
+    assert not issubclass(Simulation, Tenancy)
+    assert Simulation.tenancy_class is Tenancy
+    assert ResourceSimulation.tenancy_class is ResourceTenancy
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    assert type(sim.tenancy) is Tenancy and sim.tenancy.sim is sim
+    # its state is its own: none of it lives on the simulation
+    for name in ("_borrow_failed_at", "_migrate_failed_at", "_borrow_cap", "own_room_why"):
+        assert hasattr(sim.tenancy, name) and not hasattr(sim, name)
+
+
+def test_the_clock_owns_the_present_and_the_next_timeline_sample():
+    from analysim.engine.clock import Clock
+    from analysim.engine.simulation import Simulation
+
+    clock = Clock(1.0, 60.0, 300.0)
+    assert (clock.now, clock.advances, clock.next_sample) == (0.0, 0, 0.0)
+    assert clock.samples_before(0.0) is None
+    assert clock.samples_before(1.0) == (0.0, 1) and clock.next_sample == 300.0
+    assert clock.samples_before(900.0) == (300.0, 2) and clock.next_sample == 900.0
+    assert clock.samples_before(901.0) == (900.0, 1) and clock.next_sample == 1200.0
+    clock.advance_to(120.0)
+    clock.stop_at(150.0)
+    assert (clock.now, clock.advances) == (150.0, 1)
+    # Simulation.now, .rounds and .next_sample only read the clock's
+    for name in ("now", "rounds", "next_sample"):
+        attribute = Simulation.__dict__[name]
+        assert isinstance(attribute, property) and attribute.fset is None
+
+
+def test_a_run_stopped_between_steps_reads_the_present_off_the_clock():
+    import analysim as asim
+
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    sim.run(until=100.0)
+    assert sim.now == sim.clock.now == 100.0
+    assert sim.rounds == sim.clock.advances > 0
+    assert sim.next_sample == sim.clock.next_sample

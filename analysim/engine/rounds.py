@@ -46,7 +46,7 @@ class Rounds:
         else:
             jobs, count = iter(waiting), len(waiting)
         index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.now, index, self._columns, self.tenancy.held_by_vc())
+        return JobView(self.clock.now, index, self._columns, self.tenancy.held_by_vc())
 
     def _ranked(self, group: int, preemptive: bool) -> Ranking:
         """The group's jobs in rank order: its waiting jobs, and its running ones too if
@@ -114,16 +114,17 @@ class Rounds:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
         self._promoted = False
+        now = self.clock.now
         first_try = len(self.records.try_job)
         self._round_flags = ROUND_FULL if preemptive else 0
-        reranked = self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS
+        reranked = self.scheduler.dynamic and now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
             self._epoch[group] += 1
             self._kept_ranking[group] = None
             self._evict_epoch[group] += 1
             self._apply_service_resets(group)
-        if self.now >= self.protected_until[group] - EPS:
+        if now >= self.protected_until[group] - EPS:
             self._epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
         changed = self._decide(group, preemptive)
@@ -144,7 +145,7 @@ class Rounds:
             not self._skip_rounds
             or changed
             or self._promoted
-            or self.ranking_valid_until[group] <= self.now + EPS
+            or self.ranking_valid_until[group] <= now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
             or self._change_unknown[group]
         ):
@@ -156,13 +157,13 @@ class Rounds:
             or changed
             or reranked
             or self._arrived[group]
-            or self.protected_until[group] <= self.now + EPS
+            or self.protected_until[group] <= now + EPS
         ):
             self.protected_until[group] = self._next_unprotected(group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         self.records.rounds.append(
-            (self.now, group, self._round_flags, first_try, self.protected_until[group])
+            (now, group, self._round_flags, first_try, self.protected_until[group])
         )
         return changed
 
@@ -192,7 +193,7 @@ class Rounds:
         The answer holds until jobs arrive, start or stop, or the ranking changes. Where
         the positions are not at hand (a ranking made afresh each round), every running
         job counts: an early answer only costs a round that changes nothing."""
-        now, running = self.now + EPS, self.running[group]
+        now, running = self.clock.now + EPS, self.running[group]
         if self._static:
             waiting = self._waiting_ranks[group]
             if not waiting:
@@ -416,7 +417,7 @@ class Rounds:
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining run time ends)."""
-        due = self.clock.due(self.now + float(self.remaining[j]))
+        due = self.clock.due(self.clock.now + float(self.remaining[j]))
         return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
@@ -520,7 +521,7 @@ class Rounds:
         reservations = self._reservations[self._group[j]]
         if not reservations:
             return
-        due = self.clock.due(self.now + float(self.remaining[j]))
+        due = self.clock.due(self.clock.now + float(self.remaining[j]))
         for queue, r in list(reservations.items()):
             if r.head == j:
                 del reservations[queue]
@@ -555,13 +556,13 @@ class Rounds:
     def _protected_below(self, ranked: Ranking, pos: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
         be evicted yet): asked only when preemption failed, for the records."""
-        now, evictable_from = self.now + EPS, self.evictable_from
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
     def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:
         """The running jobs ranked below position ``pos`` whose protection has ended,
         lowest-ranked first."""
-        now, evictable_from = self.now + EPS, self.evictable_from
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
         return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
 
     def _evict_for(self, j: int, candidates: list[int]) -> bool:

@@ -102,7 +102,7 @@ class Simulation(Rounds):
         self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
         self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
-        self.clock = Clock(self.config.step, self.config.quantum)
+        self.clock = Clock(self.config.step, self.config.quantum, self.config.sample_every)
         self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
@@ -235,7 +235,6 @@ class Simulation(Rounds):
         self.vc_waiting_gpus = [0] * n_vc
 
     def _init_records(self) -> None:
-        self.now = 0.0
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
         groups = self.partition.n_groups
         self.job_group = (
@@ -306,8 +305,6 @@ class Simulation(Rounds):
         ]
         self.finished = 0
         self.started = False
-        self.next_sample = 0.0  # the next timeline sample time (samples: in self.records)
-        self.rounds = 0
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
         # a round of a group with no GPU free (and none lent) ends at once: true only when
@@ -350,6 +347,21 @@ class Simulation(Rounds):
 
     # -- public API ---------------------------------------------------------------------------
     @property
+    def now(self) -> float:
+        """The present time (seconds; the clock's)."""
+        return self.clock.now
+
+    @property
+    def rounds(self) -> int:
+        """How many times the simulation has advanced (steps visited)."""
+        return self.clock.advances
+
+    @property
+    def next_sample(self) -> float:
+        """The time of the next timeline sample (those before it are in ``records``)."""
+        return self.clock.next_sample
+
+    @property
     def done(self) -> bool:
         """True when every schedulable job has finished."""
         return self.next_arrival >= self.n_jobs and self.active == 0
@@ -374,9 +386,9 @@ class Simulation(Rounds):
             self._start()
         t = self._next_time()
         if t is None:
-            return self.now
+            return self.clock.now
         self._advance(t)
-        return self.now
+        return self.clock.now
 
     def run(self, until: float | None = None) -> Simulation:
         """Run until every job has finished, or up to time ``until`` (seconds)."""
@@ -395,9 +407,9 @@ class Simulation(Rounds):
             if bar is not None and self.finished - reported >= 200:
                 bar.update(self.finished - reported)
                 reported = self.finished
-        if until is not None and until > self.now:
+        if until is not None and until > self.clock.now:
             self._account(until)
-            self.now = float(until)
+            self.clock.stop_at(float(until))
         if bar is not None:
             bar.update(self.finished - reported)
             bar.close()
@@ -433,8 +445,9 @@ class Simulation(Rounds):
     def _next_time(self) -> float | None:
         if self.done:
             return None
+        clock = self.clock
         if not self.config.leap:
-            return self.now + self.config.step if self.rounds else self._first_time()
+            return clock.now + clock.step if clock.advances else self._first_time()
         soonest = math.inf
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
@@ -448,12 +461,12 @@ class Simulation(Rounds):
             if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
-            defrag = self.clock.boundary_after(self.now, self._defrag_every)
+            defrag = clock.boundary_after(clock.now, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
         if math.isinf(soonest):
             return None
-        return max(soonest, self.now + self.config.step) if self.rounds else soonest
+        return max(soonest, clock.now + clock.step) if clock.advances else soonest
 
     def _first_time(self) -> float:
         return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
@@ -467,7 +480,7 @@ class Simulation(Rounds):
         ):
             return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
-        after = self.clock.boundary_after(self.now, quantum)
+        after = self.clock.boundary_after(self.clock.now, quantum)
         if after >= before:
             return None  # something happens first anyway
         if not skip:
@@ -493,8 +506,7 @@ class Simulation(Rounds):
 
     def _advance(self, t: float) -> None:
         self._account(t)
-        self.now = t
-        self.rounds += 1
+        self.clock.advance_to(t)
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
@@ -519,13 +531,10 @@ class Simulation(Rounds):
 
     def _account(self, t: float) -> None:
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
-        every = self.config.sample_every
-        if self.next_sample < t:
-            last = ceil_to(t, every) - every
-            count = int(round((last - self.next_sample) / every)) + 1
-            snapshot = self.sample_counters()
-            self.records.samples.append((self.next_sample, count, snapshot, self.capture()))
-            self.next_sample += count * every
+        due = self.clock.samples_before(t)
+        if due is not None:
+            first, count = due
+            self.records.samples.append((first, count, self.sample_counters(), self.capture()))
 
     # -- arrivals and completions -------------------------------------------------------------
     def _arrive_due(self, t: float) -> set[int]:
@@ -578,7 +587,7 @@ class Simulation(Rounds):
     ) -> None:
         self._take(j, nodes, counts, borrowed)
         self._dequeue(j)
-        now = self.now
+        now = self.clock.now
         resumed = self._version[j] > 0
         if not resumed:
             self.first_start[j] = now
@@ -594,7 +603,7 @@ class Simulation(Rounds):
         """Schedule the completion of running job ``j`` (a new version of its run)."""
         version = self._version[j] + 1
         self._version[j] = version
-        end = self.now + float(self.remaining[j])
+        end = self.clock.now + float(self.remaining[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
         if self._las is not None:
@@ -603,7 +612,7 @@ class Simulation(Rounds):
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
         self.changes += 1
-        self.ledger.take(j, nodes, counts, borrowed, self.now)
+        self.ledger.take(j, nodes, counts, borrowed, self.clock.now)
         if self._easy:
             self._claim_reservations(j, nodes, counts)
         group = self._group[j]
@@ -630,8 +639,8 @@ class Simulation(Rounds):
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
         checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
         borrowed GPUs it held wants them back."""
-        nodes = self.last_nodes[j]
-        self._stop_running(j, self.now)
+        nodes, now = self.last_nodes[j], self.clock.now
+        self._stop_running(j, now)
         self.remaining[j] += self.cost[j]
         if kind == RECLAIM:
             self.reclaims[j] += 1
@@ -642,7 +651,7 @@ class Simulation(Rounds):
         self._enqueue(j)
         if self._las is not None:
             self._las.stopped(j)
-        self.records.record(self.now, kind, j, nodes, cause=cause)
+        self.records.record(now, kind, j, nodes, cause=cause)
 
     def _migrate(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
@@ -651,13 +660,14 @@ class Simulation(Rounds):
         its migration cost."""
         left = self.last_nodes[j]
         borrowed = bool(self.borrowed[j])
-        self._stop_running(j, self.now)
+        now = self.clock.now
+        self._stop_running(j, now)
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
         self._take(j, nodes, counts, borrowed)
         self._run_until_done(j)
         gpus = tuple(self.alloc_gpus[j])
-        self.records.record(self.now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
+        self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
     @property
     def gpu_owner(self) -> np.ndarray:
@@ -667,7 +677,7 @@ class Simulation(Rounds):
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
         """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
-        return self.ledger.busy_gpu_seconds(self.now)
+        return self.ledger.busy_gpu_seconds(self.clock.now)
 
     def sample_counters(self) -> tuple:
         """The per-VC counters of a timeline sample: GPUs used, running jobs, waiting jobs,
