@@ -1,5 +1,6 @@
-"""``Simulation``: the present time and where to leap next, the per-job state, and the
-wiring of the engine's parts (the ledger, the rounds, tenancy, the records).
+"""``Simulation``: where to leap next (the clock, ``self.clock``, holds the present), the
+per-job state and its changes, and the wiring of the engine's parts (the ledger, the rounds,
+the tenancy collaborator ``self.tenancy``, the records).
 
 The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
 at which anything can happen (an arrival, a completion, a scheduling round that can change
