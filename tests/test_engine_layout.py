@@ -247,3 +247,93 @@ def test_a_run_stopped_between_steps_reads_the_present_off_the_clock():
     assert sim.now == sim.clock.now == 100.0
     assert sim.rounds == sim.clock.advances > 0
     assert sim.next_sample == sim.clock.next_sample
+
+
+def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
+    import analysim as asim
+    from analysim.engine import ResourceSimulation, Simulation
+    from analysim.engine.resource_rounds import ResourceRounds
+    from analysim.engine.rounds import Rounds
+
+    assert Simulation.__bases__ == (object,)  # no mixins: its parts are objects it holds
+    assert Simulation.rounds_class is Rounds
+    assert ResourceSimulation.rounds_class is ResourceRounds
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    assert type(sim.decider) is Rounds and sim.decider.sim is sim
+    assert sim.tenancy.decider is sim.decider
+    # its state is its own: none of it lives on the simulation
+    for name in (
+        "_failed_at",
+        "_preempt_failed_at",
+        "_kept_ranking",
+        "_reservations",
+        "epoch",
+        "events_since_round",
+        "changed_since_full",
+        "ranking_valid_until",
+        "protected_until",
+        "wake_at",
+    ):
+        assert hasattr(sim.decider, name) and not hasattr(sim, name), name
+
+
+#: the ledger's arrays and lists (only Ledger.take and Ledger.release write them)
+LEDGER_STATE = {
+    "free",
+    "free_slots",
+    "group_free",
+    "gpu_offset",
+    "vc_used",
+    "vc_borrowed",
+    "vc_running_jobs",
+    "borrowed",
+    "borrowers",
+    "alloc_nodes",
+    "alloc_counts",
+    "alloc_pairs",
+    "_alloc_pairs",
+    "alloc_gpus",
+    "last_nodes",
+}
+OWNERS = {"self", "sim", "self.sim", "ledger", "self.ledger"}
+
+
+def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
+    """Writes (item assignment or deletion) to the ledger's arrays in the methods of
+    ``classes`` in ``path``, and calls of the ledger's take and release."""
+    found = set()
+    for cls in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(cls, ast.ClassDef) or cls.name not in classes:
+            continue
+        for node in ast.walk(cls):
+            targets = []
+            if isinstance(node, ast.Assign | ast.Delete):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
+                    owner, name = ast.unparse(target.value.value), target.value.attr
+                    if owner in OWNERS and name in LEDGER_STATE:
+                        found.add(f"{cls.name}: {ast.unparse(target)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in {"take", "release"} and "ledger" in ast.unparse(node.func):
+                    found.add(f"{cls.name}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
+    parts = {
+        "rounds.py": {"Rounds"},
+        "resource_rounds.py": {"ResourceRounds"},
+        "tenancy.py": {"Tenancy"},
+        "resource_tenancy.py": {"ResourceTenancy"},
+    }
+    for name, classes in parts.items():
+        assert _ledger_writes(ENGINE / name, classes) == set(), name
+    # the check sees what it looks for
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "class Rounds:\n    def f(self):\n        self.free[0] -= 1\n        self.ledger.take(1)\n"
+    )
+    assert _ledger_writes(probe, {"Rounds"}) == {"Rounds: self.free[0]", "Rounds: self.ledger.take"}

@@ -81,9 +81,9 @@ class ResourceTenancy(Tenancy):
         moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
         sim, ledger = self.sim, self.ledger
         domain = sim._domain[j]
-        if not sim._quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
+        if not self.decider.quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
             return False  # not fragmentation: too little is free in all
-        epoch = sim._epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim._group[j]]
         self.own_room_why |= MIGRATION_FAILED
         if self._migrate_failed_at.get(j) == epoch:
             return False
@@ -128,7 +128,7 @@ class ResourceTenancy(Tenancy):
             return False
         for r, claims in best[1]:
             self._move(r, claims, cause=j)
-        if not sim._try_start(j):
+        if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
 

@@ -28,8 +28,8 @@ import numpy as np
 from analysim.domains import Domain
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import FRAGMENTED, FULL, Capture
+from analysim.engine.resource_rounds import ResourceRounds
 from analysim.engine.resource_tenancy import ResourceTenancy
-from analysim.engine.rounds import _Trial
 from analysim.engine.simulation import Simulation
 from analysim.errors import PolicyError, describe_rows
 from analysim.policies import PLACERS
@@ -240,6 +240,7 @@ class ResourceSimulation(Simulation):
     """The time engine in resource mode (see the module's description)."""
 
     resource_mode = True
+    rounds_class = ResourceRounds
     tenancy_class = ResourceTenancy
 
     def _make_placer(self):
@@ -320,7 +321,6 @@ class ResourceSimulation(Simulation):
     def _init_records(self) -> None:
         super()._init_records()
         self._usage = self.ledger._gpus  # GPU milli: usage, quotas and borrowing count it
-        self._nothing_free_ends_round = False  # a share or a CPU job may fit all the same
 
     def _mark_unschedulable(self) -> None:
         """A job that no node of its domain could hold on an empty cluster (or asks for
@@ -466,18 +466,6 @@ class ResourceSimulation(Simulation):
         finally:
             self.rng.bit_generator.state = state
 
-    def _place(self, j: int, free: np.ndarray, domain: Domain | None = None):
-        """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes and
-        GPUs per node, its claims kept for the ledger; None (and why) if nowhere."""
-        domain = domain or self._domain[j]
-        claims = self._place_on(self.book, j, domain, self.rng)
-        if claims is None:
-            self._why = self._why_not(j, domain)
-            self._room_seen = int(self.free[domain.nodes].sum())
-            return None
-        self.ledger.plans[j] = claims
-        return np.array([c[0] for c in claims]), np.array([len(c[1]) for c in claims])
-
     def _why_not(self, j: int, domain: Domain) -> int:
         """FULL when the domain lacks the GPU milli, CPU or memory in all, else FRAGMENTED."""
         book, nodes = self.book, domain.nodes
@@ -487,20 +475,6 @@ class ResourceSimulation(Simulation):
             and int(book.mem_left[nodes].sum()) >= self._mem[j]
         )
         return FRAGMENTED if enough else FULL
-
-    def _quota_allows(self, j: int, vc_used) -> bool:
-        quota = self._domain[j].quota
-        return quota is None or vc_used[self._vc[j]] + self._usage[j] <= quota * MILLI
-
-    def _room_of(self, j: int) -> int:
-        return int(self.free[self._domain[j].nodes].sum())
-
-    # -- evicting --------------------------------------------------------------------------------
-    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | None:
-        return _ResourceTrial(self, j)
-
-    def _claims_of(self, r: int) -> list[Claim]:
-        return self.ledger.claims[r]
 
     # -- what is seen -----------------------------------------------------------------------------
     @property
@@ -541,34 +515,6 @@ class ResourceSimulation(Simulation):
 
 
 Simulation.resource_variant = ResourceSimulation  # Simulation(...) picks it when needed
-
-
-class _ResourceTrial(_Trial):
-    """Trial evictions on a copy of the resource book."""
-
-    def __init__(self, sim: ResourceSimulation, j: int) -> None:
-        self.sim, self.j = sim, j
-        self.reset()
-
-    def reset(self) -> None:
-        self.book = self.sim.book.clone()
-        self.vc_used = list(self.sim.vc_used)
-
-    def release(self, r: int, sign: int) -> None:
-        sim = self.sim
-        for claim in sim._claims_of(r):
-            if sign > 0:
-                self.book.give(claim, sim._kind[r])
-            else:
-                self.book.take(claim, sim._kind[r])
-        if not sim.borrowed[r]:
-            self.vc_used[sim._vc[r]] -= sign * sim._usage[r]
-
-    def fits(self) -> bool:
-        sim = self.sim
-        return sim._quota_allows(self.j, self.vc_used) and (
-            sim._fits_on(self.book, self.j) is not None
-        )
 
 
 __all__ = [

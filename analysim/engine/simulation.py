@@ -1,6 +1,7 @@
 """``Simulation``: where to leap next (the clock, ``self.clock``, holds the present), the
-per-job state and its changes, and the wiring of the engine's parts (the ledger, the rounds,
-the tenancy collaborator ``self.tenancy``, the records).
+per-job state and its changes, and the wiring of the engine's parts: the ledger
+(``self.ledger``), the decision rounds (``self.decider``), tenancy (``self.tenancy``) and the
+records (``self.records``), each an object with its own state.
 
 The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
 at which anything can happen (an arrival, a completion, a scheduling round that can change
@@ -20,18 +21,17 @@ visits every step and runs every full round; ``reference=True`` turns off every 
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import logging
 import math
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysim.config import SimConfig
-from analysim.domains import build_partition
-from analysim.engine.clock import EPS, Clock, ceil_to, on_multiple
+from analysim.domains import Domain, build_partition
+from analysim.engine.clock import EPS, Clock, on_multiple
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
@@ -50,8 +50,7 @@ from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
-from analysim.policies.placement import Placer
-from analysim.policies.scheduling import JobView
+from analysim.policies.placement import Placer, Topology
 from analysim.sharing.placers import share_placer_of
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.validation import check_samples, seconds
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class Simulation(Rounds):
+class Simulation:
     """A simulation of ``workload`` on ``cluster`` under ``config``.
 
     Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
@@ -77,6 +76,8 @@ class Simulation(Rounds):
     resource_mode = False
     #: the class of resource mode (set by ``engine/resources.py``)
     resource_variant: type[Simulation]
+    #: the class of the decision rounds (rank, place, evict)
+    rounds_class: type[Rounds] = Rounds
     #: the class of the tenancy collaborator (borrowing, reclaiming, migrating, defragmenting)
     tenancy_class: type[Tenancy] = Tenancy
 
@@ -115,6 +116,7 @@ class Simulation(Rounds):
         self._init_jobs(jobs)
         self._init_cluster()
         self._init_records()
+        self.decider = self.rounds_class(self)
         self.tenancy = self.tenancy_class(self)
 
     def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
@@ -130,6 +132,18 @@ class Simulation(Rounds):
     # -- set-up -------------------------------------------------------------------------------
     def _make_placer(self) -> Placer:
         return self.config.make_placer()
+
+    def _ask_placer(
+        self, need: int, free: np.ndarray, topology: Topology
+    ) -> np.ndarray | int | None:
+        """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
+        placer keeps the base class's rule that such jobs take one node) that node's index.
+        Callers have checked that ``free`` holds ``need`` GPUs in all."""
+        if self._picks_one_node:  # Placer.place's rule, less its check of the total
+            if need <= topology.largest:
+                return self.placer.pick_node(need, free, topology, self.rng)
+            return self.placer.spread_over_nodes(need, free, topology, self.rng)
+        return self.placer.place(need, free, topology, self.rng)
 
     def _new_ledger(self) -> Ledger:
         return Ledger(
@@ -243,56 +257,21 @@ class Simulation(Rounds):
         )
         self._group = self.job_group.tolist()
         self.n_waiting = 0
-        self._promoted = False  # whether the current round reset any job's attained service
         kept = self.shortcuts.kept_ranking
         self._static = kept and self.scheduler.static
         self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
-        self._kept_ranking: list[Any] = [None] * groups  # see Rounds._ranked
         # LAS's own rules: its ranking kept job by job instead of asked for over arrays
         self._las = (
             LASRanking(self, self.scheduler, groups)
             if self._ranking_kept and keeps_las_rules(self.scheduler)
             else None
         )
-        if self._static:
-            self._rank_all_jobs()
-        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
-        self._releases = [0] * groups  # times GPUs of each group were released
-        # job -> its group's release count when it did not fit
-        self._failed_at: dict[int, int] = self.shortcuts.memo()
-        # for the records: why each job last did not fit, or could not preempt its way in
-        self._start_why: dict[int, int] = {}
-        self._preempt_why_of: dict[int, int] = {}
-        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
-        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
-        # the reservation that last stopped a job (its head and time, for the records)
-        self._easy = self.config.backfill == "easy"
-        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
-        self._blocking: tuple[int, float] = (-1, math.nan)
-        # per group, a counter bumped by every start, release, promotion and ranking change:
-        # a job that could not preempt its way in is not tried again until it moves
-        self._epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
-        # the same for preemption alone, which starts cannot help when the ranking is
-        # round-stable (a started job is protected, and it only takes GPUs away)
-        self._evict_epoch = [0] * groups
         self._init_groups(groups)
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
         self.running: list[dict[int, None]] = [{} for _ in range(groups)]
         self.group_waiting = [0] * groups
         self.active = 0
-        # per group: arrivals or completions since its last round; any change since its last
-        # preemptive round; the time until which its ranking is known not to change
-        self.events_since_round = [True] * groups
-        self._arrived = [False] * groups  # jobs arrived since the group's last round
-        self.changed_since_full = [True] * groups
-        self.ranking_valid_until = [-math.inf] * groups
-        self._change_unknown = [False] * groups  # see Rounds._bound_ranking
-        # with preemption: the earliest time a running job of the group stops being protected
-        self.protected_until = [math.inf] * groups
-        # the earliest of the two: when a round with nothing else new may still change things
-        self.wake_at = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
         self.records = Records(memo=self.shortcuts.memos)
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
@@ -308,9 +287,6 @@ class Simulation(Rounds):
         self.started = False
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
-        # a round of a group with no GPU free (and none lent) ends at once: true only when
-        # every job needs whole GPUs (resource mode turns it off)
-        self._nothing_free_ends_round = self._skip_rounds
         self._usage = self._gpus  # what a job counts against its VC's usage and quota
 
     def _init_groups(self, groups: int) -> None:
@@ -327,24 +303,6 @@ class Simulation(Rounds):
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.ledger.set_groups(self._group, self.group_nodes)
         self.group_free = self.ledger.group_free
-        one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
-        stable = self._round_stable = self.scheduler.static or self.scheduler.round_stable
-        self._rescan_after_change = [
-            self.config.backfill or not one or not stable for one in one_queue
-        ]
-        self._covers_group = [
-            bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
-        ]
-
-    def _rank_all_jobs(self) -> None:
-        """Rank every job once by a static scheduler's keys (ties by job order)."""
-        view = JobView(0.0, np.arange(self.n_jobs), self._columns, list(self.vc_used))
-        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
-        order = np.lexsort([view.index, *reversed(keys)])
-        rank = np.empty(self.n_jobs, dtype=np.int64)
-        rank[order] = np.arange(self.n_jobs)
-        self._rank_of = rank.tolist()
-        self._job_at_rank = order.tolist()
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -372,6 +330,13 @@ class Simulation(Rounds):
         """Whether the placer puts a job that fits on one node on any node with room (then
         such a job fits iff some node of its domain has room)."""
         return self._picks_any_fitting_node
+
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
+        """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
+        nodes (``total`` of them, if the caller has counted)? (Draws nothing from the rng.)"""
+        return self.decider.placer_fits(need, room, domain, total)
 
     def projected_end(self) -> float:
         """The time this simulation ends when run to completion: computed once, on a fresh
@@ -458,7 +423,7 @@ class Simulation(Rounds):
         if completions and completions[0][0] < soonest:
             soonest = self.completions[0][0]
         if self.n_waiting:
-            round_time = self._next_full_round(soonest)
+            round_time = self.decider.next_full_round(soonest)
             if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
@@ -472,39 +437,6 @@ class Simulation(Rounds):
     def _first_time(self) -> float:
         return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
 
-    def _next_full_round(self, before: float) -> float | None:
-        """The next quantum boundary before ``before`` at which a full round could change
-        anything, if any."""
-        skip = self._skip_rounds
-        if skip and not (
-            self.config.preemption or self.scheduler.dynamic or not self._round_stable
-        ):
-            return None  # event rounds already ran at every change; the ranking is fixed
-        quantum = self.config.quantum
-        after = self.clock.boundary_after(self.clock.now, quantum)
-        if after >= before:
-            return None  # something happens first anyway
-        if not skip:
-            return after  # the plain rule: a full round at every boundary while jobs wait
-        due, change = after + EPS, math.inf
-        for waiting, pending, wake in zip(
-            self.group_waiting, self._pending(), self.wake_at, strict=True
-        ):
-            if waiting:
-                if pending or wake <= due:
-                    return after
-                change = min(change, wake)
-        if math.isinf(change):
-            return None
-        due = max(after, ceil_to(change, quantum))
-        return due if due < before else None
-
-    def _pending(self) -> list[bool]:
-        """Per group: has anything happened that a full round at the next boundary must
-        consider? (Without preemption, a repeated round changes nothing: starting jobs only
-        takes GPUs away from the ones that did not fit. With it, an eviction may open room.)"""
-        return self.changed_since_full if self.config.preemption else self.events_since_round
-
     def _advance(self, t: float) -> None:
         self._account(t)
         self.clock.advance_to(t)
@@ -512,23 +444,15 @@ class Simulation(Rounds):
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
                 touched |= self.tenancy.defragment()
-        for g in touched:
-            self.events_since_round[g] = True
-            self.changed_since_full[g] = True
+        decider = self.decider
+        decider.touched(touched)
         if not self.n_waiting:
             return
-        full: set[int] = set()
-        if self.clock.is_quantum_boundary(t):
-            pending, valid_until = self._pending(), self.wake_at
-            leap = self.config.leap and self._skip_rounds
-            full = {
-                g
-                for g, n in enumerate(self.group_waiting)
-                if n and (not leap or pending[g] or valid_until[g] <= t + EPS)
-            }
+        full = decider.full_groups(t)
+        preemption = self.config.preemption
         for g in sorted(full | touched) if len(full) + len(touched) > 1 else full | touched:
             if self.group_waiting[g]:
-                self._round(g, preemptive=self.config.preemption and g in full, full=g in full)
+                decider.round(g, preemptive=preemption and g in full, full=g in full)
 
     def _account(self, t: float) -> None:
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
@@ -553,9 +477,9 @@ class Simulation(Rounds):
             if self._las is not None:
                 self._las.arrived(j)
             self.records.record(self._submit[j], SUBMIT, j, None)
-            touched.add(self._group[j])
-            self._kept_ranking[self._group[j]] = None
-            self._arrived[self._group[j]] = True
+            group = self._group[j]
+            touched.add(group)
+            self.decider.arrived(group)
         self._skip_unschedulable()
         return touched
 
@@ -614,13 +538,8 @@ class Simulation(Rounds):
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
         self.changes += 1
         self.ledger.take(j, nodes, counts, borrowed, self.clock.now)
-        if self._easy:
-            self._claim_reservations(j, nodes, counts)
-        group = self._group[j]
-        self.running[group][j] = None
-        self._epoch[group] += 1
-        if not self._round_stable:
-            self._evict_epoch[group] += 1
+        self.running[self._group[j]][j] = None
+        self.decider.took(j, nodes, counts)
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
@@ -630,11 +549,8 @@ class Simulation(Rounds):
         self.remaining[j] -= elapsed
         self.since[j] = at
         self.ledger.release(j, at, elapsed)
-        group = self._group[j]
-        self._releases[group] += 1
-        self._epoch[group] += 1
-        self._evict_epoch[group] += 1
-        del self.running[group][j]
+        del self.running[self._group[j]][j]
+        self.decider.released(j)
 
     def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
@@ -700,7 +616,7 @@ class Simulation(Rounds):
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
         if self._static:
-            bisect.insort(self._waiting_ranks[group], self._rank_of[j])
+            self.decider.queued(j)
         self.n_waiting += 1
         self.group_waiting[group] += 1
         self.vc_waiting_jobs[vc] += 1
@@ -711,8 +627,7 @@ class Simulation(Rounds):
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
         if self._static:
-            ranks = self._waiting_ranks[group]
-            del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
+            self.decider.unqueued(j)
         self.n_waiting -= 1
         self.group_waiting[group] -= 1
         self.vc_waiting_jobs[vc] -= 1

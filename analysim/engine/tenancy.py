@@ -7,11 +7,13 @@ migrate) and :meth:`Tenancy.try_borrow`, at a defragmentation boundary
 :meth:`Tenancy.defragment`, and for the schedulers' view :meth:`Tenancy.held_by_vc`.
 
 It owns its own state: per domain the nodes its jobs may borrow, per VC the most GPUs it may
-borrow, the memos of tries that failed (borrow, reclaim, migrate; per group epoch), and what
-the last try to make room did in vain (``own_room_why``, for the records). It reads the
-cluster's state from the ledger, plans on trial copies, and changes state only through the
-engine's state changes (``_start_running``, ``_preempt``, ``_migrate``) and the rounds'
-``_try_start``. ``docs/semantics.md`` gives the rules.
+borrow, the memos of tries that failed (borrow, reclaim, migrate; against the rounds' per
+group ``epoch``), and what the last try to make room did in vain (``own_room_why``, for the
+records). It reads the cluster's state from the ledger, asks the rounds
+(``Simulation.decider``) where a job fits and which evictions free room, plans on trial
+copies, and changes state only through the engine's state changes (``_start_running``,
+``_preempt``, ``_migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
+``docs/semantics.md`` gives the rules.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ class Tenancy:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.ledger = sim.ledger
+        self.decider = sim.decider  # the rounds: where a job fits, starting it, their epochs
         #: whether jobs may borrow idle GPUs of other VCs (then every VC is in one group)
         self.borrowing: bool = sim._borrowing
         #: whether running jobs may be moved to make room for a job (``config.migration``)
@@ -109,10 +112,10 @@ class Tenancy:
         domain = self._borrow_domains[sim._domain_index[j]]
         if domain is None or need > domain.max_gpus:
             return False
-        epoch = sim._epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim._group[j]]
         if self._borrow_failed_at.get(j) == epoch:
             return False
-        placed = sim._place(j, self.ledger.free, domain)
+        placed = self.decider.place(j, self.ledger.free, domain)
         if placed is None:
             self._borrow_failed_at[j] = epoch
             return False
@@ -123,9 +126,9 @@ class Tenancy:
         """Preempt jobs of other VCs that borrowed GPUs ``j`` is entitled to, if that lets
         ``j`` start; the newest borrowers go first."""
         sim, ledger = self.sim, self.ledger
-        if not ledger.borrowers or not sim._quota_allows(j, ledger.vc_used):
+        if not ledger.borrowers or not self.decider.quota_allows(j, ledger.vc_used):
             return False
-        epoch = sim._epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim._group[j]]
         self.own_room_why |= RECLAIM_FAILED  # until it succeeds
         if self._reclaim_failed_at.get(j) == epoch:
             return False
@@ -135,13 +138,13 @@ class Tenancy:
             for r in reversed(ledger.borrowers)
             if job_vc[r] != vc and domain.mask[ledger.alloc_nodes[r]].any()
         ]
-        victims = sim._fewest_to_free(j, candidates) if candidates else None
+        victims = self.decider.fewest_to_free(j, candidates) if candidates else None
         if victims is None:
             self._reclaim_failed_at[j] = epoch
             return False
         for r in victims:
             sim._preempt(r, cause=j, kind=RECLAIM)
-        if not sim._try_start(j):
+        if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
 
@@ -151,9 +154,12 @@ class Tenancy:
         other nodes (fewest GPUs moved) so that it does, and start it."""
         sim, ledger = self.sim, self.ledger
         domain, need = sim._domain[j], sim._gpus[j]
-        if not sim._quota_allows(j, ledger.vc_used) or ledger.free[domain.nodes].sum() < need:
+        if (
+            not self.decider.quota_allows(j, ledger.vc_used)
+            or ledger.free[domain.nodes].sum() < need
+        ):
             return False  # not fragmentation: too few GPUs are free
-        epoch = sim._epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim._group[j]]
         self.own_room_why |= MIGRATION_FAILED  # until it succeeds
         if self._migrate_failed_at.get(j) == epoch:
             return False
@@ -164,7 +170,7 @@ class Tenancy:
         gpus = sim._gpus
         for r, node in plan:
             sim._migrate(r, np.array([node]), np.array([gpus[r]]), cause=j)
-        if not sim._try_start(j):
+        if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
 
@@ -175,7 +181,7 @@ class Tenancy:
         for r, dest in plan:
             free[ledger.alloc_nodes[r]] += ledger.alloc_counts[r]
             free[dest] -= sim._gpus[r]
-        return sim._fits_hypothetically(j, free, ledger.vc_used)
+        return self.decider.fits_hypothetically(j, free, ledger.vc_used)
 
     def _movable_by_node(self, group: int) -> dict[int, list[int]]:
         """Per node, the running jobs of ``group`` a migration may move: one-node jobs on
@@ -236,7 +242,7 @@ class Tenancy:
         vc_used = ledger.vc_used.copy()
         emptied: set[int] = set()
         moves: list[tuple[int, int]] = []
-        while not sim._fits_hypothetically(j, free, vc_used):
+        while not self.decider.fits_hypothetically(j, free, vc_used):
             options = []
             for node in domain.nodes.tolist():
                 held = int(capacity[node] - free[node])
