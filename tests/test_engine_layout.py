@@ -261,6 +261,9 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
     sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
     assert type(sim.decider) is Rounds and sim.decider.sim is sim
     assert sim.tenancy.decider is sim.decider
+    shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
+    assert type(shares) is ResourceSimulation and type(shares.decider) is ResourceRounds
+    assert type(shares.tenancy).__name__ == "ResourceTenancy"
     # its state is its own: none of it lives on the simulation
     for name in (
         "_failed_at",
