@@ -201,3 +201,142 @@ def test_projected_end_runs_a_copy_once_and_leaves_the_simulation_where_it_is():
     assert sim.projected_end() == end and sim.now == now and len(sim.records) == events
     assert sim.projected_end() == end  # remembered
     assert sim.run().now == end
+
+
+# -- the parts: collaborators, each with its own state --------------------------------------
+def test_tenancy_is_a_collaborator_of_the_simulation_not_a_mixin():
+    import analysim as asim
+    from analysim.engine import ResourceSimulation, Simulation
+    from analysim.engine.resource_tenancy import ResourceTenancy
+    from analysim.engine.tenancy import Tenancy
+
+    assert not issubclass(Simulation, Tenancy)
+    assert Simulation.tenancy_class is Tenancy
+    assert ResourceSimulation.tenancy_class is ResourceTenancy
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    assert type(sim.tenancy) is Tenancy and sim.tenancy.sim is sim
+    # its state is its own: none of it lives on the simulation
+    for name in ("_borrow_failed_at", "_migrate_failed_at", "_borrow_cap", "own_room_why"):
+        assert hasattr(sim.tenancy, name) and not hasattr(sim, name)
+
+
+def test_the_clock_owns_the_present_and_the_next_timeline_sample():
+    from analysim.engine.clock import Clock
+    from analysim.engine.simulation import Simulation
+
+    clock = Clock(1.0, 60.0, 300.0)
+    assert (clock.now, clock.advances, clock.next_sample) == (0.0, 0, 0.0)
+    assert clock.samples_before(0.0) is None
+    assert clock.samples_before(1.0) == (0.0, 1) and clock.next_sample == 300.0
+    assert clock.samples_before(900.0) == (300.0, 2) and clock.next_sample == 900.0
+    assert clock.samples_before(901.0) == (900.0, 1) and clock.next_sample == 1200.0
+    clock.advance_to(120.0)
+    clock.stop_at(150.0)
+    assert (clock.now, clock.advances) == (150.0, 1)
+    # Simulation.now, .rounds and .next_sample only read the clock's
+    for name in ("now", "rounds", "next_sample"):
+        attribute = Simulation.__dict__[name]
+        assert isinstance(attribute, property) and attribute.fset is None
+
+
+def test_a_run_stopped_between_steps_reads_the_present_off_the_clock():
+    import analysim as asim
+
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    sim.run(until=100.0)
+    assert sim.now == sim.clock.now == 100.0
+    assert sim.rounds == sim.clock.advances > 0
+    assert sim.next_sample == sim.clock.next_sample
+
+
+def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
+    import analysim as asim
+    from analysim.engine import ResourceSimulation, Simulation
+    from analysim.engine.resource_rounds import ResourceRounds
+    from analysim.engine.rounds import Rounds
+
+    assert Simulation.__bases__ == (object,)  # no mixins: its parts are objects it holds
+    assert Simulation.rounds_class is Rounds
+    assert ResourceSimulation.rounds_class is ResourceRounds
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    assert type(sim.decider) is Rounds and sim.decider.sim is sim
+    assert sim.tenancy.decider is sim.decider
+    shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
+    assert type(shares) is ResourceSimulation and type(shares.decider) is ResourceRounds
+    assert type(shares.tenancy).__name__ == "ResourceTenancy"
+    # its state is its own: none of it lives on the simulation
+    for name in (
+        "_failed_at",
+        "_preempt_failed_at",
+        "_kept_ranking",
+        "_reservations",
+        "epoch",
+        "events_since_round",
+        "changed_since_full",
+        "ranking_valid_until",
+        "protected_until",
+        "wake_at",
+    ):
+        assert hasattr(sim.decider, name) and not hasattr(sim, name), name
+
+
+#: the ledger's arrays and lists (only Ledger.take and Ledger.release write them)
+LEDGER_STATE = {
+    "free",
+    "free_slots",
+    "group_free",
+    "gpu_offset",
+    "vc_used",
+    "vc_borrowed",
+    "vc_running_jobs",
+    "borrowed",
+    "borrowers",
+    "alloc_nodes",
+    "alloc_counts",
+    "alloc_pairs",
+    "_alloc_pairs",
+    "alloc_gpus",
+    "last_nodes",
+}
+OWNERS = {"self", "sim", "self.sim", "ledger", "self.ledger"}
+
+
+def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
+    """Writes (item assignment or deletion) to the ledger's arrays in the methods of
+    ``classes`` in ``path``, and calls of the ledger's take and release."""
+    found = set()
+    for cls in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(cls, ast.ClassDef) or cls.name not in classes:
+            continue
+        for node in ast.walk(cls):
+            targets = []
+            if isinstance(node, ast.Assign | ast.Delete):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
+                    owner, name = ast.unparse(target.value.value), target.value.attr
+                    if owner in OWNERS and name in LEDGER_STATE:
+                        found.add(f"{cls.name}: {ast.unparse(target)}")
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in {"take", "release"} and "ledger" in ast.unparse(node.func):
+                    found.add(f"{cls.name}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
+    parts = {
+        "rounds.py": {"Rounds"},
+        "resource_rounds.py": {"ResourceRounds"},
+        "tenancy.py": {"Tenancy"},
+        "resource_tenancy.py": {"ResourceTenancy"},
+    }
+    for name, classes in parts.items():
+        assert _ledger_writes(ENGINE / name, classes) == set(), name
+    # the check sees what it looks for
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "class Rounds:\n    def f(self):\n        self.free[0] -= 1\n        self.ledger.take(1)\n"
+    )
+    assert _ledger_writes(probe, {"Rounds"}) == {"Rounds: self.free[0]", "Rounds: self.ledger.take"}

@@ -112,7 +112,7 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
         return
     for group in range(len(sim.waiting)):
         heads: dict[int, int] = {}
-        for _, j in sim._waiting_in_order(sim._ranked(group, False), 0):
+        for _, j in sim.decider._waiting_in_order(sim.decider._ranked(group, False), 0):
             heads.setdefault(sim._vc[j], j)
         for vc, j in heads.items():
             free = sim.free.copy()
@@ -120,7 +120,7 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
             for r in sim.borrowers:
                 if sim._vc[r] != vc and domain.mask[sim.alloc_nodes[r]].any():
                     free[sim.alloc_nodes[r]] += sim.alloc_counts[r]
-            if sim._fits_hypothetically(j, free, sim.vc_used):
+            if sim.decider.fits_hypothetically(j, free, sim.vc_used):
                 raise AssertionError(
                     f"t={sim.now}: job {sim.job_ids[j]}, first in VC "
                     f"{sim.partition.vc_names[vc]}'s queue, waits although it fits once "

@@ -16,6 +16,7 @@ from strategies import resource_cases
 from analysim import Cluster, SimConfig, Simulation, Workload, simulate
 from analysim.domains import allowed_types
 from analysim.engine import ResourceSimulation
+from analysim.engine.resource_tenancy import ResourceTenancy
 from analysim.errors import PolicyError
 
 CONFIG = SimConfig(quantum=60, sample_every=10)
@@ -604,13 +605,13 @@ def test_migration_trial_bounds_skip_trials_and_change_nothing(options, monkeypa
     work, cluster = _busy_shares(3, 80)
     config = SimConfig(**options)
     trials = []
-    relocate = ResourceSimulation._relocate_on
+    relocate = ResourceTenancy._relocate_on
 
     def counted(self, book, jobs, avoid):
-        trials.append(self.shortcuts.trial_bounds)
+        trials.append(self.sim.shortcuts.trial_bounds)
         return relocate(self, book, jobs, avoid)
 
-    monkeypatch.setattr(ResourceSimulation, "_relocate_on", counted)
+    monkeypatch.setattr(ResourceTenancy, "_relocate_on", counted)
     fast = Simulation(work, cluster, config).run().result()
     plain = Simulation(work, cluster, config, reference=True).run().result()
     for name in ("jobs", "events", "timeline"):

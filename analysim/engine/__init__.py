@@ -1,16 +1,22 @@
 """The simulation engine, as a package of collaborators (``docs/semantics.md`` gives the rules):
 
-* :mod:`~analysim.engine.simulation`: :class:`Simulation`, the present time and the leap to
-  the next step at which anything can happen, arrivals and completions, and the wiring of
-  the parts below;
-* :mod:`~analysim.engine.clock`: the clock's rules (steps, quantum boundaries, when a time is
-  seen);
+* :mod:`~analysim.engine.simulation`: :class:`Simulation`, the leap to the next step at which
+  anything can happen, arrivals and completions, the per-job state and the state changes,
+  and the wiring of the parts below;
+* :mod:`~analysim.engine.clock`: :class:`~analysim.engine.clock.Clock`, the present time
+  (``Simulation.now`` reads it) and the clock's rules (steps, quantum boundaries, when a
+  time is seen, when the next timeline sample is due);
 * :mod:`~analysim.engine.ledger`: who holds which GPUs, the only writer of cluster state;
-* :mod:`~analysim.engine.rounds`: the decision rounds (rank, place, evict);
-* :mod:`~analysim.engine.tenancy`: borrowing, reclaiming, migrating, defragmenting;
-* :mod:`~analysim.engine.las_ranking`: LAS's ranking kept job by job (the fast path);
-* :mod:`~analysim.engine.resources`: resource mode (GPU shares, CPU, memory), its ledger
-  and where a job fits;
+* :mod:`~analysim.engine.rounds`: :class:`~analysim.engine.rounds.Rounds`, a collaborator
+  (``Simulation.decider``): the decision rounds (rank, place, evict) and when they are due;
+* :mod:`~analysim.engine.tenancy`: :class:`~analysim.engine.tenancy.Tenancy`, a collaborator
+  (``Simulation.tenancy``): borrowing, reclaiming, migrating, defragmenting;
+* :mod:`~analysim.engine.reservations`: EASY backfill's reservations;
+* :mod:`~analysim.engine.ranking`, :mod:`~analysim.engine.las_ranking`: what a round reads of
+  a ranking; LAS's ranking kept job by job (the fast path);
+* :mod:`~analysim.engine.resources`, :mod:`~analysim.engine.resource_rounds`,
+  :mod:`~analysim.engine.resource_tenancy`: resource mode (GPU shares, CPU, memory): its
+  ledger, where a job fits, its rounds and its tenancy;
 * :mod:`~analysim.engine.records`: the event log and timeline samples results are built from;
 * :mod:`~analysim.engine.shortcuts`: the shortcuts, and the switch that turns them all off.
 """

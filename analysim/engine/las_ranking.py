@@ -123,7 +123,7 @@ class LASRanking:
             self.dirty[group].add(j)
         left = self._left(j)
         if left < math.inf:
-            heapq.heappush(self.crossings[group], (sim.now + left, j, sim._version[j]))
+            heapq.heappush(self.crossings[group], (sim.clock.now + left, j, sim._version[j]))
 
     def stopped(self, j: int) -> None:
         """``j`` was evicted and waits: note when it is due a promotion, if ever."""
@@ -149,7 +149,7 @@ class LASRanking:
         """The group's active jobs in LAS's order now (what ``Rounds._rank(group,
         include_running=True)`` gives): by queue of the service attained by now, then by
         job. Queues change only here, as a new ranking would change them."""
-        now, crossings, dirty = self.sim.now, self.crossings[group], self.dirty[group]
+        now, crossings, dirty = self.sim.clock.now, self.crossings[group], self.dirty[group]
         near = []
         while crossings and crossings[0][0] <= now + _SLACK:  # may have reached a limit
             entry = heapq.heappop(crossings)
@@ -176,7 +176,7 @@ class LASRanking:
         """The waiting jobs ``LAS.service_resets`` promotes now."""
         if self.factor is None:
             return []
-        sim, now, starving = self.sim, self.sim.now, self.las.starving
+        sim, now, starving = self.sim, self.sim.clock.now, self.las.starving
         dues, promoted, again = self.dues[group], [], []
         while dues and dues[0][0] <= now + _SLACK:
             entry = heapq.heappop(dues)
@@ -198,7 +198,7 @@ class LASRanking:
         the service attained by now as ``JobView.attained`` counts it)."""
         sim = self.sim
         gpus = sim._gpus[j]
-        attained = float(sim.attained[j]) + (sim.now - float(sim.since[j])) * gpus
+        attained = float(sim.attained[j]) + (sim.clock.now - float(sim.since[j])) * gpus
         las = self.las
         return las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
 
@@ -221,7 +221,7 @@ class LASRanking:
         """The earliest time a running job reaches its queue's limit. Entries are exact up
         to float noise unless the job passed a limit since (its entry is then early): the
         entries near the top are evaluated exactly, and any found early are renewed."""
-        now, crossings = self.sim.now, self.crossings[group]
+        now, crossings = self.sim.clock.now, self.crossings[group]
         while True:
             while crossings and not self._running(crossings[0]):
                 heapq.heappop(crossings)
@@ -250,7 +250,7 @@ class LASRanking:
 
     def _next_due(self, group: int) -> float:
         """The earliest promotion due after now (LAS counts none due already)."""
-        now, dues = self.sim.now, self.dues[group]
+        now, dues = self.sim.clock.now, self.dues[group]
         while dues and not self._starving(dues[0]):
             heapq.heappop(dues)
         if not dues:
@@ -267,7 +267,7 @@ class LASRanking:
             return
         attained = float(sim.attained[j])
         if status == RUNNING:
-            attained += (sim.now - float(sim.since[j])) * sim._gpus[j]
+            attained += (sim.clock.now - float(sim.since[j])) * sim._gpus[j]
         queue = self.las.queue_of(attained)
         old = self.queue_of[j]
         if queue != old:

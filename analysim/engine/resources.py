@@ -27,10 +27,10 @@ import numpy as np
 
 from analysim.domains import Domain
 from analysim.engine.ledger import Ledger
-from analysim.engine.records import FRAGMENTED, FULL, MIGRATION_FAILED, Capture
-from analysim.engine.rounds import _Trial
+from analysim.engine.records import FRAGMENTED, FULL, Capture
+from analysim.engine.resource_rounds import ResourceRounds
+from analysim.engine.resource_tenancy import ResourceTenancy
 from analysim.engine.simulation import Simulation
-from analysim.engine.tenancy import MOST_MOVABLE_PER_NODE
 from analysim.errors import PolicyError, describe_rows
 from analysim.policies import PLACERS
 from analysim.sharing.fragmentation import FragMeter, typical_shapes
@@ -240,6 +240,8 @@ class ResourceSimulation(Simulation):
     """The time engine in resource mode (see the module's description)."""
 
     resource_mode = True
+    rounds_class = ResourceRounds
+    tenancy_class = ResourceTenancy
 
     def _make_placer(self):
         self.share_placer = share_placer_of(self.config.placement)
@@ -300,7 +302,6 @@ class ResourceSimulation(Simulation):
             nodes["gpu_type"].astype(str).to_numpy(dtype=object),
         )
         self.book = ResourceBook(spec)
-        self._empty_gpu_left = self.book.gpu_left.copy()  # milli per GPU, nothing running
         types = self.workload.jobs.get("gpu_type")
         types = (
             np.full(self.n_jobs, "", dtype=object)
@@ -320,11 +321,6 @@ class ResourceSimulation(Simulation):
     def _init_records(self) -> None:
         super()._init_records()
         self._usage = self.ledger._gpus  # GPU milli: usage, quotas and borrowing count it
-        self._nothing_free_ends_round = False  # a share or a CPU job may fit all the same
-
-    def _init_tenancy(self) -> None:
-        super()._init_tenancy()
-        self._borrow_cap = [cap * MILLI for cap in self._borrow_cap]
 
     def _mark_unschedulable(self) -> None:
         """A job that no node of its domain could hold on an empty cluster (or asks for
@@ -470,18 +466,6 @@ class ResourceSimulation(Simulation):
         finally:
             self.rng.bit_generator.state = state
 
-    def _place(self, j: int, free: np.ndarray, domain: Domain | None = None):
-        """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes and
-        GPUs per node, its claims kept for the ledger; None (and why) if nowhere."""
-        domain = domain or self._domain[j]
-        claims = self._place_on(self.book, j, domain, self.rng)
-        if claims is None:
-            self._why = self._why_not(j, domain)
-            self._room_seen = int(self.free[domain.nodes].sum())
-            return None
-        self.ledger.plans[j] = claims
-        return np.array([c[0] for c in claims]), np.array([len(c[1]) for c in claims])
-
     def _why_not(self, j: int, domain: Domain) -> int:
         """FULL when the domain lacks the GPU milli, CPU or memory in all, else FRAGMENTED."""
         book, nodes = self.book, domain.nodes
@@ -491,187 +475,6 @@ class ResourceSimulation(Simulation):
             and int(book.mem_left[nodes].sum()) >= self._mem[j]
         )
         return FRAGMENTED if enough else FULL
-
-    def _quota_allows(self, j: int, vc_used) -> bool:
-        quota = self._domain[j].quota
-        return quota is None or vc_used[self._vc[j]] + self._usage[j] <= quota * MILLI
-
-    def _room_of(self, j: int) -> int:
-        return int(self.free[self._domain[j].nodes].sum())
-
-    def _held_by_vc(self) -> list[int]:
-        """What schedulers see as each VC's usage: the ``num_gpus`` of its running jobs
-        (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
-        held = [0] * len(self.partition.vc_names)
-        vc, gpus = self._vc, self._gpus
-        for running in self.running:
-            for j in running:
-                held[vc[j]] += gpus[j]
-        return held
-
-    # -- evicting --------------------------------------------------------------------------------
-    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | None:
-        return _ResourceTrial(self, j)
-
-    def _claims_of(self, r: int) -> list[Claim]:
-        return self.ledger.claims[r]
-
-    # -- migration and defragmentation ----------------------------------------------------------
-    def _movable(self, group: int) -> dict[int, list[int]]:
-        """Per node, the running one-node jobs of ``group`` on their own GPUs, start order."""
-        on_node: dict[int, list[int]] = {}
-        for r in self.running[group]:
-            claims = self.ledger.claims[r]
-            if len(claims) == 1 and not self.borrowed[r]:
-                on_node.setdefault(claims[0][0], []).append(r)
-        return on_node
-
-    def _relocate_on(
-        self, book: ResourceBook, jobs: list[int], avoid: set[int]
-    ) -> list[tuple[int, list[Claim]]] | None:
-        """Claims elsewhere for each of ``jobs`` (largest first), made on ``book``; None if
-        one has nowhere to go."""
-        moves = []
-        for r in sorted(jobs, key=lambda r: (-self._usage[r], -self._cpu[r], r)):
-            claims = self._fits_on(book, r, avoid=avoid)
-            if claims is None:
-                return None
-            for claim in claims:
-                book.take(claim, self._kind[r])
-            moves.append((r, claims))
-        return moves
-
-    def _try_migrate(self, j: int) -> bool:
-        """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
-        moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
-        domain = self._domain[j]
-        if not self._quota_allows(j, self.vc_used) or self._why_not(j, domain) == FULL:
-            return False  # not fragmentation: too little is free in all
-        epoch = self._epoch[self._group[j]]
-        self._own_room_why |= MIGRATION_FAILED
-        if self._migrate_failed_at.get(j) == epoch:
-            return False
-        on_node = self._movable(self._group[j])
-        book, need = self.book, self._gpus[j]
-        bound = _FitBound(self, j) if self.shortcuts.trial_bounds else None
-        leaves: dict[int, bool] = {}
-        best = None
-        for node in domain.nodes.tolist():
-            if (
-                node not in on_node
-                or self.capacity[node] < need
-                or book.nodes.cpu[node] < self._cpu[j]
-                or book.nodes.memory[node] < self._mem[j]
-            ):
-                continue  # nothing to move, or too small even when empty
-            jobs = sorted(on_node[node], key=lambda r: (self._usage[r], self._cpu[r], r))
-            jobs = jobs[:MOST_MOVABLE_PER_NODE]
-            first = 1
-            if bound is not None:
-                first = bound.first(node, jobs)
-                if first is None:
-                    continue  # j fits nowhere even with all of them gone
-            for k in range(first, len(jobs) + 1):
-                chosen = jobs[:k]
-                key = (sum(self._usage[r] for r in chosen), k, node)
-                if best is not None and key >= best[0]:
-                    break
-                if bound is not None and not self._could_leave(jobs[k - 1], {node}, leaves):
-                    break  # it has nowhere else to go, in this trial or any larger one
-                book = self.book.clone()
-                for r in chosen:
-                    for claim in self.ledger.claims[r]:
-                        book.give(claim, self._kind[r])
-                moves = self._relocate_on(book, chosen, avoid={node})
-                if moves is not None and self._fits_on(book, j) is not None:
-                    best = (key, moves)
-                    break
-        if best is None:
-            self._migrate_failed_at[j] = epoch
-            return False
-        for r, claims in best[1]:
-            self._move(r, claims, cause=j)
-        if not self._try_start(j):
-            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
-        return True
-
-    def _could_leave(self, r: int, avoid: set[int], known: dict[int, bool]) -> bool:
-        """Whether running job ``r`` could fit off the nodes in ``avoid`` (its own among
-        them) on the book as it is now, in CPU, memory and GPUs alone (``known`` keeps the
-        answers, for one ``avoid`` set per job)."""
-        could = known.get(r)
-        if could is None:
-            could = known[r] = _FitBound(self, r).fits_without(avoid)
-        return could
-
-    def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
-        self.ledger.plans[r] = claims
-        nodes = np.array([c[0] for c in claims])
-        self._migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
-
-    def _defragment(self) -> set[int]:
-        """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their
-        jobs onto other used nodes, while that empties a whole node."""
-        changed: set[int] = set()
-        if self.shortcuts.memos and getattr(self, "_defrag_failed_at", None) == self.changes:
-            return changed  # nothing changed since a pass that moved nothing
-        book = self.book
-        bounds = self.shortcuts.trial_bounds
-        for group, nodes in enumerate(self.group_nodes):
-            while self.running[group]:
-                listed = nodes.tolist()
-                held = self._held(nodes).tolist()
-                in_use = (MILLI - book.gpu_left[nodes]).clip(0).sum(axis=1).tolist()
-                cpu_left = book.cpu_left[nodes].tolist()
-                used = [
-                    (int(in_use[i]), int(cpu_left[i]), n) for i, n in enumerate(listed) if held[i]
-                ]
-                on_node = self._movable(group)
-                empty = {n for i, n in enumerate(listed) if not held[i]}
-                jobs_on = self._jobs_per_node()
-                leaves: dict[int, bool] = {}
-                moved = False
-                for _, _, node in sorted(used, key=lambda u: (u[0], -u[1], u[2])):
-                    jobs = on_node.get(node, [])
-                    if len(jobs) != jobs_on.get(node, 0):
-                        continue
-                    avoid = empty | {node}
-                    if bounds and not all(self._could_leave(r, avoid, leaves) for r in jobs):
-                        continue  # one of them has nowhere else to go
-                    trial = book.clone()
-                    for r in jobs:
-                        for claim in self.ledger.claims[r]:
-                            trial.give(claim, self._kind[r])
-                    plan = self._relocate_on(trial, jobs, avoid=avoid)
-                    if plan is None:
-                        continue
-                    for r, claims in plan:
-                        self._move(r, claims)
-                    changed.add(group)
-                    moved = True
-                    break
-                if not moved:
-                    break
-        if not changed:
-            self._defrag_failed_at = self.changes
-        return changed
-
-    def _held(self, nodes: np.ndarray) -> np.ndarray:
-        """Whether each of ``nodes`` holds anything (CPU, memory or GPU milli in use)."""
-        book = self.book
-        return (
-            (book.cpu_left[nodes] != book.nodes.cpu[nodes])
-            | (book.mem_left[nodes] != book.nodes.memory[nodes])
-            | (book.gpu_left[nodes] != self._empty_gpu_left[nodes]).any(axis=1)
-        )
-
-    def _jobs_per_node(self) -> dict[int, int]:
-        """How many running jobs hold something on each node."""
-        count: dict[int, int] = {}
-        for claims in self.ledger.claims.values():
-            for node in {c[0] for c in claims}:
-                count[node] = count.get(node, 0) + 1
-        return count
 
     # -- what is seen -----------------------------------------------------------------------------
     @property
@@ -712,112 +515,6 @@ class ResourceSimulation(Simulation):
 
 
 Simulation.resource_variant = ResourceSimulation  # Simulation(...) picks it when needed
-
-
-class _FitBound:
-    """Whether job ``j`` could fit (in CPU, memory and GPUs alone, the placer's choice
-    aside) once some jobs leave one node, all else as now.
-
-    A migration moves jobs off one node onto the others, so every other node ends with at
-    most what it has now and that node with at most what it has now plus what they free;
-    what cannot hold ``j`` then cannot hold it after the moves either (the trial's
-    ``_fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
-
-    def __init__(self, sim: ResourceSimulation, j: int) -> None:
-        self.sim, self.j = sim, j
-        need, milli = sim._gpus[j], sim._milli[j]
-        cpu, mem = sim._cpu[j], sim._mem[j]
-        domain = sim._domain[j]
-        self.one_node = milli < MILLI or (
-            sim.share_placer is not None and need <= domain.topology.largest
-        )
-        if self.one_node:
-            if need > 1:
-                cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
-        else:
-            cpu, mem = -(-cpu // need), -(-mem // need)
-        self.need, self.milli, self.cpu, self.mem = need, milli, cpu, mem
-        book = sim.book
-        nodes = domain.nodes
-        self.room = self._room(book.cpu_left[nodes], book.mem_left[nodes], book.gpu_left[nodes])
-        self.index = {n: i for i, n in enumerate(nodes.tolist())}
-        self.total = int(self.room.sum())
-
-    def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
-        """Per node: 1 if ``j`` fits there alone, else 0 (one-node jobs); the whole GPUs it
-        could take there (others), as ``_place_on`` counts them."""
-        need, milli = self.need, self.milli
-        if self.one_node:
-            ok = (cpu_left >= self.cpu) & (mem_left >= self.mem)
-            if need:
-                holds = (gpu_left == MILLI) if milli == MILLI else (gpu_left >= milli)
-                ok &= holds.sum(axis=1) >= need
-            return ok.astype(np.int64)
-        room = (gpu_left == MILLI).sum(axis=1)
-        if self.cpu:
-            room = np.minimum(room, cpu_left // self.cpu)
-        if self.mem:
-            room = np.minimum(room, mem_left // self.mem)
-        return room.astype(np.int64)
-
-    def fits_without(self, avoid: set[int]) -> bool:
-        """Whether ``j`` could fit on the nodes not in ``avoid``."""
-        here = sum(int(self.room[i]) for n in avoid if (i := self.index.get(n)) is not None)
-        return self.total - here >= (1 if self.one_node else self.need)
-
-    def first(self, node: int, jobs: list[int]) -> int | None:
-        """The fewest of ``jobs`` (a prefix) whose leaving ``node`` could let ``j`` fit;
-        None if not even all of them."""
-        i = self.index.get(node)
-        here = 0 if i is None else int(self.room[i])
-        others = self.total - here
-        enough = 1 if self.one_node else self.need
-        if others >= enough:
-            return 1
-        if i is None:
-            return None  # j cannot use this node
-        sim, book = self.sim, self.sim.book
-        cpu = np.array([book.cpu_left[node]])
-        mem = np.array([book.mem_left[node]])
-        gpus = book.gpu_left[node : node + 1].copy()
-        for k, r in enumerate(jobs, start=1):
-            for n, taken, c, m, milli in sim.ledger.claims[r]:
-                if n == node:
-                    cpu[0] += c
-                    mem[0] += m
-                    for g in taken:
-                        gpus[0, g] += milli
-            if others + int(self._room(cpu, mem, gpus)[0]) >= enough:
-                return k
-        return None
-
-
-class _ResourceTrial(_Trial):
-    """Trial evictions on a copy of the resource book."""
-
-    def __init__(self, sim: ResourceSimulation, j: int) -> None:
-        self.sim, self.j = sim, j
-        self.reset()
-
-    def reset(self) -> None:
-        self.book = self.sim.book.clone()
-        self.vc_used = list(self.sim.vc_used)
-
-    def release(self, r: int, sign: int) -> None:
-        sim = self.sim
-        for claim in sim._claims_of(r):
-            if sign > 0:
-                self.book.give(claim, sim._kind[r])
-            else:
-                self.book.take(claim, sim._kind[r])
-        if not sim.borrowed[r]:
-            self.vc_used[sim._vc[r]] -= sign * sim._usage[r]
-
-    def fits(self) -> bool:
-        sim = self.sim
-        return sim._quota_allows(self.j, self.vc_used) and (
-            sim._fits_on(self.book, self.j) is not None
-        )
 
 
 __all__ = [

@@ -1,21 +1,42 @@
-"""Scheduling rounds: ranking, placing, and evicting for waiting jobs.
+"""The decision rounds: ranking, placing and evicting for the waiting jobs of a group.
 
-This is the deciding half of :class:`~analysim.engine.Simulation` (a mixin it inherits): it
-reads the engine's state, asks the scheduler and the placer, checks their answers, and makes
-changes only through the engine's ``_start_running`` and ``_preempt``. See
+:class:`Rounds` is a collaborator of :class:`~analysim.engine.Simulation`, which makes one
+(``Simulation.decider``; :class:`~analysim.engine.resource_rounds.ResourceRounds` in resource
+mode) and asks it, at each step it visits:
+
+* :meth:`Rounds.touched` (groups where jobs arrived or ended), :meth:`Rounds.full_groups`
+  (the groups due a full round now) and :meth:`Rounds.round` (one round of one group);
+* :meth:`Rounds.next_full_round` (the next quantum boundary at which a full round could
+  change anything: the leap);
+* and, from its state changes, :meth:`Rounds.arrived`, :meth:`Rounds.took`,
+  :meth:`Rounds.released`, :meth:`Rounds.queued` and :meth:`Rounds.unqueued`.
+
+The tenancy asks it :meth:`Rounds.try_start`, :meth:`Rounds.place`,
+:meth:`Rounds.quota_allows`, :meth:`Rounds.fits_hypothetically`,
+:meth:`Rounds.fewest_to_free` and ``epoch`` (its failed-try memos).
+
+It owns its state: the kept rankings (and a static scheduler's ranks), the per-group flags
+that let a round be skipped (``events_since_round``, ``changed_since_full``,
+``ranking_valid_until``, ``protected_until``, ``wake_at``), the epochs and the "failed at"
+memos, EASY backfill's reservations, and why each job last failed (for the records). It
+reads the cluster from the ledger (``free``, ``vc_used``, ... never written here), asks the
+scheduler and the placer, checks their answers, and changes state only through the
+engine's ``_start_running`` and ``_preempt`` (and the tenancy's tries). See
 ``docs/semantics.md`` for the rules.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable
 from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analysim.domains import Domain
-from analysim.engine.clock import EPS
+from analysim.engine.clock import EPS, ceil_to
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
 from analysim.engine.records import (
     BORROW_FAILED,
@@ -30,13 +51,203 @@ from analysim.engine.records import (
 )
 from analysim.engine.reservations import Reservation
 from analysim.errors import PolicyError
-from analysim.policies.placement import Topology
 from analysim.policies.scheduling import JobView
 from analysim.thresholds import SMALL
 
+if TYPE_CHECKING:
+    from analysim.engine.simulation import Simulation
+
 
 class Rounds:
-    """Per-group scheduling rounds of a :class:`~analysim.engine.Simulation`."""
+    """The scheduling rounds of the simulation ``sim``, group by group."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        # what the rounds read of the engine: its parts, its policies, and per job and per
+        # group containers it changes in place (never rebound after set-up)
+        self.clock, self.ledger, self.records = sim.clock, sim.ledger, sim.records
+        self.config, self.shortcuts = sim.config, sim.shortcuts
+        self.scheduler, self.placer, self.rng = sim.scheduler, sim.placer, sim.rng
+        self._ask_placer = sim._ask_placer
+        self._skip_rounds = sim._skip_rounds
+        self._picks_one_node = sim._picks_one_node
+        self._picks_any_fitting_node = sim._picks_any_fitting_node
+        self._borrowing, self._partitioned = sim._borrowing, sim._partitioned
+        self._static, self._ranking_kept = sim._static, sim._ranking_kept
+        ledger = sim.ledger
+        # the ledger's arrays and lists: read, never written here
+        self.free, self.free_slots, self.group_free = (
+            ledger.free,
+            ledger.free_slots,
+            ledger.group_free,
+        )
+        self.vc_used, self.borrowed, self.borrowers = (
+            ledger.vc_used,
+            ledger.borrowed,
+            ledger.borrowers,
+        )
+        self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
+        self._alloc_pairs = ledger.alloc_pairs
+        # the jobs: fixed values, and the state the engine changes (read here)
+        self.job_ids, self.job_domain = sim.job_ids, sim.job_domain
+        self._gpus, self._usage, self._vc, self._queue = sim._gpus, sim._usage, sim._vc, sim._queue
+        self._group, self._domain, self._domain_index = sim._group, sim._domain, sim._domain_index
+        self._node_position, self._columns = sim._node_position, sim._columns
+        self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
+        self.attained, self.evictable_from = sim.attained, sim.evictable_from
+        self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
+        self.group_vcs, self.vc_waiting_jobs = sim.group_vcs, sim.vc_waiting_jobs
+        self._init_state(sim.partition.n_groups)
+
+    def _init_state(self, groups: int) -> None:
+        """The rounds' own state."""
+        sim, scheduler = self.sim, self.scheduler
+        self._promoted = False  # whether the current round reset any job's attained service
+        self._kept_ranking: list[Any] = [None] * groups  # see _ranked
+        if self._static:
+            self._rank_all_jobs()
+        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
+        self._releases = [0] * groups  # times GPUs of each group were released
+        # job -> its group's release count when it did not fit
+        self._failed_at: dict[int, int] = self.shortcuts.memo()
+        # for the records: why each job last did not fit, or could not preempt its way in
+        self._start_why: dict[int, int] = {}
+        self._preempt_why_of: dict[int, int] = {}
+        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
+        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
+        # the reservation that last stopped a job (its head and time, for the records)
+        self._easy = self.config.backfill == "easy"
+        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
+        self._blocking: tuple[int, float] = (-1, math.nan)
+        #: per group, a counter bumped by every start, release, promotion and ranking change:
+        #: a job that could not start or preempt its way in is not tried again until it moves
+        self.epoch = [0] * groups
+        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
+        # the same for preemption alone, which starts cannot help when the ranking is
+        # round-stable (a started job is protected, and it only takes GPUs away)
+        self._evict_epoch = [0] * groups
+        # per group: arrivals or completions since its last round; any change since its last
+        # preemptive round; the time until which its ranking is known not to change
+        self.events_since_round = [True] * groups
+        self._arrived = [False] * groups  # jobs arrived since the group's last round
+        self.changed_since_full = [True] * groups
+        self.ranking_valid_until = [-math.inf] * groups
+        self._change_unknown = [False] * groups  # see _bound_ranking
+        # with preemption: the earliest time a running job of the group stops being protected
+        self.protected_until = [math.inf] * groups
+        # the earliest of the two: when a round with nothing else new may still change things
+        self.wake_at = [-math.inf] * groups
+        # a round of a group with no GPU free (and none lent) ends at once: true only when
+        # every job needs whole GPUs (resource mode turns it off)
+        self._nothing_free_ends_round = self._skip_rounds
+        # per group: whether a change may leave room for jobs a round passed over; per
+        # domain: whether it spans its group's nodes
+        one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
+        stable = self._round_stable = scheduler.static or scheduler.round_stable
+        self._rescan_after_change = [
+            self.config.backfill or not one or not stable for one in one_queue
+        ]
+        domains, of_group = sim.partition.domains, sim.partition.domain_group.tolist()
+        self._covers_group = [
+            bool(d.mask[sim.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
+        ]
+
+    def _rank_all_jobs(self) -> None:
+        """Rank every job once by a static scheduler's keys (ties by job order)."""
+        n_jobs = self.sim.n_jobs
+        view = JobView(0.0, np.arange(n_jobs), self._columns, list(self.vc_used))
+        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
+        order = np.lexsort([view.index, *reversed(keys)])
+        rank = np.empty(n_jobs, dtype=np.int64)
+        rank[order] = np.arange(n_jobs)
+        self._rank_of = rank.tolist()
+        self._job_at_rank = order.tolist()
+
+    # -- what the engine tells the rounds -----------------------------------------------------
+    def arrived(self, group: int) -> None:
+        """A job of ``group`` arrived: its ranking is to be made afresh."""
+        self._kept_ranking[group] = None
+        self._arrived[group] = True
+
+    def touched(self, groups: set[int]) -> None:
+        """Jobs of ``groups`` arrived, ended or moved since their last round."""
+        for g in groups:
+            self.events_since_round[g] = True
+            self.changed_since_full[g] = True
+
+    def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """``j`` took GPUs (started or moved)."""
+        if self._easy:
+            self._claim_reservations(j, nodes, counts)
+        group = self._group[j]
+        self.epoch[group] += 1
+        if not self._round_stable:
+            self._evict_epoch[group] += 1
+
+    def released(self, j: int) -> None:
+        """``j`` gave its GPUs back (ended, was evicted, or is moving)."""
+        group = self._group[j]
+        self._releases[group] += 1
+        self.epoch[group] += 1
+        self._evict_epoch[group] += 1
+
+    def queued(self, j: int) -> None:
+        """``j`` waits (again): a static scheduler's waiting ranks keep it."""
+        bisect.insort(self._waiting_ranks[self._group[j]], self._rank_of[j])
+
+    def unqueued(self, j: int) -> None:
+        """``j`` stopped waiting."""
+        ranks = self._waiting_ranks[self._group[j]]
+        del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
+
+    # -- when rounds are due ------------------------------------------------------------------
+    def _pending(self) -> list[bool]:
+        """Per group: has anything happened that a full round at the next boundary must
+        consider? (Without preemption, a repeated round changes nothing: starting jobs only
+        takes GPUs away from the ones that did not fit. With it, an eviction may open room.)"""
+        return self.changed_since_full if self.config.preemption else self.events_since_round
+
+    def next_full_round(self, before: float) -> float | None:
+        """The next quantum boundary before ``before`` at which a full round could change
+        anything, if any."""
+        skip = self._skip_rounds
+        if skip and not (
+            self.config.preemption or self.scheduler.dynamic or not self._round_stable
+        ):
+            return None  # event rounds already ran at every change; the ranking is fixed
+        quantum = self.config.quantum
+        after = self.clock.boundary_after(self.clock.now, quantum)
+        if after >= before:
+            return None  # something happens first anyway
+        if not skip:
+            return after  # the plain rule: a full round at every boundary while jobs wait
+        due, change = after + EPS, math.inf
+        for waiting, pending, wake in zip(
+            self.group_waiting, self._pending(), self.wake_at, strict=True
+        ):
+            if waiting:
+                if pending or wake <= due:
+                    return after
+                change = min(change, wake)
+        if math.isinf(change):
+            return None
+        due = max(after, ceil_to(change, quantum))
+        return due if due < before else None
+
+    def full_groups(self, t: float) -> set[int]:
+        """The groups with waiting jobs due a full round at ``t`` (none off a quantum
+        boundary)."""
+        if not self.clock.is_quantum_boundary(t):
+            return set()
+        pending, valid_until = self._pending(), self.wake_at
+        leap = self.config.leap and self._skip_rounds
+        return {
+            g
+            for g, n in enumerate(self.group_waiting)
+            if n and (not leap or pending[g] or valid_until[g] <= t + EPS)
+        }
+
+    # -- a round ------------------------------------------------------------------------------
 
     def _view(self, group: int, include_running: bool) -> JobView:
         waiting = self.waiting[group]
@@ -46,7 +257,7 @@ class Rounds:
         else:
             jobs, count = iter(waiting), len(waiting)
         index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.now, index, self._columns, self._held_by_vc())
+        return JobView(self.clock.now, index, self._columns, self.sim.tenancy.held_by_vc())
 
     def _ranked(self, group: int, preemptive: bool) -> Ranking:
         """The group's jobs in rank order: its waiting jobs, and its running ones too if
@@ -57,7 +268,7 @@ class Rounds:
         if self._ranking_kept:
             kept = self._kept_ranking[group]
             if kept is None:
-                las = self._las
+                las = self.sim._las
                 kept = (
                     las.order(group)
                     if las
@@ -95,8 +306,8 @@ class Rounds:
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
         promotes; True if any."""
-        if self._las is not None:
-            promoted = self._las.promotions(group)
+        if self.sim._las is not None:
+            promoted = self.sim._las.promotions(group)
             if not promoted:
                 return False
             self.attained[promoted] = 0.0
@@ -110,21 +321,22 @@ class Rounds:
         self._kept_ranking[group] = None
         return True
 
-    def _round(self, group: int, preemptive: bool, full: bool) -> bool:
+    def round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
         self._promoted = False
+        now = self.clock.now
         first_try = len(self.records.try_job)
         self._round_flags = ROUND_FULL if preemptive else 0
-        reranked = self.scheduler.dynamic and self.now >= self.ranking_valid_until[group] - EPS
+        reranked = self.scheduler.dynamic and now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
-            self._epoch[group] += 1
+            self.epoch[group] += 1
             self._kept_ranking[group] = None
             self._evict_epoch[group] += 1
             self._apply_service_resets(group)
-        if self.now >= self.protected_until[group] - EPS:
-            self._epoch[group] += 1  # running jobs became evictable
+        if now >= self.protected_until[group] - EPS:
+            self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
@@ -144,7 +356,7 @@ class Rounds:
             not self._skip_rounds
             or changed
             or self._promoted
-            or self.ranking_valid_until[group] <= self.now + EPS
+            or self.ranking_valid_until[group] <= now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
             or self._change_unknown[group]
         ):
@@ -156,13 +368,13 @@ class Rounds:
             or changed
             or reranked
             or self._arrived[group]
-            or self.protected_until[group] <= self.now + EPS
+            or self.protected_until[group] <= now + EPS
         ):
             self.protected_until[group] = self._next_unprotected(group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         self.records.rounds.append(
-            (self.now, group, self._round_flags, first_try, self.protected_until[group])
+            (now, group, self._round_flags, first_try, self.protected_until[group])
         )
         return changed
 
@@ -178,8 +390,8 @@ class Rounds:
             self.ranking_valid_until[group] = math.inf
             self._change_unknown[group] = True
             return
-        if self._las is not None:
-            self.ranking_valid_until[group] = self._las.next_change(group)
+        if self.sim._las is not None:
+            self.ranking_valid_until[group] = self.sim._las.next_change(group)
         else:
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
@@ -192,7 +404,7 @@ class Rounds:
         The answer holds until jobs arrive, start or stop, or the ranking changes. Where
         the positions are not at hand (a ranking made afresh each round), every running
         job counts: an early answer only costs a round that changes nothing."""
-        now, running = self.now + EPS, self.running[group]
+        now, running = self.clock.now + EPS, self.running[group]
         if self._static:
             waiting = self._waiting_ranks[group]
             if not waiting:
@@ -232,13 +444,15 @@ class Rounds:
         start: int | None = 0
         records = self.records
         try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
+        tenancy = self.sim.tenancy
+        own_room = tenancy.own_room
         while start is not None:
             order, start = self._waiting_in_order(ranked, start), None
             for pos, j in order:  # each waits still: only the job at hand starts
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if self._try_start(j, active):
+                if self.try_start(j, active):
                     changed = True
                     continue
                 why, room = self._why, self._room_seen  # why it did not fit (the records)
@@ -248,11 +462,11 @@ class Rounds:
                     try_code.append(why)
                     try_free.append(room)
                     continue
-                if self._own_room:
-                    if self._try_own_room(j):
+                if own_room:
+                    if tenancy.try_own_room(j):
                         changed = True
                         continue
-                    why |= self._own_room_why
+                    why |= tenancy.own_room_why
                 if preemptive:
                     if self._try_preempt_for(j, ranked, pos):
                         # its victims wait now, further down the order: read the rest anew
@@ -276,18 +490,9 @@ class Rounds:
                         )
                     if len(blocked) >= queues_waiting:
                         break
-        if self._borrowing and self.n_waiting:
+        if self._borrowing and self.sim.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed
-
-    def _try_own_room(self, j: int) -> bool:
-        """Make room for ``j`` within what its VC is entitled to, without evicting any job
-        of its own rank order: reclaim lent GPUs, then migrate (when switched on). What was
-        tried in vain is left in ``_own_room_why`` (the records' failure bits)."""
-        self._own_room_why = 0
-        if self._borrowing and self._try_reclaim(j):
-            return True
-        return bool(self.config.migration) and self._try_migrate(j)
 
     def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try
@@ -300,13 +505,13 @@ class Rounds:
             vc = self._queue[j]
             if vc in done:
                 continue
-            if self._try_start(j, active):  # the head may have moved on
+            if self.try_start(j, active):  # the head may have moved on
                 changed = True
                 continue
             why, room = self._why, self._room_seen
             if why == RESERVED:
                 records.try_reserved[len(records.try_job)] = self._blocking
-            if self._try_borrow(j):
+            if self.sim.tenancy.try_borrow(j):
                 changed = True
                 continue
             records.try_job.append(j)
@@ -320,11 +525,11 @@ class Rounds:
         """(position, job) of the waiting jobs in a ranking, from position ``start`` on."""
         return ranked.waiting_from(start)
 
-    def _quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
+    def quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
         quota = self._domain[j].quota
         return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
 
-    def _place(
+    def place(
         self, j: int, free: np.ndarray, domain: Domain | None = None
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Ask the placer for GPUs for ``j`` on its own nodes (or those of ``domain``) given
@@ -374,19 +579,7 @@ class Rounds:
             )
         return domain.nodes[chosen], counts
 
-    def _ask_placer(
-        self, need: int, free: np.ndarray, topology: Topology
-    ) -> np.ndarray | int | None:
-        """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
-        placer keeps the base class's rule that such jobs take one node) that node's index.
-        Callers have checked that ``free`` holds ``need`` GPUs in all."""
-        if self._picks_one_node:  # Placer.place's rule, less its check of the total
-            if need <= topology.largest:
-                return self.placer.pick_node(need, free, topology, self.rng)
-            return self.placer.spread_over_nodes(need, free, topology, self.rng)
-        return self.placer.place(need, free, topology, self.rng)
-
-    def _try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
+    def try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
         """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
         ``active`` reservations; ``_why`` is RESERVED when only they stop it). A job that
         did not fit is not tried again until GPUs of its group are released: placement only
@@ -399,7 +592,7 @@ class Rounds:
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
             why = self._start_why[j]
-            if why == QUOTA or not self._quota_allows(j, self.vc_used):  # checked first
+            if why == QUOTA or not self.quota_allows(j, self.vc_used):  # checked first
                 why = QUOTA
                 self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
             else:
@@ -408,8 +601,8 @@ class Rounds:
                     why = FULL
             self._why = why
             return False
-        if self._quota_allows(j, self.vc_used):
-            placed = self._place(j, self.free)  # sets ``_why`` when it finds none
+        if self.quota_allows(j, self.vc_used):
+            placed = self.place(j, self.free)  # sets ``_why`` when it finds none
         else:
             placed, self._why = None, QUOTA
             self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
@@ -417,13 +610,13 @@ class Rounds:
             self._failed_at[j] = self._releases[group]
             self._start_why[j] = self._why
             return False
-        self._start_running(j, *placed)
+        self.sim._start_running(j, *placed)
         return True
 
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining run time ends)."""
-        due = self.clock.due(self.now + float(self.remaining[j]))
+        due = self.clock.due(self.clock.now + float(self.remaining[j]))
         return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
@@ -431,9 +624,9 @@ class Rounds:
         else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
-            return self._try_start(j)  # does not fit at all: as it was (the records)
-        if not self._quota_allows(j, self.vc_used):
-            return self._try_start(j)
+            return self.try_start(j)  # does not fit at all: as it was (the records)
+        if not self.quota_allows(j, self.vc_used):
+            return self.try_start(j)
         gpus, vc = self._gpus[j], self._vc[j]
         if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
             placed = None
@@ -441,12 +634,12 @@ class Rounds:
             room = self.free.copy()
             for r in keep:
                 np.minimum(room, np.maximum(r.spare, 0), out=room)
-            placed = self._place(j, room)
+            placed = self.place(j, room)
         if placed is not None:
-            self._start_running(j, *placed)
+            self.sim._start_running(j, *placed)
             return True
-        if not self._fits_hypothetically(j, self.free, self.vc_used):
-            return self._try_start(j)  # does not fit even on every free GPU
+        if not self.fits_hypothetically(j, self.free, self.vc_used):
+            return self.try_start(j)  # does not fit even on every free GPU
         self._why, self._room_seen = RESERVED, self._room_of(j)
         blocking = keep[0]
         self._blocking = (blocking.head, blocking.at)
@@ -487,7 +680,7 @@ class Rounds:
             while k < len(ends) and ends[k][0] <= at + EPS:
                 self._release_into(ends[k][1], free, vc_used, +1)
                 k += 1
-            if int(free[nodes].sum()) < need or not self._fits_hypothetically(j, free, vc_used):
+            if int(free[nodes].sum()) < need or not self.fits_hypothetically(j, free, vc_used):
                 continue
             take = self._placement_at(need, free[nodes], domain)
             reserved = np.zeros_like(free)
@@ -527,7 +720,7 @@ class Rounds:
         reservations = self._reservations[self._group[j]]
         if not reservations:
             return
-        due = self.clock.due(self.now + float(self.remaining[j]))
+        due = self.clock.due(self.clock.now + float(self.remaining[j]))
         for queue, r in list(reservations.items()):
             if r.head == j:
                 del reservations[queue]
@@ -562,13 +755,13 @@ class Rounds:
     def _protected_below(self, ranked: Ranking, pos: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
         be evicted yet): asked only when preemption failed, for the records."""
-        now, evictable_from = self.now + EPS, self.evictable_from
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
     def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:
         """The running jobs ranked below position ``pos`` whose protection has ended,
         lowest-ranked first."""
-        now, evictable_from = self.now + EPS, self.evictable_from
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
         return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
 
     def _evict_for(self, j: int, candidates: list[int]) -> bool:
@@ -582,17 +775,17 @@ class Rounds:
                 if (domain.quota is not None and self._vc[r] == vc)
                 or domain.mask[self.alloc_nodes[r]].any()
             ]
-        victims = self._fewest_to_free(j, candidates) if candidates else None
+        victims = self.fewest_to_free(j, candidates) if candidates else None
         if victims is None:
             return False
         for r in victims:
-            self._preempt(r, cause=j)
-        started = self._try_start(j)
+            self.sim._preempt(r, cause=j)
+        started = self.try_start(j)
         if not started:  # cannot happen: the free map is the one that fitted
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return True
 
-    def _fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
+    def fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
         """Of ``candidates`` (in the order they should go), the running jobs whose eviction
         lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
         turns out not to be needed; None if evicting them all would not do."""
@@ -645,9 +838,9 @@ class Rounds:
         if not self.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
             vc_used[self._vc[r]] -= sign * self._gpus[r]
 
-    def _fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+    def fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
         """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
-        if not self._quota_allows(j, vc_used):
+        if not self.quota_allows(j, vc_used):
             return False
         domain = self._domain[j]
         return self.placer_fits(self._gpus[j], free[domain.nodes], domain)
@@ -694,20 +887,20 @@ class _Trial:
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
 
-    def __init__(self, sim: Rounds, j: int, room: int) -> None:
-        self.sim, self.j, self.need, self.start_room = sim, j, sim._gpus[j], room
+    def __init__(self, rounds: Rounds, j: int, room: int) -> None:
+        self.rounds, self.j, self.need, self.start_room = rounds, j, rounds._gpus[j], room
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.vc_used = self.sim.free.copy(), self.sim.vc_used.copy()
+        self.free, self.vc_used = self.rounds.free.copy(), self.rounds.vc_used.copy()
         self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
 
     def release(self, r: int, sign: int) -> None:
-        self.sim._release_into(r, self.free, self.vc_used, sign)
-        self.room += sign * self.sim._gpus[r]
+        self.rounds._release_into(r, self.free, self.vc_used, sign)
+        self.room += sign * self.rounds._gpus[r]
 
     def fits(self) -> bool:
-        return self.room >= self.need and self.sim._fits_hypothetically(
+        return self.room >= self.need and self.rounds.fits_hypothetically(
             self.j, self.free, self.vc_used
         )
 
@@ -715,31 +908,33 @@ class _FreeMapTrial(_Trial):
 class _FewNodesTrial(_Trial):
     """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
 
-    def __init__(self, sim: Rounds, j: int) -> None:
-        domain = sim._domain[j]
-        self.sim, self.j, self.need = sim, j, sim._gpus[j]
-        self.position = sim._node_position[sim._domain_index[j]]  # node -> index in domain
-        self.start_free = sim.free[domain.nodes].tolist()
+    def __init__(self, rounds: Rounds, j: int) -> None:
+        domain = rounds._domain[j]
+        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
+        self.position = rounds._node_position[rounds._domain_index[j]]  # node -> index in domain
+        self.start_free = rounds.free[domain.nodes].tolist()
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.vc_used = list(self.start_free), list(self.sim.vc_used)
+        self.free, self.vc_used = list(self.start_free), list(self.rounds.vc_used)
 
     def release(self, r: int, sign: int) -> None:
-        sim, free, position = self.sim, self.free, self.position
-        for node, count in sim._alloc_pairs[r]:
+        rounds, free, position = self.rounds, self.free, self.position
+        for node, count in rounds._alloc_pairs[r]:
             i = position.get(node)
             if i is not None:
                 free[i] += sign * count
-        if not sim.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
-            self.vc_used[sim._vc[r]] -= sign * sim._gpus[r]
+        if not rounds.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
+            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
 
     def fits(self) -> bool:
-        sim, need, free = self.sim, self.need, self.free
+        rounds, need, free = self.rounds, self.need, self.free
         total = sum(free)
-        if total < need or not sim._quota_allows(self.j, self.vc_used):
+        if total < need or not rounds.quota_allows(self.j, self.vc_used):
             return False
-        return sim.placer_fits(need, np.array(free, dtype=np.int64), sim._domain[self.j], total)
+        return rounds.placer_fits(
+            need, np.array(free, dtype=np.int64), rounds._domain[self.j], total
+        )
 
 
 class _OneNodeTrial(_Trial):
@@ -750,29 +945,29 @@ class _OneNodeTrial(_Trial):
 
     cheap = True
 
-    def __init__(self, sim: Rounds, j: int) -> None:
-        domain = sim._domain[j]
-        self.sim, self.j, self.need = sim, j, sim._gpus[j]
-        self.position = sim._node_position[sim._domain_index[j]]  # the domain's nodes
-        self.fits_now = int(sim.free[domain.nodes].max()) >= self.need  # the quota may block
+    def __init__(self, rounds: Rounds, j: int) -> None:
+        domain = rounds._domain[j]
+        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
+        self.position = rounds._node_position[rounds._domain_index[j]]  # the domain's nodes
+        self.fits_now = int(rounds.free[domain.nodes].max()) >= self.need  # the quota may block
         self.reset()
 
     def reset(self) -> None:
         self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
-        self.vc_used = list(self.sim.vc_used)
+        self.vc_used = list(self.rounds.vc_used)
         self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
 
     def release(self, r: int, sign: int) -> None:
-        sim, added, need = self.sim, self.added, self.need
-        if not sim.borrowed[r]:
-            self.vc_used[sim._vc[r]] -= sign * sim._gpus[r]
-        for node, count in sim._alloc_pairs[r]:
+        rounds, added, need = self.rounds, self.added, self.need
+        if not rounds.borrowed[r]:
+            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
+        for node, count in rounds._alloc_pairs[r]:
             before = added.get(node, 0)
             added[node] = before + sign * count
             if node in self.position:
-                free = len(sim.free_slots[node])
+                free = len(rounds.free_slots[node])
                 if (free + before >= need) != (free + before + sign * count >= need):
                     self.roomy += sign
 
     def fits(self) -> bool:
-        return (self.fits_now or self.roomy > 0) and self.sim._quota_allows(self.j, self.vc_used)
+        return (self.fits_now or self.roomy > 0) and self.rounds.quota_allows(self.j, self.vc_used)

@@ -1,5 +1,7 @@
-"""``Simulation``: the present time and where to leap next, the per-job state, and the
-wiring of the engine's parts (the ledger, the rounds, tenancy, the records).
+"""``Simulation``: where to leap next (the clock, ``self.clock``, holds the present), the
+per-job state and its changes, and the wiring of the engine's parts: the ledger
+(``self.ledger``), the decision rounds (``self.decider``), tenancy (``self.tenancy``) and the
+records (``self.records``), each an object with its own state.
 
 The clock moves in whole steps of ``config.step`` seconds and leaps straight to the next step
 at which anything can happen (an arrival, a completion, a scheduling round that can change
@@ -19,18 +21,17 @@ visits every step and runs every full round; ``reference=True`` turns off every 
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import logging
 import math
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysim.config import SimConfig
-from analysim.domains import build_partition
-from analysim.engine.clock import EPS, Clock, ceil_to, on_multiple
+from analysim.domains import Domain, build_partition
+from analysim.engine.clock import EPS, Clock, on_multiple
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
@@ -49,8 +50,7 @@ from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
-from analysim.policies.placement import Placer
-from analysim.policies.scheduling import JobView
+from analysim.policies.placement import Placer, Topology
 from analysim.sharing.placers import share_placer_of
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.validation import check_samples, seconds
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class Simulation(Tenancy, Rounds):
+class Simulation:
     """A simulation of ``workload`` on ``cluster`` under ``config``.
 
     Step through it with :meth:`step`, run it with :meth:`run`, look at the present with
@@ -76,6 +76,10 @@ class Simulation(Tenancy, Rounds):
     resource_mode = False
     #: the class of resource mode (set by ``engine/resources.py``)
     resource_variant: type[Simulation]
+    #: the class of the decision rounds (rank, place, evict)
+    rounds_class: type[Rounds] = Rounds
+    #: the class of the tenancy collaborator (borrowing, reclaiming, migrating, defragmenting)
+    tenancy_class: type[Tenancy] = Tenancy
 
     def __init__(
         self,
@@ -100,7 +104,7 @@ class Simulation(Tenancy, Rounds):
         self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
         self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
         self.rng = np.random.default_rng(self.config.seed)
-        self.clock = Clock(self.config.step, self.config.quantum)
+        self.clock = Clock(self.config.step, self.config.quantum, self.config.sample_every)
         self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
@@ -112,6 +116,8 @@ class Simulation(Tenancy, Rounds):
         self._init_jobs(jobs)
         self._init_cluster()
         self._init_records()
+        self.decider = self.rounds_class(self)
+        self.tenancy = self.tenancy_class(self)
 
     def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
         """A workload that asks for GPU shares, CPU or memory, or a config that names a
@@ -126,6 +132,18 @@ class Simulation(Tenancy, Rounds):
     # -- set-up -------------------------------------------------------------------------------
     def _make_placer(self) -> Placer:
         return self.config.make_placer()
+
+    def _ask_placer(
+        self, need: int, free: np.ndarray, topology: Topology
+    ) -> np.ndarray | int | None:
+        """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
+        placer keeps the base class's rule that such jobs take one node) that node's index.
+        Callers have checked that ``free`` holds ``need`` GPUs in all."""
+        if self._picks_one_node:  # Placer.place's rule, less its check of the total
+            if need <= topology.largest:
+                return self.placer.pick_node(need, free, topology, self.rng)
+            return self.placer.spread_over_nodes(need, free, topology, self.rng)
+        return self.placer.place(need, free, topology, self.rng)
 
     def _new_ledger(self) -> Ledger:
         return Ledger(
@@ -232,7 +250,6 @@ class Simulation(Tenancy, Rounds):
         self.vc_waiting_gpus = [0] * n_vc
 
     def _init_records(self) -> None:
-        self.now = 0.0
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
         groups = self.partition.n_groups
         self.job_group = (
@@ -240,56 +257,21 @@ class Simulation(Tenancy, Rounds):
         )
         self._group = self.job_group.tolist()
         self.n_waiting = 0
-        self._promoted = False  # whether the current round reset any job's attained service
         kept = self.shortcuts.kept_ranking
         self._static = kept and self.scheduler.static
         self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
-        self._kept_ranking: list[Any] = [None] * groups  # see Rounds._ranked
         # LAS's own rules: its ranking kept job by job instead of asked for over arrays
         self._las = (
             LASRanking(self, self.scheduler, groups)
             if self._ranking_kept and keeps_las_rules(self.scheduler)
             else None
         )
-        if self._static:
-            self._rank_all_jobs()
-        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
-        self._releases = [0] * groups  # times GPUs of each group were released
-        # job -> its group's release count when it did not fit
-        self._failed_at: dict[int, int] = self.shortcuts.memo()
-        # for the records: why each job last did not fit, or could not preempt its way in
-        self._start_why: dict[int, int] = {}
-        self._preempt_why_of: dict[int, int] = {}
-        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
-        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
-        # the reservation that last stopped a job (its head and time, for the records)
-        self._easy = self.config.backfill == "easy"
-        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
-        self._blocking: tuple[int, float] = (-1, math.nan)
-        # per group, a counter bumped by every start, release, promotion and ranking change:
-        # a job that could not preempt its way in is not tried again until it moves
-        self._epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
-        # the same for preemption alone, which starts cannot help when the ranking is
-        # round-stable (a started job is protected, and it only takes GPUs away)
-        self._evict_epoch = [0] * groups
         self._init_groups(groups)
         # per group, insertion-ordered sets of waiting and running jobs
         self.waiting: list[dict[int, None]] = [{} for _ in range(groups)]
         self.running: list[dict[int, None]] = [{} for _ in range(groups)]
         self.group_waiting = [0] * groups
         self.active = 0
-        # per group: arrivals or completions since its last round; any change since its last
-        # preemptive round; the time until which its ranking is known not to change
-        self.events_since_round = [True] * groups
-        self._arrived = [False] * groups  # jobs arrived since the group's last round
-        self.changed_since_full = [True] * groups
-        self.ranking_valid_until = [-math.inf] * groups
-        self._change_unknown = [False] * groups  # see Rounds._bound_ranking
-        # with preemption: the earliest time a running job of the group stops being protected
-        self.protected_until = [math.inf] * groups
-        # the earliest of the two: when a round with nothing else new may still change things
-        self.wake_at = [-math.inf] * groups
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
         self.records = Records(memo=self.shortcuts.memos)
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
@@ -303,15 +285,9 @@ class Simulation(Tenancy, Rounds):
         ]
         self.finished = 0
         self.started = False
-        self.next_sample = 0.0  # the next timeline sample time (samples: in self.records)
-        self.rounds = 0
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
-        # a round of a group with no GPU free (and none lent) ends at once: true only when
-        # every job needs whole GPUs (resource mode turns it off)
-        self._nothing_free_ends_round = self._skip_rounds
         self._usage = self._gpus  # what a job counts against its VC's usage and quota
-        self._init_tenancy()
 
     def _init_groups(self, groups: int) -> None:
         """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
@@ -327,26 +303,23 @@ class Simulation(Tenancy, Rounds):
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.ledger.set_groups(self._group, self.group_nodes)
         self.group_free = self.ledger.group_free
-        one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
-        stable = self._round_stable = self.scheduler.static or self.scheduler.round_stable
-        self._rescan_after_change = [
-            self.config.backfill or not one or not stable for one in one_queue
-        ]
-        self._covers_group = [
-            bool(d.mask[self.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
-        ]
-
-    def _rank_all_jobs(self) -> None:
-        """Rank every job once by a static scheduler's keys (ties by job order)."""
-        view = JobView(0.0, np.arange(self.n_jobs), self._columns, list(self.vc_used))
-        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
-        order = np.lexsort([view.index, *reversed(keys)])
-        rank = np.empty(self.n_jobs, dtype=np.int64)
-        rank[order] = np.arange(self.n_jobs)
-        self._rank_of = rank.tolist()
-        self._job_at_rank = order.tolist()
 
     # -- public API ---------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        """The present time (seconds; the clock's)."""
+        return self.clock.now
+
+    @property
+    def rounds(self) -> int:
+        """How many times the simulation has advanced (steps visited)."""
+        return self.clock.advances
+
+    @property
+    def next_sample(self) -> float:
+        """The time of the next timeline sample (those before it are in ``records``)."""
+        return self.clock.next_sample
+
     @property
     def done(self) -> bool:
         """True when every schedulable job has finished."""
@@ -357,6 +330,13 @@ class Simulation(Tenancy, Rounds):
         """Whether the placer puts a job that fits on one node on any node with room (then
         such a job fits iff some node of its domain has room)."""
         return self._picks_any_fitting_node
+
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
+        """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
+        nodes (``total`` of them, if the caller has counted)? (Draws nothing from the rng.)"""
+        return self.decider.placer_fits(need, room, domain, total)
 
     def projected_end(self) -> float:
         """The time this simulation ends when run to completion: computed once, on a fresh
@@ -372,9 +352,9 @@ class Simulation(Tenancy, Rounds):
             self._start()
         t = self._next_time()
         if t is None:
-            return self.now
+            return self.clock.now
         self._advance(t)
-        return self.now
+        return self.clock.now
 
     def run(self, until: float | None = None) -> Simulation:
         """Run until every job has finished, or up to time ``until`` (seconds)."""
@@ -393,9 +373,9 @@ class Simulation(Tenancy, Rounds):
             if bar is not None and self.finished - reported >= 200:
                 bar.update(self.finished - reported)
                 reported = self.finished
-        if until is not None and until > self.now:
+        if until is not None and until > self.clock.now:
             self._account(until)
-            self.now = float(until)
+            self.clock.stop_at(float(until))
         if bar is not None:
             bar.update(self.finished - reported)
             bar.close()
@@ -431,8 +411,9 @@ class Simulation(Tenancy, Rounds):
     def _next_time(self) -> float | None:
         if self.done:
             return None
+        clock = self.clock
         if not self.config.leap:
-            return self.now + self.config.step if self.rounds else self._first_time()
+            return clock.now + clock.step if clock.advances else self._first_time()
         soonest = math.inf
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
@@ -442,88 +423,43 @@ class Simulation(Tenancy, Rounds):
         if completions and completions[0][0] < soonest:
             soonest = self.completions[0][0]
         if self.n_waiting:
-            round_time = self._next_full_round(soonest)
+            round_time = self.decider.next_full_round(soonest)
             if round_time is not None:
                 soonest = round_time
         if self._defrag_every is not None and self.active:
-            defrag = self.clock.boundary_after(self.now, self._defrag_every)
+            defrag = clock.boundary_after(clock.now, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
         if math.isinf(soonest):
             return None
-        return max(soonest, self.now + self.config.step) if self.rounds else soonest
+        return max(soonest, clock.now + clock.step) if clock.advances else soonest
 
     def _first_time(self) -> float:
         return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
 
-    def _next_full_round(self, before: float) -> float | None:
-        """The next quantum boundary before ``before`` at which a full round could change
-        anything, if any."""
-        skip = self._skip_rounds
-        if skip and not (
-            self.config.preemption or self.scheduler.dynamic or not self._round_stable
-        ):
-            return None  # event rounds already ran at every change; the ranking is fixed
-        quantum = self.config.quantum
-        after = self.clock.boundary_after(self.now, quantum)
-        if after >= before:
-            return None  # something happens first anyway
-        if not skip:
-            return after  # the plain rule: a full round at every boundary while jobs wait
-        due, change = after + EPS, math.inf
-        for waiting, pending, wake in zip(
-            self.group_waiting, self._pending(), self.wake_at, strict=True
-        ):
-            if waiting:
-                if pending or wake <= due:
-                    return after
-                change = min(change, wake)
-        if math.isinf(change):
-            return None
-        due = max(after, ceil_to(change, quantum))
-        return due if due < before else None
-
-    def _pending(self) -> list[bool]:
-        """Per group: has anything happened that a full round at the next boundary must
-        consider? (Without preemption, a repeated round changes nothing: starting jobs only
-        takes GPUs away from the ones that did not fit. With it, an eviction may open room.)"""
-        return self.changed_since_full if self.config.preemption else self.events_since_round
-
     def _advance(self, t: float) -> None:
         self._account(t)
-        self.now = t
-        self.rounds += 1
+        self.clock.advance_to(t)
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
-                touched |= self._defragment()
-        for g in touched:
-            self.events_since_round[g] = True
-            self.changed_since_full[g] = True
+                touched |= self.tenancy.defragment()
+        decider = self.decider
+        decider.touched(touched)
         if not self.n_waiting:
             return
-        full: set[int] = set()
-        if self.clock.is_quantum_boundary(t):
-            pending, valid_until = self._pending(), self.wake_at
-            leap = self.config.leap and self._skip_rounds
-            full = {
-                g
-                for g, n in enumerate(self.group_waiting)
-                if n and (not leap or pending[g] or valid_until[g] <= t + EPS)
-            }
+        full = decider.full_groups(t)
+        preemption = self.config.preemption
         for g in sorted(full | touched) if len(full) + len(touched) > 1 else full | touched:
             if self.group_waiting[g]:
-                self._round(g, preemptive=self.config.preemption and g in full, full=g in full)
+                decider.round(g, preemptive=preemption and g in full, full=g in full)
 
     def _account(self, t: float) -> None:
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
-        every = self.config.sample_every
-        if self.next_sample < t:
-            last = ceil_to(t, every) - every
-            count = int(round((last - self.next_sample) / every)) + 1
-            snapshot = self.sample_counters()
-            self.records.samples.append((self.next_sample, count, snapshot, self.capture()))
-            self.next_sample += count * every
+        due = self.clock.samples_before(t)
+        if due is not None:
+            first, count = due
+            self.records.samples.append((first, count, self.sample_counters(), self.capture()))
 
     # -- arrivals and completions -------------------------------------------------------------
     def _arrive_due(self, t: float) -> set[int]:
@@ -541,9 +477,9 @@ class Simulation(Tenancy, Rounds):
             if self._las is not None:
                 self._las.arrived(j)
             self.records.record(self._submit[j], SUBMIT, j, None)
-            touched.add(self._group[j])
-            self._kept_ranking[self._group[j]] = None
-            self._arrived[self._group[j]] = True
+            group = self._group[j]
+            touched.add(group)
+            self.decider.arrived(group)
         self._skip_unschedulable()
         return touched
 
@@ -576,7 +512,7 @@ class Simulation(Tenancy, Rounds):
     ) -> None:
         self._take(j, nodes, counts, borrowed)
         self._dequeue(j)
-        now = self.now
+        now = self.clock.now
         resumed = self._version[j] > 0
         if not resumed:
             self.first_start[j] = now
@@ -592,7 +528,7 @@ class Simulation(Tenancy, Rounds):
         """Schedule the completion of running job ``j`` (a new version of its run)."""
         version = self._version[j] + 1
         self._version[j] = version
-        end = self.now + float(self.remaining[j])
+        end = self.clock.now + float(self.remaining[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
         if self._las is not None:
@@ -601,14 +537,9 @@ class Simulation(Tenancy, Rounds):
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
         self.changes += 1
-        self.ledger.take(j, nodes, counts, borrowed, self.now)
-        if self._easy:
-            self._claim_reservations(j, nodes, counts)
-        group = self._group[j]
-        self.running[group][j] = None
-        self._epoch[group] += 1
-        if not self._round_stable:
-            self._evict_epoch[group] += 1
+        self.ledger.take(j, nodes, counts, borrowed, self.clock.now)
+        self.running[self._group[j]][j] = None
+        self.decider.took(j, nodes, counts)
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
@@ -618,18 +549,15 @@ class Simulation(Tenancy, Rounds):
         self.remaining[j] -= elapsed
         self.since[j] = at
         self.ledger.release(j, at, elapsed)
-        group = self._group[j]
-        self._releases[group] += 1
-        self._epoch[group] += 1
-        self._evict_epoch[group] += 1
-        del self.running[group][j]
+        del self.running[self._group[j]][j]
+        self.decider.released(j)
 
     def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
         checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
         borrowed GPUs it held wants them back."""
-        nodes = self.last_nodes[j]
-        self._stop_running(j, self.now)
+        nodes, now = self.last_nodes[j], self.clock.now
+        self._stop_running(j, now)
         self.remaining[j] += self.cost[j]
         if kind == RECLAIM:
             self.reclaims[j] += 1
@@ -640,7 +568,7 @@ class Simulation(Tenancy, Rounds):
         self._enqueue(j)
         if self._las is not None:
             self._las.stopped(j)
-        self.records.record(self.now, kind, j, nodes, cause=cause)
+        self.records.record(now, kind, j, nodes, cause=cause)
 
     def _migrate(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
@@ -649,13 +577,14 @@ class Simulation(Tenancy, Rounds):
         its migration cost."""
         left = self.last_nodes[j]
         borrowed = bool(self.borrowed[j])
-        self._stop_running(j, self.now)
+        now = self.clock.now
+        self._stop_running(j, now)
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
         self._take(j, nodes, counts, borrowed)
         self._run_until_done(j)
         gpus = tuple(self.alloc_gpus[j])
-        self.records.record(self.now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
+        self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
     @property
     def gpu_owner(self) -> np.ndarray:
@@ -665,7 +594,7 @@ class Simulation(Tenancy, Rounds):
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
         """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
-        return self.ledger.busy_gpu_seconds(self.now)
+        return self.ledger.busy_gpu_seconds(self.clock.now)
 
     def sample_counters(self) -> tuple:
         """The per-VC counters of a timeline sample: GPUs used, running jobs, waiting jobs,
@@ -687,7 +616,7 @@ class Simulation(Tenancy, Rounds):
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
         if self._static:
-            bisect.insort(self._waiting_ranks[group], self._rank_of[j])
+            self.decider.queued(j)
         self.n_waiting += 1
         self.group_waiting[group] += 1
         self.vc_waiting_jobs[vc] += 1
@@ -698,8 +627,7 @@ class Simulation(Tenancy, Rounds):
         vc, group = self._vc[j], self._group[j]
         del self.waiting[group][j]
         if self._static:
-            ranks = self._waiting_ranks[group]
-            del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
+            self.decider.unqueued(j)
         self.n_waiting -= 1
         self.group_waiting[group] -= 1
         self.vc_waiting_jobs[vc] -= 1

@@ -1,0 +1,290 @@
+"""Tenancy in resource mode: migrating and defragmenting jobs that share GPUs and ask for CPU
+and memory, planned on trial copies of the resource book.
+
+:class:`ResourceTenancy` is the :class:`~analysim.engine.tenancy.Tenancy` of a
+:class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
+borrowing limits in GPU milli, usage as schedulers see it counted in ``num_gpus``, migration
+that moves the running one-node jobs off one node (fewest GPU milli moved) and
+defragmentation that empties the least-used nodes, both asking the simulation where a job
+fits on a trial book (``_fits_on``) and skipping trials that cannot succeed
+(:class:`_FitBound`, under ``Shortcuts.trial_bounds``). Moves go through the engine's
+``_migrate``, with the claims planned for the ledger.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysim.engine.records import FULL, MIGRATION_FAILED
+from analysim.engine.tenancy import MOST_MOVABLE_PER_NODE, Tenancy
+from analysim.errors import PolicyError
+from analysim.sharing.resources import MILLI
+
+if TYPE_CHECKING:
+    from analysim.engine.resources import Claim, ResourceBook, ResourceSimulation
+
+
+class ResourceTenancy(Tenancy):
+    """Borrowing, reclaiming, migrating and defragmenting in resource mode."""
+
+    sim: ResourceSimulation
+
+    def __init__(self, sim: ResourceSimulation) -> None:
+        super().__init__(sim)
+        self._borrow_cap = [cap * MILLI for cap in self._borrow_cap]  # GPU milli
+        self._defrag_failed_at: int | None = None  # ``sim.changes`` after a vain pass
+        self._empty_gpu_left = sim.book.gpu_left.copy()  # milli per GPU, nothing running
+
+    def held_by_vc(self) -> list[int]:
+        """What schedulers see as each VC's usage: the ``num_gpus`` of its running jobs
+        (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
+        sim = self.sim
+        held = [0] * len(sim.partition.vc_names)
+        vc, gpus = sim._vc, sim._gpus
+        for running in sim.running:
+            for j in running:
+                held[vc[j]] += gpus[j]
+        return held
+
+    # -- migration and defragmentation ----------------------------------------------------------
+    def _movable(self, group: int) -> dict[int, list[int]]:
+        """Per node, the running one-node jobs of ``group`` on their own GPUs, start order."""
+        ledger = self.ledger
+        claims_of, borrowed = ledger.claims, ledger.borrowed
+        on_node: dict[int, list[int]] = {}
+        for r in self.sim.running[group]:
+            claims = claims_of[r]
+            if len(claims) == 1 and not borrowed[r]:
+                on_node.setdefault(claims[0][0], []).append(r)
+        return on_node
+
+    def _relocate_on(
+        self, book: ResourceBook, jobs: list[int], avoid: set[int]
+    ) -> list[tuple[int, list[Claim]]] | None:
+        """Claims elsewhere for each of ``jobs`` (largest first), made on ``book``; None if
+        one has nowhere to go."""
+        sim = self.sim
+        moves = []
+        for r in sorted(jobs, key=lambda r: (-sim._usage[r], -sim._cpu[r], r)):
+            claims = sim._fits_on(book, r, avoid=avoid)
+            if claims is None:
+                return None
+            for claim in claims:
+                book.take(claim, sim._kind[r])
+            moves.append((r, claims))
+        return moves
+
+    def try_migrate(self, j: int) -> bool:
+        """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
+        moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
+        sim, ledger = self.sim, self.ledger
+        domain = sim._domain[j]
+        if not self.decider.quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
+            return False  # not fragmentation: too little is free in all
+        epoch = self.decider.epoch[sim._group[j]]
+        self.own_room_why |= MIGRATION_FAILED
+        if self._migrate_failed_at.get(j) == epoch:
+            return False
+        on_node = self._movable(sim._group[j])
+        book, need = sim.book, sim._gpus[j]
+        usage, cpu, kind = sim._usage, sim._cpu, sim._kind
+        bound = _FitBound(sim, j) if sim.shortcuts.trial_bounds else None
+        leaves: dict[int, bool] = {}
+        best = None
+        for node in domain.nodes.tolist():
+            if (
+                node not in on_node
+                or ledger.capacity[node] < need
+                or book.nodes.cpu[node] < cpu[j]
+                or book.nodes.memory[node] < sim._mem[j]
+            ):
+                continue  # nothing to move, or too small even when empty
+            jobs = sorted(on_node[node], key=lambda r: (usage[r], cpu[r], r))
+            jobs = jobs[:MOST_MOVABLE_PER_NODE]
+            first = 1
+            if bound is not None:
+                first = bound.first(node, jobs)
+                if first is None:
+                    continue  # j fits nowhere even with all of them gone
+            for k in range(first, len(jobs) + 1):
+                chosen = jobs[:k]
+                key = (sum(usage[r] for r in chosen), k, node)
+                if best is not None and key >= best[0]:
+                    break
+                if bound is not None and not self._could_leave(jobs[k - 1], {node}, leaves):
+                    break  # it has nowhere else to go, in this trial or any larger one
+                book = sim.book.clone()
+                for r in chosen:
+                    for claim in ledger.claims[r]:
+                        book.give(claim, kind[r])
+                moves = self._relocate_on(book, chosen, avoid={node})
+                if moves is not None and sim._fits_on(book, j) is not None:
+                    best = (key, moves)
+                    break
+        if best is None:
+            self._migrate_failed_at[j] = epoch
+            return False
+        for r, claims in best[1]:
+            self._move(r, claims, cause=j)
+        if not self.decider.try_start(j):
+            raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
+        return True
+
+    def _could_leave(self, r: int, avoid: set[int], known: dict[int, bool]) -> bool:
+        """Whether running job ``r`` could fit off the nodes in ``avoid`` (its own among
+        them) on the book as it is now, in CPU, memory and GPUs alone (``known`` keeps the
+        answers, for one ``avoid`` set per job)."""
+        could = known.get(r)
+        if could is None:
+            could = known[r] = _FitBound(self.sim, r).fits_without(avoid)
+        return could
+
+    def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
+        self.ledger.plans[r] = claims
+        nodes = np.array([c[0] for c in claims])
+        self.sim._migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
+
+    def defragment(self) -> set[int]:
+        """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their
+        jobs onto other used nodes, while that empties a whole node."""
+        sim, ledger = self.sim, self.ledger
+        changed: set[int] = set()
+        if sim.shortcuts.memos and self._defrag_failed_at == sim.changes:
+            return changed  # nothing changed since a pass that moved nothing
+        book = sim.book
+        bounds = sim.shortcuts.trial_bounds
+        for group, nodes in enumerate(sim.group_nodes):
+            while sim.running[group]:
+                listed = nodes.tolist()
+                held = self._held(nodes).tolist()
+                in_use = (MILLI - book.gpu_left[nodes]).clip(0).sum(axis=1).tolist()
+                cpu_left = book.cpu_left[nodes].tolist()
+                used = [
+                    (int(in_use[i]), int(cpu_left[i]), n) for i, n in enumerate(listed) if held[i]
+                ]
+                on_node = self._movable(group)
+                empty = {n for i, n in enumerate(listed) if not held[i]}
+                jobs_on = self._jobs_per_node()
+                leaves: dict[int, bool] = {}
+                moved = False
+                for _, _, node in sorted(used, key=lambda u: (u[0], -u[1], u[2])):
+                    jobs = on_node.get(node, [])
+                    if len(jobs) != jobs_on.get(node, 0):
+                        continue
+                    avoid = empty | {node}
+                    if bounds and not all(self._could_leave(r, avoid, leaves) for r in jobs):
+                        continue  # one of them has nowhere else to go
+                    trial = book.clone()
+                    for r in jobs:
+                        for claim in ledger.claims[r]:
+                            trial.give(claim, sim._kind[r])
+                    plan = self._relocate_on(trial, jobs, avoid=avoid)
+                    if plan is None:
+                        continue
+                    for r, claims in plan:
+                        self._move(r, claims)
+                    changed.add(group)
+                    moved = True
+                    break
+                if not moved:
+                    break
+        if not changed:
+            self._defrag_failed_at = sim.changes
+        return changed
+
+    def _held(self, nodes: np.ndarray) -> np.ndarray:
+        """Whether each of ``nodes`` holds anything (CPU, memory or GPU milli in use)."""
+        book = self.sim.book
+        return (
+            (book.cpu_left[nodes] != book.nodes.cpu[nodes])
+            | (book.mem_left[nodes] != book.nodes.memory[nodes])
+            | (book.gpu_left[nodes] != self._empty_gpu_left[nodes]).any(axis=1)
+        )
+
+    def _jobs_per_node(self) -> dict[int, int]:
+        """How many running jobs hold something on each node."""
+        count: dict[int, int] = {}
+        for claims in self.ledger.claims.values():
+            for node in {c[0] for c in claims}:
+                count[node] = count.get(node, 0) + 1
+        return count
+
+
+class _FitBound:
+    """Whether job ``j`` could fit (in CPU, memory and GPUs alone, the placer's choice
+    aside) once some jobs leave one node, all else as now.
+
+    A migration moves jobs off one node onto the others, so every other node ends with at
+    most what it has now and that node with at most what it has now plus what they free;
+    what cannot hold ``j`` then cannot hold it after the moves either (the trial's
+    ``_fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
+
+    def __init__(self, sim: ResourceSimulation, j: int) -> None:
+        self.sim, self.j = sim, j
+        need, milli = sim._gpus[j], sim._milli[j]
+        cpu, mem = sim._cpu[j], sim._mem[j]
+        domain = sim._domain[j]
+        self.one_node = milli < MILLI or (
+            sim.share_placer is not None and need <= domain.topology.largest
+        )
+        if self.one_node:
+            if need > 1:
+                cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
+        else:
+            cpu, mem = -(-cpu // need), -(-mem // need)
+        self.need, self.milli, self.cpu, self.mem = need, milli, cpu, mem
+        book = sim.book
+        nodes = domain.nodes
+        self.room = self._room(book.cpu_left[nodes], book.mem_left[nodes], book.gpu_left[nodes])
+        self.index = {n: i for i, n in enumerate(nodes.tolist())}
+        self.total = int(self.room.sum())
+
+    def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
+        """Per node: 1 if ``j`` fits there alone, else 0 (one-node jobs); the whole GPUs it
+        could take there (others), as ``_place_on`` counts them."""
+        need, milli = self.need, self.milli
+        if self.one_node:
+            ok = (cpu_left >= self.cpu) & (mem_left >= self.mem)
+            if need:
+                holds = (gpu_left == MILLI) if milli == MILLI else (gpu_left >= milli)
+                ok &= holds.sum(axis=1) >= need
+            return ok.astype(np.int64)
+        room = (gpu_left == MILLI).sum(axis=1)
+        if self.cpu:
+            room = np.minimum(room, cpu_left // self.cpu)
+        if self.mem:
+            room = np.minimum(room, mem_left // self.mem)
+        return room.astype(np.int64)
+
+    def fits_without(self, avoid: set[int]) -> bool:
+        """Whether ``j`` could fit on the nodes not in ``avoid``."""
+        here = sum(int(self.room[i]) for n in avoid if (i := self.index.get(n)) is not None)
+        return self.total - here >= (1 if self.one_node else self.need)
+
+    def first(self, node: int, jobs: list[int]) -> int | None:
+        """The fewest of ``jobs`` (a prefix) whose leaving ``node`` could let ``j`` fit;
+        None if not even all of them."""
+        i = self.index.get(node)
+        here = 0 if i is None else int(self.room[i])
+        others = self.total - here
+        enough = 1 if self.one_node else self.need
+        if others >= enough:
+            return 1
+        if i is None:
+            return None  # j cannot use this node
+        sim, book = self.sim, self.sim.book
+        cpu = np.array([book.cpu_left[node]])
+        mem = np.array([book.mem_left[node]])
+        gpus = book.gpu_left[node : node + 1].copy()
+        for k, r in enumerate(jobs, start=1):
+            for n, taken, c, m, milli in sim.ledger.claims[r]:
+                if n == node:
+                    cpu[0] += c
+                    mem[0] += m
+                    for g in taken:
+                        gpus[0, g] += milli
+            if others + int(self._room(cpu, mem, gpus)[0]) >= enough:
+                return k
+        return None
