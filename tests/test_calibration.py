@@ -211,6 +211,39 @@ def test_helios_workloads_are_seeded_and_scale_with_load():
     assert len(presets.workload("venus")) == pytest.approx(30 * 684.7, rel=0.03)
 
 
+# -- the tuned shapes and what they give (docs/calibration.md) ------------------------------------
+TUNED = {  # (max_job_fraction, size_growth): tuned on the mean queueing delay of seeds 0-2
+    "venus": (0.34, -0.48),
+    "earth": (0.1875, 0.8),
+    "saturn": (0.1875, 0.25),
+    "uranus": (0.25, 0.40),
+}
+MONTH_MEAN_QUEUE = {  # seed 0, 30 days, presets.config(name): docs/calibration.md's table
+    "venus": 925.9041654529566,
+    "earth": 421.5415306078798,
+    "saturn": 517.7366833469914,
+    "uranus": 1576.327190304376,
+}
+
+
+def test_tuned_shapes_are_the_documented_ones():
+    for name, (fraction, growth) in TUNED.items():
+        shape = helios_presets.SHAPES[name]
+        assert (shape.max_job_fraction, shape.size_growth) == (fraction, growth), name
+
+
+@pytest.mark.parametrize("name", HELIOS)
+def test_a_preset_month_keeps_its_documented_queueing_delay(name):
+    """Seed 0's whole month gives the mean queueing delay of docs/calibration.md's table, and
+    every criterion but that delay passes: fails if the generator, the shapes or the
+    scheduling drift (about 1-13 s of CPU per preset)."""
+    simulated = calibration.run_month(name, seed=0)
+    assert simulated["mean_queue"] == pytest.approx(MONTH_MEAN_QUEUE[name], rel=1e-9)
+    rows = calibration.compare(name, 0, simulated)
+    missed = rows[rows["verdict"] == "MISS"]
+    assert set(missed["metric"]) <= {"mean_queue"}, missed
+
+
 # -- the check ---------------------------------------------------------------------------------
 def test_compare_verdicts_by_hand():
     reference = calibration.published("venus")
