@@ -8,7 +8,7 @@ that moves the running one-node jobs off one node (fewest GPU milli moved) and
 defragmentation that empties the least-used nodes, both asking the simulation where a job
 fits on a trial book (``_fits_on``) and skipping trials that cannot succeed
 (:class:`_FitBound`, under ``Shortcuts.trial_bounds``). Moves go through the engine's
-``_migrate``, with the claims planned for the ledger.
+``migrate``, with the claims planned for the ledger.
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class ResourceTenancy(Tenancy):
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
         self.ledger.plans[r] = claims
         nodes = np.array([c[0] for c in claims])
-        self.sim._migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
+        self.sim.migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
 
     def defragment(self) -> set[int]:
         """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their

@@ -21,7 +21,7 @@ that let a round be skipped (``events_since_round``, ``changed_since_full``,
 memos, EASY backfill's reservations, and why each job last failed (for the records). It
 reads the cluster from the ledger (``free``, ``vc_used``, ... never written here), asks the
 scheduler and the placer, checks their answers, and changes state only through the
-engine's ``_start_running`` and ``_preempt`` (and the tenancy's tries). See
+engine's ``start_running`` and ``preempt`` (and the tenancy's tries). See
 ``docs/semantics.md`` for the rules.
 """
 
@@ -268,7 +268,7 @@ class Rounds:
         if self._ranking_kept:
             kept = self._kept_ranking[group]
             if kept is None:
-                las = self.sim._las
+                las = self.sim.las
                 kept = (
                     las.order(group)
                     if las
@@ -306,8 +306,8 @@ class Rounds:
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
         promotes; True if any."""
-        if self.sim._las is not None:
-            promoted = self.sim._las.promotions(group)
+        if self.sim.las is not None:
+            promoted = self.sim.las.promotions(group)
             if not promoted:
                 return False
             self.attained[promoted] = 0.0
@@ -390,8 +390,8 @@ class Rounds:
             self.ranking_valid_until[group] = math.inf
             self._change_unknown[group] = True
             return
-        if self.sim._las is not None:
-            self.ranking_valid_until[group] = self.sim._las.next_change(group)
+        if self.sim.las is not None:
+            self.ranking_valid_until[group] = self.sim.las.next_change(group)
         else:
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
@@ -610,7 +610,7 @@ class Rounds:
             self._failed_at[j] = self._releases[group]
             self._start_why[j] = self._why
             return False
-        self.sim._start_running(j, *placed)
+        self.sim.start_running(j, *placed)
         return True
 
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
@@ -636,7 +636,7 @@ class Rounds:
                 np.minimum(room, np.maximum(r.spare, 0), out=room)
             placed = self.place(j, room)
         if placed is not None:
-            self.sim._start_running(j, *placed)
+            self.sim.start_running(j, *placed)
             return True
         if not self.fits_hypothetically(j, self.free, self.vc_used):
             return self.try_start(j)  # does not fit even on every free GPU
@@ -779,7 +779,7 @@ class Rounds:
         if victims is None:
             return False
         for r in victims:
-            self.sim._preempt(r, cause=j)
+            self.sim.preempt(r, cause=j)
         started = self.try_start(j)
         if not started:  # cannot happen: the free map is the one that fitted
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")

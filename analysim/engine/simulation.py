@@ -260,8 +260,9 @@ class Simulation:
         kept = self.shortcuts.kept_ranking
         self._static = kept and self.scheduler.static
         self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
-        # LAS's own rules: its ranking kept job by job instead of asked for over arrays
-        self._las = (
+        #: LAS's own rules: its ranking kept job by job instead of asked for over arrays (a
+        #: LASRanking the engine tells of every start, stop and end; the rounds ask it), or None
+        self.las: LASRanking | None = (
             LASRanking(self, self.scheduler, groups)
             if self._ranking_kept and keeps_las_rules(self.scheduler)
             else None
@@ -474,8 +475,8 @@ class Simulation:
             self.active += 1
             self.changes += 1
             self._enqueue(j)
-            if self._las is not None:
-                self._las.arrived(j)
+            if self.las is not None:
+                self.las.arrived(j)
             self.records.record(self._submit[j], SUBMIT, j, None)
             group = self._group[j]
             touched.add(group)
@@ -498,8 +499,8 @@ class Simulation:
             self.remaining[j] = 0.0
             self.end[j] = end
             self.status[j] = DONE
-            if self._las is not None:
-                self._las.finished(j)
+            if self.las is not None:
+                self.las.finished(j)
             self.finished += 1
             self.active -= 1
             self.records.record(end, FINISH, j, self.last_nodes[j])
@@ -507,9 +508,15 @@ class Simulation:
         return touched
 
     # -- state changes (the only code that mutates state) ---------------------------------------
-    def _start_running(
+    # The public three, start_running, preempt and migrate, are what the rounds and the tenancy
+    # call to change a job's state; the ledger checks every change of the cluster they make.
+    def start_running(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool = False
     ) -> None:
+        """Start (or resume) waiting job ``j`` on ``counts[i]`` GPUs of node ``nodes[i]``
+        (GPUs of other VCs when ``borrowed``): the ledger checks they are free and within
+        quota; ``j`` leaves the queue, runs from now, and may not be evicted for a quantum
+        past its restore cost."""
         self._take(j, nodes, counts, borrowed)
         self._dequeue(j)
         now = self.clock.now
@@ -531,8 +538,8 @@ class Simulation:
         end = self.clock.now + float(self.remaining[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
-        if self._las is not None:
-            self._las.ran(j)
+        if self.las is not None:
+            self.las.ran(j)
 
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
@@ -552,7 +559,7 @@ class Simulation:
         del self.running[self._group[j]][j]
         self.decider.released(j)
 
-    def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
+    def preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
         checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
         borrowed GPUs it held wants them back."""
@@ -566,11 +573,11 @@ class Simulation:
         self._version[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
-        if self._las is not None:
-            self._las.stopped(j)
+        if self.las is not None:
+            self.las.stopped(j)
         self.records.record(now, kind, j, nodes, cause=cause)
 
-    def _migrate(
+    def migrate(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
     ) -> None:
         """Move running job ``j`` to ``counts`` GPUs on ``nodes``: it keeps its work and pays

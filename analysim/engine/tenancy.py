@@ -11,8 +11,8 @@ borrow, the memos of tries that failed (borrow, reclaim, migrate; against the ro
 group ``epoch``), and what the last try to make room did in vain (``own_room_why``, for the
 records). It reads the cluster's state from the ledger, asks the rounds
 (``Simulation.decider``) where a job fits and which evictions free room, plans on trial
-copies, and changes state only through the engine's state changes (``_start_running``,
-``_preempt``, ``_migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
+copies, and changes state only through the engine's state changes (``start_running``,
+``preempt``, ``migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
 ``docs/semantics.md`` gives the rules.
 """
 
@@ -119,7 +119,7 @@ class Tenancy:
         if placed is None:
             self._borrow_failed_at[j] = epoch
             return False
-        sim._start_running(j, *placed, borrowed=True)
+        sim.start_running(j, *placed, borrowed=True)
         return True
 
     def try_reclaim(self, j: int) -> bool:
@@ -143,7 +143,7 @@ class Tenancy:
             self._reclaim_failed_at[j] = epoch
             return False
         for r in victims:
-            sim._preempt(r, cause=j, kind=RECLAIM)
+            sim.preempt(r, cause=j, kind=RECLAIM)
         if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
@@ -169,7 +169,7 @@ class Tenancy:
             return False
         gpus = sim._gpus
         for r, node in plan:
-            sim._migrate(r, np.array([node]), np.array([gpus[r]]), cause=j)
+            sim.migrate(r, np.array([node]), np.array([gpus[r]]), cause=j)
         if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
@@ -308,7 +308,7 @@ class Tenancy:
                     if plan is None:
                         continue
                     for r, dest in plan:
-                        sim._migrate(r, np.array([dest]), np.array([gpus[r]]))
+                        sim.migrate(r, np.array([dest]), np.array([gpus[r]]))
                     changed.add(group)
                     moved = True
                     break
