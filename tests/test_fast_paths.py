@@ -388,7 +388,7 @@ def test_whole_runs_are_those_of_the_reference_mode(drawn, las):
     assert plain.rounds >= fast.rounds
     memos = plain.decider._failed_at, plain.decider._preempt_failed_at
     assert not any(memos)  # the memos stay empty
-    assert plain.las is None and not plain._static and not plain.picks_any_fitting_node
+    assert plain.las is None and not plain.flags.static and not plain.picks_any_fitting_node
 
 
 def test_the_reference_mode_runs_a_full_round_at_every_quantum_while_jobs_wait():

@@ -73,11 +73,11 @@ class _ResourceTrial(_Trial):
         sim = self.sim
         for claim in sim.ledger.claims[r]:
             if sign > 0:
-                self.book.give(claim, sim._kind[r])
+                self.book.give(claim, sim.facts.kind[r])
             else:
-                self.book.take(claim, sim._kind[r])
+                self.book.take(claim, sim.facts.kind[r])
         if not sim.borrowed[r]:
-            self.vc_used[sim._vc[r]] -= sign * sim._usage[r]
+            self.vc_used[sim.facts.vc[r]] -= sign * sim.facts.usage[r]
 
     def fits(self) -> bool:
         return self.rounds.quota_allows(self.j, self.vc_used) and (

@@ -42,7 +42,7 @@ class ResourceTenancy(Tenancy):
         (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
         sim = self.sim
         held = [0] * len(sim.partition.vc_names)
-        vc, gpus = sim._vc, sim._gpus
+        vc, gpus = sim.facts.vc, sim.facts.gpus
         for running in sim.running:
             for j in running:
                 held[vc[j]] += gpus[j]
@@ -67,12 +67,12 @@ class ResourceTenancy(Tenancy):
         one has nowhere to go."""
         sim = self.sim
         moves = []
-        for r in sorted(jobs, key=lambda r: (-sim._usage[r], -sim._cpu[r], r)):
+        for r in sorted(jobs, key=lambda r: (-sim.facts.usage[r], -sim.facts.cpu[r], r)):
             claims = sim._fits_on(book, r, avoid=avoid)
             if claims is None:
                 return None
             for claim in claims:
-                book.take(claim, sim._kind[r])
+                book.take(claim, sim.facts.kind[r])
             moves.append((r, claims))
         return moves
 
@@ -80,16 +80,16 @@ class ResourceTenancy(Tenancy):
         """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
         moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
         sim, ledger = self.sim, self.ledger
-        domain = sim._domain[j]
+        domain = sim.facts.domain[j]
         if not self.decider.quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
             return False  # not fragmentation: too little is free in all
-        epoch = self.decider.epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= MIGRATION_FAILED
         if self._migrate_failed_at.get(j) == epoch:
             return False
-        on_node = self._movable(sim._group[j])
-        book, need = sim.book, sim._gpus[j]
-        usage, cpu, kind = sim._usage, sim._cpu, sim._kind
+        on_node = self._movable(sim.facts.group[j])
+        book, need = sim.book, sim.facts.gpus[j]
+        usage, cpu, kind = sim.facts.usage, sim.facts.cpu, sim.facts.kind
         bound = _FitBound(sim, j) if sim.shortcuts.trial_bounds else None
         leaves: dict[int, bool] = {}
         best = None
@@ -98,7 +98,7 @@ class ResourceTenancy(Tenancy):
                 node not in on_node
                 or ledger.capacity[node] < need
                 or book.nodes.cpu[node] < cpu[j]
-                or book.nodes.memory[node] < sim._mem[j]
+                or book.nodes.memory[node] < sim.facts.mem[j]
             ):
                 continue  # nothing to move, or too small even when empty
             jobs = sorted(on_node[node], key=lambda r: (usage[r], cpu[r], r))
@@ -179,7 +179,7 @@ class ResourceTenancy(Tenancy):
                     trial = book.clone()
                     for r in jobs:
                         for claim in ledger.claims[r]:
-                            trial.give(claim, sim._kind[r])
+                            trial.give(claim, sim.facts.kind[r])
                     plan = self._relocate_on(trial, jobs, avoid=avoid)
                     if plan is None:
                         continue
@@ -223,9 +223,9 @@ class _FitBound:
 
     def __init__(self, sim: ResourceSimulation, j: int) -> None:
         self.sim, self.j = sim, j
-        need, milli = sim._gpus[j], sim._milli[j]
-        cpu, mem = sim._cpu[j], sim._mem[j]
-        domain = sim._domain[j]
+        need, milli = sim.facts.gpus[j], sim.facts.milli[j]
+        cpu, mem = sim.facts.cpu[j], sim.facts.mem[j]
+        domain = sim.facts.domain[j]
         self.one_node = milli < MILLI or (
             sim.share_placer is not None and need <= domain.topology.largest
         )

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from analysim.domains import Domain
+from analysim.engine.jobs import ResourceJobFacts
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import FRAGMENTED, FULL, Capture
 from analysim.engine.resource_rounds import ResourceRounds
@@ -116,12 +117,12 @@ class ResourceLedger(Ledger):
             sim.node_names,
             sim.job_ids,
             list(sim.partition.vc_names),
-            sim._usage,
-            sim._vc,
-            [None if d.quota is None else d.quota * MILLI for d in sim._domain],
+            sim.facts.usage,
+            sim.facts.vc,
+            [None if d.quota is None else d.quota * MILLI for d in sim.facts.domain],
         )
         self.book = book
-        self._kind = sim._kind
+        self._kind = sim.facts.kind
         # FGD's fragmentation of each node, kept up to date as nodes change
         self.meter = sim.meter
         n_nodes = len(sim.capacity)
@@ -240,6 +241,7 @@ class ResourceSimulation(Simulation):
     """The time engine in resource mode (see the module's description)."""
 
     resource_mode = True
+    facts: ResourceJobFacts
     rounds_class = ResourceRounds
     tenancy_class = ResourceTenancy
 
@@ -266,7 +268,25 @@ class ResourceSimulation(Simulation):
         self._milli = self.gpu_milli.tolist()
         self._cpu, self._mem = self.cpu.tolist(), self.memory.tolist()
         self._kind = [task_kind(g, m) for g, m in zip(self._gpus, self._milli, strict=True)]
+        self._usage = self.milli_total.tolist()  # GPU milli: usage, quotas and borrowing
         self._check_sizes(jobs)
+
+    def _job_facts(self) -> ResourceJobFacts:
+        return ResourceJobFacts(
+            gpus=self._gpus,
+            usage=self._usage,
+            vc=self._vc,
+            queue=self._queue,
+            group=self._group,
+            domain=self._domain,
+            domain_index=self._domain_index,
+            node_position=self._node_position,
+            columns=self._columns,
+            milli=self._milli,
+            cpu=self._cpu,
+            mem=self._mem,
+            kind=self._kind,
+        )
 
     def _check_sizes(self, jobs) -> None:
         """CPU or memory larger than every node is bad input (named): for a job of several
@@ -286,7 +306,6 @@ class ResourceSimulation(Simulation):
                 )
 
     def _new_ledger(self) -> Ledger:
-        self._usage = self.milli_total.tolist()  # set again by _init_records (same list)
         nodes = self.cluster.nodes
 
         def capacity(name: str) -> np.ndarray:
@@ -317,10 +336,6 @@ class ResourceSimulation(Simulation):
     def _init_cluster(self) -> None:
         super()._init_cluster()
         self._mark_unschedulable()
-
-    def _init_records(self) -> None:
-        super()._init_records()
-        self._usage = self.ledger._gpus  # GPU milli: usage, quotas and borrowing count it
 
     def _mark_unschedulable(self) -> None:
         """A job that no node of its domain could hold on an empty cluster (or asks for

@@ -68,12 +68,13 @@ class Rounds:
         self.clock, self.ledger, self.records = sim.clock, sim.ledger, sim.records
         self.config, self.shortcuts = sim.config, sim.shortcuts
         self.scheduler, self.placer, self.rng = sim.scheduler, sim.placer, sim.rng
-        self._ask_placer = sim._ask_placer
-        self._skip_rounds = sim._skip_rounds
-        self._picks_one_node = sim._picks_one_node
-        self._picks_any_fitting_node = sim._picks_any_fitting_node
-        self._borrowing, self._partitioned = sim._borrowing, sim._partitioned
-        self._static, self._ranking_kept = sim._static, sim._ranking_kept
+        self._ask_placer = sim.ask_placer
+        flags = sim.flags  # local names: the hot loop reads them often
+        self._skip_rounds = flags.skip_rounds
+        self._picks_one_node = flags.picks_one_node
+        self._picks_any_fitting_node = flags.picks_any_fitting_node
+        self._borrowing, self._partitioned = flags.borrowing, flags.partitioned
+        self._static, self._ranking_kept = flags.static, flags.ranking_kept
         ledger = sim.ledger
         # the ledger's arrays and lists: read, never written here
         self.free, self.free_slots, self.group_free = (
@@ -90,9 +91,16 @@ class Rounds:
         self._alloc_pairs = ledger.alloc_pairs
         # the jobs: fixed values, and the state the engine changes (read here)
         self.job_ids, self.job_domain = sim.job_ids, sim.job_domain
-        self._gpus, self._usage, self._vc, self._queue = sim._gpus, sim._usage, sim._vc, sim._queue
-        self._group, self._domain, self._domain_index = sim._group, sim._domain, sim._domain_index
-        self._node_position, self._columns = sim._node_position, sim._columns
+        facts = sim.facts  # (lists: local names, read one item at a time)
+        self._gpus, self._usage, self._vc, self._queue = (
+            facts.gpus,
+            facts.usage,
+            facts.vc,
+            facts.queue,
+        )
+        self._group, self._domain = facts.group, facts.domain
+        self._domain_index, self._node_position = facts.domain_index, facts.node_position
+        self._columns = facts.columns
         self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
         self.attained, self.evictable_from = sim.attained, sim.evictable_from
         self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting

@@ -32,6 +32,8 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import Domain, build_partition
 from analysim.engine.clock import EPS, Clock, on_multiple
+from analysim.engine.flags import Flags
+from analysim.engine.jobs import JobFacts
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
@@ -114,8 +116,20 @@ class Simulation:
             self.partition = self.partition.as_one_group()
         self.scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
         self._init_jobs(jobs)
+        #: the fixed per-job values the parts read (``engine/jobs.py``)
+        self.facts = self._job_facts()
         self._init_cluster()
         self._init_records()
+        #: the choices of this set-up the parts act on (``engine/flags.py``)
+        self.flags = Flags(
+            skip_rounds=self._skip_rounds,
+            picks_one_node=self._picks_one_node,
+            picks_any_fitting_node=self._picks_any_fitting_node,
+            borrowing=self._borrowing,
+            partitioned=self._partitioned,
+            static=self._static,
+            ranking_kept=self._ranking_kept,
+        )
         self.decider = self.rounds_class(self)
         self.tenancy = self.tenancy_class(self)
 
@@ -133,7 +147,7 @@ class Simulation:
     def _make_placer(self) -> Placer:
         return self.config.make_placer()
 
-    def _ask_placer(
+    def ask_placer(
         self, need: int, free: np.ndarray, topology: Topology
     ) -> np.ndarray | int | None:
         """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
@@ -183,7 +197,9 @@ class Simulation:
         # a job that (re)starts may not be evicted before it has run one quantum past its
         # restore cost: every run then makes progress, so preemption cannot livelock
         self.evictable_from = np.zeros(n)
-        self._version = [0] * n  # bumped at each start and preemption; stale heap entries differ
+        #: per job, bumped at each start and preemption: stale heap entries differ (the LAS
+        #: ranking reads it too)
+        self.versions = [0] * n
         self.job_vc = self.partition.job_vc
         self.job_domain = self.partition.job_domain
         most = np.array([d.max_gpus for d in self.partition.domains], dtype=np.int64)
@@ -200,6 +216,9 @@ class Simulation:
         domains = self.partition.domains
         self._domain_index = self.job_domain.tolist()
         self._domain = [domains[d] for d in self._domain_index]
+        self.job_group = self.partition.domain_group[self.job_domain] if n else self.job_domain
+        self._group = self.job_group.tolist()
+        self._usage = self._gpus  # what a job counts against its VC's usage and quota
         self._node_position = [  # per domain: node -> its index among the domain's nodes
             {node: i for i, node in enumerate(d.nodes.tolist())} for d in domains
         ]
@@ -215,6 +234,19 @@ class Simulation:
             "vc": self.job_vc,
             "priority": self.job_priority,
         }
+
+    def _job_facts(self) -> JobFacts:
+        return JobFacts(
+            gpus=self._gpus,
+            usage=self._usage,
+            vc=self._vc,
+            queue=self._queue,
+            group=self._group,
+            domain=self._domain,
+            domain_index=self._domain_index,
+            node_position=self._node_position,
+            columns=self._columns,
+        )
 
     @staticmethod
     def _costs(model, jobs, field: str) -> np.ndarray:
@@ -252,10 +284,6 @@ class Simulation:
     def _init_records(self) -> None:
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
         groups = self.partition.n_groups
-        self.job_group = (
-            self.partition.domain_group[self.job_domain] if self.n_jobs else self.job_domain
-        )
-        self._group = self.job_group.tolist()
         self.n_waiting = 0
         kept = self.shortcuts.kept_ranking
         self._static = kept and self.scheduler.static
@@ -288,7 +316,6 @@ class Simulation:
         self.started = False
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
-        self._usage = self._gpus  # what a job counts against its VC's usage and quota
 
     def _init_groups(self, groups: int) -> None:
         """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
@@ -418,7 +445,7 @@ class Simulation:
         soonest = math.inf
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
-        completions, version = self.completions, self._version
+        completions, version = self.completions, self.versions
         while completions and completions[0][3] != version[completions[0][2]]:
             heapq.heappop(completions)  # the end of a run that was cut short: nothing happens
         if completions and completions[0][0] < soonest:
@@ -493,7 +520,7 @@ class Simulation:
         touched: set[int] = set()
         while self.completions and self.completions[0][0] <= t + EPS:
             _, end, j, version = heapq.heappop(self.completions)
-            if version != self._version[j]:
+            if version != self.versions[j]:
                 continue
             self._stop_running(j, end)
             self.remaining[j] = 0.0
@@ -520,7 +547,7 @@ class Simulation:
         self._take(j, nodes, counts, borrowed)
         self._dequeue(j)
         now = self.clock.now
-        resumed = self._version[j] > 0
+        resumed = self.versions[j] > 0
         if not resumed:
             self.first_start[j] = now
         self.status[j] = RUNNING
@@ -533,8 +560,8 @@ class Simulation:
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run)."""
-        version = self._version[j] + 1
-        self._version[j] = version
+        version = self.versions[j] + 1
+        self.versions[j] = version
         end = self.clock.now + float(self.remaining[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
@@ -570,7 +597,7 @@ class Simulation:
             self.reclaims[j] += 1
         else:
             self.preemptions[j] += 1
-        self._version[j] += 1
+        self.versions[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
         if self.las is not None:
