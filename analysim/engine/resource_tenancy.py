@@ -5,10 +5,11 @@ and memory, planned on trial copies of the resource book.
 :class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
 borrowing limits in GPU milli, usage as schedulers see it counted in ``num_gpus``, migration
 that moves the running one-node jobs off one node (fewest GPU milli moved) and
-defragmentation that empties the least-used nodes, both asking the simulation where a job
-fits on a trial book (``_fits_on``) and skipping trials that cannot succeed
-(:class:`_FitBound`, under ``Shortcuts.trial_bounds``). Moves go through the engine's
-``migrate``, with the claims planned for the ledger.
+defragmentation that empties the least-used nodes, both asking the simulation's
+:class:`~analysim.engine.resource_placement.ResourcePlacement` where a job fits on a trial
+book (``fits_on``) and skipping trials that cannot succeed (:class:`_FitBound`, under
+``Shortcuts.trial_bounds``). Moves go through the engine's ``migrate``, with the claims
+planned for the ledger.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class ResourceTenancy(Tenancy):
         sim = self.sim
         moves = []
         for r in sorted(jobs, key=lambda r: (-sim.facts.usage[r], -sim.facts.cpu[r], r)):
-            claims = sim._fits_on(book, r, avoid=avoid)
+            claims = sim.placement.fits_on(book, r, avoid=avoid)
             if claims is None:
                 return None
             for claim in claims:
@@ -81,7 +82,10 @@ class ResourceTenancy(Tenancy):
         moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
         sim, ledger = self.sim, self.ledger
         domain = sim.facts.domain[j]
-        if not self.decider.quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
+        if (
+            not self.decider.quota_allows(j, ledger.vc_used)
+            or sim.placement.why_not(j, domain) == FULL
+        ):
             return False  # not fragmentation: too little is free in all
         epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= MIGRATION_FAILED
@@ -120,7 +124,7 @@ class ResourceTenancy(Tenancy):
                     for claim in ledger.claims[r]:
                         book.give(claim, kind[r])
                 moves = self._relocate_on(book, chosen, avoid={node})
-                if moves is not None and sim._fits_on(book, j) is not None:
+                if moves is not None and sim.placement.fits_on(book, j) is not None:
                     best = (key, moves)
                     break
         if best is None:
@@ -219,7 +223,7 @@ class _FitBound:
     A migration moves jobs off one node onto the others, so every other node ends with at
     most what it has now and that node with at most what it has now plus what they free;
     what cannot hold ``j`` then cannot hold it after the moves either (the trial's
-    ``_fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
+    ``fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
 
     def __init__(self, sim: ResourceSimulation, j: int) -> None:
         self.sim, self.j = sim, j
@@ -243,7 +247,7 @@ class _FitBound:
 
     def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
         """Per node: 1 if ``j`` fits there alone, else 0 (one-node jobs); the whole GPUs it
-        could take there (others), as ``_place_on`` counts them."""
+        could take there (others), as ``ResourcePlacement.place_on`` counts them."""
         need, milli = self.need, self.milli
         if self.one_node:
             ok = (cpu_left >= self.cpu) & (mem_left >= self.mem)

@@ -25,17 +25,17 @@ import math
 
 import numpy as np
 
-from analysim.domains import Domain
 from analysim.engine.jobs import ResourceJobFacts
 from analysim.engine.ledger import Ledger
-from analysim.engine.records import FRAGMENTED, FULL, Capture
+from analysim.engine.records import Capture
+from analysim.engine.resource_placement import ResourcePlacement
 from analysim.engine.resource_rounds import ResourceRounds
 from analysim.engine.resource_tenancy import ResourceTenancy
 from analysim.engine.simulation import Simulation
 from analysim.errors import PolicyError, describe_rows
 from analysim.policies import PLACERS
 from analysim.sharing.fragmentation import FragMeter, typical_shapes
-from analysim.sharing.placers import Context, Request, best_fit_gpus, share_placer_of
+from analysim.sharing.placers import share_placer_of
 from analysim.sharing.resources import MILLI, Nodes, NodeState, Tasks, task_kind
 
 #: a node's CPU or memory when the cluster does not say (more than any job asks for)
@@ -330,11 +330,22 @@ class ResourceSimulation(Simulation):
         tasks = Tasks(self.job_ids, self.cpu, self.memory, self.gpus, self.gpu_milli, types)
         # FGD's target workload: the task shapes of this workload
         self.meter = FragMeter(typical_shapes(tasks), self.book.models) if len(tasks) else None
-        self._tie_rank = np.arange(len(self.capacity))
         return ResourceLedger(self, self.book)
 
     def _init_cluster(self) -> None:
         super()._init_cluster()
+        #: where a job fits (``engine/resource_placement.py``): the rounds and tenancy ask it
+        self.placement = ResourcePlacement(
+            self.facts,
+            self.job_ids,
+            self.capacity,
+            self.book,
+            self.placer,
+            self.ask_placer,
+            self.share_placer,
+            self.meter,
+            self.rng,
+        )
         self._mark_unschedulable()
 
     def _mark_unschedulable(self) -> None:
@@ -359,137 +370,12 @@ class ResourceSimulation(Simulation):
             )
             fits = known.get(key)
             if fits is None:
-                fits = known[key] = self._place_on(empty, j, self._domain[j], rng) is not None
+                fits = known[key] = (
+                    self.placement.place_on(empty, j, self._domain[j], rng) is not None
+                )
             if not fits:
                 self.unschedulable[j] = True
         self._unschedulable = self.unschedulable.tolist()
-
-    # -- where a job fits -----------------------------------------------------------------------
-    def _place_on(
-        self,
-        book: ResourceBook,
-        j: int,
-        domain: Domain,
-        rng: np.random.Generator,
-        avoid: set[int] | None = None,
-    ) -> list[Claim] | None:
-        """Where ``j`` would go on ``book`` within ``domain`` (never on a node in ``avoid``):
-        its claims, or None."""
-        nodes = domain.nodes
-        if avoid:
-            nodes = nodes[~np.isin(nodes, list(avoid))]
-        if not len(nodes):
-            return None
-        need, milli = self._gpus[j], self._milli[j]
-        cpu, mem = self._cpu[j], self._mem[j]
-        if milli < MILLI or (
-            self.share_placer is not None and need <= domain.topology.largest
-        ):  # a share, a CPU-only job, or a job that fits one node under an FGD-study placer
-            return self._one_node_claim(book, j, nodes, domain, rng)
-        # whole GPUs: the whole-GPU placer over what each node could give
-        per_cpu, per_mem = -(-cpu // need), -(-mem // need)
-        room = book.gpu_left[nodes] == MILLI
-        room = room.sum(axis=1)
-        if per_cpu:
-            room = np.minimum(room, book.cpu_left[nodes] // per_cpu)
-        if per_mem:
-            room = np.minimum(room, book.mem_left[nodes] // per_mem)
-        room = room.astype(np.int64)
-        if int(room.sum()) < need:
-            return None
-        topology = domain.topology
-        if avoid:  # the topology of the nodes left
-            topology = type(topology)(
-                self.capacity[nodes], topology.rack[np.isin(domain.nodes, nodes)], topology.n_racks
-            )
-        take = self._ask_placer(need, room, topology)
-        if take is None:
-            return None
-        if isinstance(take, (int, np.integer)):
-            counts = np.zeros(len(nodes), dtype=np.int64)
-            counts[int(take)] = need
-        else:
-            counts = np.asarray(take, dtype=np.int64)
-        if counts.shape != room.shape or (counts < 0).any() or (counts > room).any():
-            raise PolicyError(f"placement policy {self.placer.name!r} gave GPUs that are not free")
-        if int(counts.sum()) != need:
-            raise PolicyError(f"placement policy {self.placer.name!r} gave the wrong GPU count")
-        claims = []
-        for i in np.flatnonzero(counts).tolist():
-            node, c = int(nodes[i]), int(counts[i])
-            gpus = tuple(book.full_gpus(node)[:c])
-            claims.append((node, gpus, per_cpu * c, per_mem * c, MILLI))
-        return claims
-
-    def _one_node_claim(
-        self,
-        book: ResourceBook,
-        j: int,
-        nodes: np.ndarray,
-        domain: Domain,
-        rng: np.random.Generator,
-    ) -> list[Claim] | None:
-        """A share, a CPU-only job, or (under an FGD-study placer) a job that fits one node."""
-        need, milli = self._gpus[j], self._milli[j]
-        cpu, mem = self._cpu[j], self._mem[j]
-        if need > 1:  # whole GPUs: the same CPU and memory as spread over one node
-            cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
-        per_cpu, per_mem = cpu, mem
-        ok = (book.cpu_left[nodes] >= per_cpu) & (book.mem_left[nodes] >= per_mem)
-        if need:
-            left = book.gpu_left[nodes]
-            holds = (left == MILLI) if milli == MILLI else (left >= milli)
-            ok &= holds.sum(axis=1) >= need
-        if not ok.any():
-            return None
-        task = Request(per_cpu, per_mem, need, milli, self._kind[j])
-        if self.share_placer is not None:
-            feasible = nodes[ok]
-            ctx = Context(book, self.meter, rng)
-            scores = np.asarray(self.share_placer.scores(ctx, feasible, task))
-            node = int(self.share_placer.choose_node(ctx, feasible, scores, self._tie_rank))
-            gpus = self.share_placer.choose_gpus(ctx, node, task)
-        else:
-            # the node's room in what the job needs: the most milli left on one of its GPUs
-            # (a share), or its CPU left (a CPU-only job); the placer's rule over that
-            if need:
-                room, size = book.gpu_left[nodes].max(axis=1), milli
-            else:
-                room, size = book.cpu_left[nodes] + 1, cpu + 1  # + 1: memory-only jobs
-            room = np.where(ok, room, 0).astype(np.int64)
-            sub = domain.topology
-            if len(nodes) != len(domain.nodes):
-                sub = type(sub)(
-                    self.capacity[nodes], sub.rack[np.isin(domain.nodes, nodes)], sub.n_racks
-                )
-            pick = self.placer.pick_node(size, room, sub, rng)
-            if pick is None:
-                return None
-            node = int(nodes[int(pick)])
-            gpus = best_fit_gpus(book.gpus_of(node), task)
-        if node not in nodes.tolist() or not ok[nodes.tolist().index(node)]:
-            raise PolicyError(f"placement gave job {self.job_ids[j]!r} a node it does not fit")
-        return [(node, tuple(int(g) for g in gpus), per_cpu, per_mem, milli)]
-
-    def _fits_on(
-        self, book: ResourceBook, j: int, domain: Domain | None = None, avoid: set | None = None
-    ) -> list[Claim] | None:
-        """Where ``j`` would go on a trial book (draws nothing from the run's generator)."""
-        state = self.rng.bit_generator.state
-        try:
-            return self._place_on(book, j, domain or self._domain[j], self.rng, avoid)
-        finally:
-            self.rng.bit_generator.state = state
-
-    def _why_not(self, j: int, domain: Domain) -> int:
-        """FULL when the domain lacks the GPU milli, CPU or memory in all, else FRAGMENTED."""
-        book, nodes = self.book, domain.nodes
-        enough = (
-            int(book.gpu_left[nodes].sum()) >= self._usage[j]
-            and int(book.cpu_left[nodes].sum()) >= self._cpu[j]
-            and int(book.mem_left[nodes].sum()) >= self._mem[j]
-        )
-        return FRAGMENTED if enough else FULL
 
     # -- what is seen -----------------------------------------------------------------------------
     @property
