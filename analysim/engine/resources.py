@@ -9,8 +9,11 @@ whose ``placement`` names a placer of the FGD study (``fgd``, ``best_fit``, ``do
 * :class:`ResourceLedger`: the only writer of that book and of the ledger's whole-GPU
   counters; every change is checked (no GPU over 1000 milli, whole-GPU jobs only on fully
   free GPUs, no node over its CPU or memory, no VC over its quota in GPU milli);
-* :class:`ResourceSimulation`: the rounds ask it where a job fits (on the real book, or on a
-  trial copy when they weigh evictions or migrations).
+* :class:`ResourceSimulation`: the wiring of resource mode: the jobs' asks
+  (:class:`~analysim.engine.jobs.ResourceJobFacts`), the book and ledger, and its
+  ``placement`` (:class:`~analysim.engine.resource_placement.ResourcePlacement`), which the
+  rounds and the tenancy ask where a job fits (on the real book, or on a trial copy when they
+  weigh evictions or migrations).
 
 The rules (``docs/semantics.md``, "Resource mode"): a share (``gpu_milli`` < 1000, one GPU)
 or a CPU-only job runs on one node; a whole-GPU job takes fully free GPUs, on one node or
