@@ -98,21 +98,18 @@ class Simulation:
         self.progress = progress
         # reference=True: the plain rules, every shortcut off (tests compare whole runs)
         self.shortcuts = Shortcuts.none() if reference else Shortcuts()
-        self._skip_rounds = self.shortcuts.skip_rounds
         self.scheduler = self.config.make_scheduler()
         self.placer = self._make_placer()
-        # a placer that keeps Placer.place puts a job that fits in one node on one node:
-        # the engine then asks its pick_node directly
-        self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
-        self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
+        #: the choices of this set-up the parts act on (``engine/flags.py``)
+        self.flags = flags = self._make_flags()
+        self._picks_one_node, self._static = flags.picks_one_node, flags.static  # (hot loop)
         self.rng = np.random.default_rng(self.config.seed)
         self.clock = Clock(self.config.step, self.config.quantum, self.config.sample_every)
         self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
         # borrowing lets every VC use every other's GPUs: they all interact, as one group
-        self._borrowing = self.config.borrowing and cluster.partitioned
-        if self._borrowing:
+        if flags.borrowing:
             self.partition = self.partition.as_one_group()
         self.scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
         self._init_jobs(jobs)
@@ -120,16 +117,6 @@ class Simulation:
         self.facts = self._job_facts()
         self._init_cluster()
         self._init_records()
-        #: the choices of this set-up the parts act on (``engine/flags.py``)
-        self.flags = Flags(
-            skip_rounds=self._skip_rounds,
-            picks_one_node=self._picks_one_node,
-            picks_any_fitting_node=self._picks_any_fitting_node,
-            borrowing=self._borrowing,
-            partitioned=self._partitioned,
-            static=self._static,
-            ranking_kept=self._ranking_kept,
-        )
         self.decider = self.rounds_class(self)
         self.tenancy = self.tenancy_class(self)
 
@@ -146,6 +133,22 @@ class Simulation:
     # -- set-up -------------------------------------------------------------------------------
     def _make_placer(self) -> Placer:
         return self.config.make_placer()
+
+    def _make_flags(self) -> Flags:
+        shortcuts, scheduler, placer = self.shortcuts, self.scheduler, self.placer
+        # a placer that keeps Placer.place puts a job that fits in one node on one node:
+        # the engine then asks its pick_node directly
+        picks_one_node = shortcuts.placer and type(placer).place is Placer.place
+        static = shortcuts.kept_ranking and scheduler.static
+        return Flags(
+            skip_rounds=shortcuts.skip_rounds,
+            picks_one_node=picks_one_node,
+            picks_any_fitting_node=picks_one_node and placer.picks_any_fitting_node,
+            borrowing=self.config.borrowing and self.cluster.partitioned,
+            partitioned=self.cluster.partitioned,
+            static=static,
+            ranking_kept=shortcuts.kept_ranking and scheduler.ranking_kept and not static,
+        )
 
     def ask_placer(
         self, need: int, free: np.ndarray, topology: Topology
@@ -208,8 +211,7 @@ class Simulation:
         self._gpus = self.gpus.tolist()
         self._vc = self.job_vc.tolist()
         # head-of-line blocking is per queue: one per VC, or one on an unpartitioned cluster
-        self._partitioned = self.cluster.partitioned
-        self._queue = self._vc if self._partitioned else [0] * n
+        self._queue = self._vc if self.flags.partitioned else [0] * n
         self._arrival = self.arrival.tolist()
         self._submit = self.submit.tolist()
         self._unschedulable = self.unschedulable.tolist()
@@ -285,14 +287,11 @@ class Simulation:
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
         groups = self.partition.n_groups
         self.n_waiting = 0
-        kept = self.shortcuts.kept_ranking
-        self._static = kept and self.scheduler.static
-        self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
         #: LAS's own rules: its ranking kept job by job instead of asked for over arrays (a
         #: LASRanking the engine tells of every start, stop and end; the rounds ask it), or None
         self.las: LASRanking | None = (
             LASRanking(self, self.scheduler, groups)
-            if self._ranking_kept and keeps_las_rules(self.scheduler)
+            if self.flags.ranking_kept and keeps_las_rules(self.scheduler)
             else None
         )
         self._init_groups(groups)
@@ -327,7 +326,7 @@ class Simulation:
         self.group_nodes = [
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
-        if self._borrowing:  # one group, and its jobs may borrow any node
+        if self.flags.borrowing:  # one group, and its jobs may borrow any node
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.ledger.set_groups(self._group, self.group_nodes)
         self.group_free = self.ledger.group_free
@@ -357,7 +356,7 @@ class Simulation:
     def picks_any_fitting_node(self) -> bool:
         """Whether the placer puts a job that fits on one node on any node with room (then
         such a job fits iff some node of its domain has room)."""
-        return self._picks_any_fitting_node
+        return self.flags.picks_any_fitting_node
 
     def placer_fits(
         self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
