@@ -108,7 +108,7 @@ def check_moment(sim: Simulation, case) -> int:
             assert not sim.config.backfill, reason.text
             blocker = int(np.flatnonzero(sim.job_ids == reason.blocker)[0])
             assert sim.status[blocker] == WAITING, reason.text
-            assert sim._queue[blocker] == sim._queue[j], reason.text
+            assert sim.facts.queue[blocker] == sim.facts.queue[j], reason.text
             if still:
                 order = _ranking(sim, group)
                 assert order.index(blocker) < order.index(j), reason.text

@@ -133,8 +133,8 @@ class CheckedLASRanking(LASRanking):
 
 def _checked_run(workload, cluster, config):
     sim = Simulation(workload, cluster, config)
-    assert isinstance(sim._las, LASRanking)
-    sim._las = CheckedLASRanking(sim, sim.scheduler, sim.partition.n_groups)
+    assert isinstance(sim.las, LASRanking)
+    sim.las = CheckedLASRanking(sim, sim.scheduler, sim.partition.n_groups)
     sim.run()
     return sim
 
@@ -168,8 +168,8 @@ def test_las_kept_job_by_job_answers_as_its_array_rules_on_a_busy_day():
     workload = presets.workload("venus_overloaded", seed=5, days=1, load_scale=1.5)
     config = SimConfig(scheduler=LAS((3_600.0, 36_000.0), 1.5), preemption=True, migration=True)
     sim = _checked_run(workload, presets.cluster("venus_overloaded"), config)
-    assert sim.preemptions.sum() > 100 and sim._las.promoted > 10
-    assert max(sim._las.queue_of) == 2  # jobs were demoted twice
+    assert sim.preemptions.sum() > 100 and sim.las.promoted > 10
+    assert max(sim.las.queue_of) == 2  # jobs were demoted twice
 
 
 @settings(max_examples=300, deadline=None)
@@ -388,7 +388,7 @@ def test_whole_runs_are_those_of_the_reference_mode(drawn, las):
     assert plain.rounds >= fast.rounds
     memos = plain.decider._failed_at, plain.decider._preempt_failed_at
     assert not any(memos)  # the memos stay empty
-    assert plain._las is None and not plain._static and not plain.picks_any_fitting_node
+    assert plain.las is None and not plain.flags.static and not plain.picks_any_fitting_node
 
 
 def test_the_reference_mode_runs_a_full_round_at_every_quantum_while_jobs_wait():

@@ -113,12 +113,12 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
     for group in range(len(sim.waiting)):
         heads: dict[int, int] = {}
         for _, j in sim.decider._waiting_in_order(sim.decider._ranked(group, False), 0):
-            heads.setdefault(sim._vc[j], j)
+            heads.setdefault(sim.facts.vc[j], j)
         for vc, j in heads.items():
             free = sim.free.copy()
-            domain = sim._domain[j]
+            domain = sim.facts.domain[j]
             for r in sim.borrowers:
-                if sim._vc[r] != vc and domain.mask[sim.alloc_nodes[r]].any():
+                if sim.facts.vc[r] != vc and domain.mask[sim.alloc_nodes[r]].any():
                     free[sim.alloc_nodes[r]] += sim.alloc_counts[r]
             if sim.decider.fits_hypothetically(j, free, sim.vc_used):
                 raise AssertionError(

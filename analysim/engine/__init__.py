@@ -1,8 +1,13 @@
 """The simulation engine, as a package of collaborators (``docs/semantics.md`` gives the rules):
 
 * :mod:`~analysim.engine.simulation`: :class:`Simulation`, the leap to the next step at which
-  anything can happen, arrivals and completions, the per-job state and the state changes,
-  and the wiring of the parts below;
+  anything can happen, arrivals and completions, the per-job state and the state changes
+  (the parts call the public ``start_running``, ``preempt`` and ``migrate``), and the wiring
+  of the parts below;
+* :mod:`~analysim.engine.jobs`: :class:`~analysim.engine.jobs.JobFacts`
+  (``Simulation.facts``), the fixed per-job lists the parts read;
+* :mod:`~analysim.engine.flags`: :class:`~analysim.engine.flags.Flags`
+  (``Simulation.flags``), the choices of the set-up the parts act on;
 * :mod:`~analysim.engine.clock`: :class:`~analysim.engine.clock.Clock`, the present time
   (``Simulation.now`` reads it) and the clock's rules (steps, quantum boundaries, when a
   time is seen, when the next timeline sample is due);
@@ -14,11 +19,15 @@
 * :mod:`~analysim.engine.reservations`: EASY backfill's reservations;
 * :mod:`~analysim.engine.ranking`, :mod:`~analysim.engine.las_ranking`: what a round reads of
   a ranking; LAS's ranking kept job by job (the fast path);
-* :mod:`~analysim.engine.resources`, :mod:`~analysim.engine.resource_rounds`,
-  :mod:`~analysim.engine.resource_tenancy`: resource mode (GPU shares, CPU, memory): its
-  ledger, where a job fits, its rounds and its tenancy;
+* :mod:`~analysim.engine.resources`, :mod:`~analysim.engine.resource_placement`,
+  :mod:`~analysim.engine.resource_rounds`, :mod:`~analysim.engine.resource_tenancy`: resource
+  mode (GPU shares, CPU, memory): its ledger, where a job fits
+  (:class:`~analysim.engine.resource_placement.ResourcePlacement`, ``.placement``), its rounds
+  and its tenancy;
 * :mod:`~analysim.engine.records`: the event log and timeline samples results are built from;
 * :mod:`~analysim.engine.shortcuts`: the shortcuts, and the switch that turns them all off.
+
+Each part reads the others only through public names (``tests/test_engine_layout.py``).
 """
 
 from __future__ import annotations

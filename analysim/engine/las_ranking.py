@@ -93,6 +93,8 @@ class LASRanking:
 
     def __init__(self, sim: Simulation, scheduler: LAS, groups: int) -> None:
         self.sim = sim
+        # per job: its group and GPUs (fixed), and its run's version (the engine bumps it)
+        self._group, self._gpus, self._versions = sim.facts.group, sim.facts.gpus, sim.versions
         self.las = scheduler  # its rules: queue_of, time_to_limit, promotion_due, starving
         self.limits = scheduler.limits  # upper bound of each queue
         self.factor = scheduler.starvation_factor
@@ -107,12 +109,12 @@ class LASRanking:
     def arrived(self, j: int) -> None:
         """``j`` arrived: it waits in the top queue (no service yet)."""
         self.queue_of[j] = 0
-        insort(self.orders[self.sim._group[j]].waiting, j)
+        insort(self.orders[self._group[j]].waiting, j)
 
     def ran(self, j: int) -> None:
         """``j`` (re)started or migrated: note when it will reach its queue's limit."""
         sim = self.sim
-        group = sim._group[j]
+        group = self._group[j]
         order, key = self.orders[group], self.queue_of[j] * self.n + j
         waiting = order.waiting
         i = bisect_left(waiting, key)
@@ -123,23 +125,23 @@ class LASRanking:
             self.dirty[group].add(j)
         left = self._left(j)
         if left < math.inf:
-            heapq.heappush(self.crossings[group], (sim.clock.now + left, j, sim._version[j]))
+            heapq.heappush(self.crossings[group], (sim.clock.now + left, j, self._versions[j]))
 
     def stopped(self, j: int) -> None:
         """``j`` was evicted and waits: note when it is due a promotion, if ever."""
         sim = self.sim
-        group = sim._group[j]
+        group = self._group[j]
         order, key = self.orders[group], self.queue_of[j] * self.n + j
         del order.running[bisect_left(order.running, key)]
         insort(order.waiting, key)
         self.dirty[group].add(j)
         if self.factor is not None and self.las.queue_of(sim.attained[j]) > 0:
             due = self.las.promotion_due(float(sim.since[j]), float(sim.executed[j]))
-            heapq.heappush(self.dues[group], (due, j, sim._version[j]))
+            heapq.heappush(self.dues[group], (due, j, self._versions[j]))
 
     def finished(self, j: int) -> None:
         """``j`` finished: it leaves the ranking."""
-        group = self.sim._group[j]
+        group = self._group[j]
         running = self.orders[group].running
         del running[bisect_left(running, self.queue_of[j] * self.n + j)]
         self.dirty[group].discard(j)
@@ -197,7 +199,7 @@ class LASRanking:
         """Seconds until running job ``j`` reaches its present queue's limit (LAS's rule, on
         the service attained by now as ``JobView.attained`` counts it)."""
         sim = self.sim
-        gpus = sim._gpus[j]
+        gpus = self._gpus[j]
         attained = float(sim.attained[j]) + (sim.clock.now - float(sim.since[j])) * gpus
         las = self.las
         return las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
@@ -205,14 +207,14 @@ class LASRanking:
     def _running(self, entry: tuple[float, int, int]) -> bool:
         """Whether a crossing entry belongs to the job's present run."""
         j = entry[1]
-        return entry[2] == self.sim._version[j] and self.sim.status[j] == RUNNING
+        return entry[2] == self._versions[j] and self.sim.status[j] == RUNNING
 
     def _starving(self, entry: tuple[float, int, int]) -> bool:
         """Whether a due entry still belongs to a waiting job out of the top queue."""
         _, j, version = entry
         sim = self.sim
         return (
-            version == sim._version[j]
+            version == self._versions[j]
             and sim.status[j] == WAITING
             and self.las.queue_of(sim.attained[j]) > 0
         )
@@ -267,7 +269,7 @@ class LASRanking:
             return
         attained = float(sim.attained[j])
         if status == RUNNING:
-            attained += (sim.clock.now - float(sim.since[j])) * sim._gpus[j]
+            attained += (sim.clock.now - float(sim.since[j])) * self._gpus[j]
         queue = self.las.queue_of(attained)
         old = self.queue_of[j]
         if queue != old:

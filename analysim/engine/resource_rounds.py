@@ -3,8 +3,9 @@ memory, and weighing evictions on trial copies of the resource book.
 
 :class:`ResourceRounds` is the :class:`~analysim.engine.rounds.Rounds` of a
 :class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
-quotas in GPU milli, placements asked of the simulation (``_place_on``, on the real book; the
-claims planned for the ledger), and trial evictions on a copy of the book
+quotas in GPU milli, placements asked of the simulation's
+:class:`~analysim.engine.resource_placement.ResourcePlacement` (``place_on``, on the real
+book; the claims planned for the ledger), and trial evictions on a copy of the book
 (:class:`_ResourceTrial`). A round of a group with no whole GPU free does not end at once (a
 share or a CPU-only job may fit all the same).
 """
@@ -30,6 +31,7 @@ class ResourceRounds(Rounds):
 
     def __init__(self, sim: ResourceSimulation) -> None:
         super().__init__(sim)
+        self.placement = sim.placement  # where a job fits
         self._nothing_free_ends_round = False  # a share or a CPU job may fit all the same
 
     def place(
@@ -37,11 +39,11 @@ class ResourceRounds(Rounds):
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes and
         GPUs per node, its claims kept for the ledger; None (and why) if nowhere."""
-        sim = self.sim
+        placement = self.placement
         domain = domain or self._domain[j]
-        claims = sim._place_on(sim.book, j, domain, self.rng)
+        claims = placement.place_on(placement.book, j, domain, self.rng)
         if claims is None:
-            self._why = sim._why_not(j, domain)
+            self._why = placement.why_not(j, domain)
             self._room_seen = int(self.free[domain.nodes].sum())
             return None
         self.ledger.plans[j] = claims
@@ -73,13 +75,13 @@ class _ResourceTrial(_Trial):
         sim = self.sim
         for claim in sim.ledger.claims[r]:
             if sign > 0:
-                self.book.give(claim, sim._kind[r])
+                self.book.give(claim, sim.facts.kind[r])
             else:
-                self.book.take(claim, sim._kind[r])
+                self.book.take(claim, sim.facts.kind[r])
         if not sim.borrowed[r]:
-            self.vc_used[sim._vc[r]] -= sign * sim._usage[r]
+            self.vc_used[sim.facts.vc[r]] -= sign * sim.facts.usage[r]
 
     def fits(self) -> bool:
         return self.rounds.quota_allows(self.j, self.vc_used) and (
-            self.sim._fits_on(self.book, self.j) is not None
+            self.rounds.placement.fits_on(self.book, self.j) is not None
         )

@@ -5,10 +5,11 @@ and memory, planned on trial copies of the resource book.
 :class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
 borrowing limits in GPU milli, usage as schedulers see it counted in ``num_gpus``, migration
 that moves the running one-node jobs off one node (fewest GPU milli moved) and
-defragmentation that empties the least-used nodes, both asking the simulation where a job
-fits on a trial book (``_fits_on``) and skipping trials that cannot succeed
-(:class:`_FitBound`, under ``Shortcuts.trial_bounds``). Moves go through the engine's
-``_migrate``, with the claims planned for the ledger.
+defragmentation that empties the least-used nodes, both asking the simulation's
+:class:`~analysim.engine.resource_placement.ResourcePlacement` where a job fits on a trial
+book (``fits_on``) and skipping trials that cannot succeed (:class:`_FitBound`, under
+``Shortcuts.trial_bounds``). Moves go through the engine's ``migrate``, with the claims
+planned for the ledger.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class ResourceTenancy(Tenancy):
         (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
         sim = self.sim
         held = [0] * len(sim.partition.vc_names)
-        vc, gpus = sim._vc, sim._gpus
+        vc, gpus = sim.facts.vc, sim.facts.gpus
         for running in sim.running:
             for j in running:
                 held[vc[j]] += gpus[j]
@@ -67,12 +68,12 @@ class ResourceTenancy(Tenancy):
         one has nowhere to go."""
         sim = self.sim
         moves = []
-        for r in sorted(jobs, key=lambda r: (-sim._usage[r], -sim._cpu[r], r)):
-            claims = sim._fits_on(book, r, avoid=avoid)
+        for r in sorted(jobs, key=lambda r: (-sim.facts.usage[r], -sim.facts.cpu[r], r)):
+            claims = sim.placement.fits_on(book, r, avoid=avoid)
             if claims is None:
                 return None
             for claim in claims:
-                book.take(claim, sim._kind[r])
+                book.take(claim, sim.facts.kind[r])
             moves.append((r, claims))
         return moves
 
@@ -80,16 +81,19 @@ class ResourceTenancy(Tenancy):
         """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
         moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
         sim, ledger = self.sim, self.ledger
-        domain = sim._domain[j]
-        if not self.decider.quota_allows(j, ledger.vc_used) or sim._why_not(j, domain) == FULL:
+        domain = sim.facts.domain[j]
+        if (
+            not self.decider.quota_allows(j, ledger.vc_used)
+            or sim.placement.why_not(j, domain) == FULL
+        ):
             return False  # not fragmentation: too little is free in all
-        epoch = self.decider.epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= MIGRATION_FAILED
         if self._migrate_failed_at.get(j) == epoch:
             return False
-        on_node = self._movable(sim._group[j])
-        book, need = sim.book, sim._gpus[j]
-        usage, cpu, kind = sim._usage, sim._cpu, sim._kind
+        on_node = self._movable(sim.facts.group[j])
+        book, need = sim.book, sim.facts.gpus[j]
+        usage, cpu, kind = sim.facts.usage, sim.facts.cpu, sim.facts.kind
         bound = _FitBound(sim, j) if sim.shortcuts.trial_bounds else None
         leaves: dict[int, bool] = {}
         best = None
@@ -98,7 +102,7 @@ class ResourceTenancy(Tenancy):
                 node not in on_node
                 or ledger.capacity[node] < need
                 or book.nodes.cpu[node] < cpu[j]
-                or book.nodes.memory[node] < sim._mem[j]
+                or book.nodes.memory[node] < sim.facts.mem[j]
             ):
                 continue  # nothing to move, or too small even when empty
             jobs = sorted(on_node[node], key=lambda r: (usage[r], cpu[r], r))
@@ -120,7 +124,7 @@ class ResourceTenancy(Tenancy):
                     for claim in ledger.claims[r]:
                         book.give(claim, kind[r])
                 moves = self._relocate_on(book, chosen, avoid={node})
-                if moves is not None and sim._fits_on(book, j) is not None:
+                if moves is not None and sim.placement.fits_on(book, j) is not None:
                     best = (key, moves)
                     break
         if best is None:
@@ -144,7 +148,7 @@ class ResourceTenancy(Tenancy):
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
         self.ledger.plans[r] = claims
         nodes = np.array([c[0] for c in claims])
-        self.sim._migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
+        self.sim.migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
 
     def defragment(self) -> set[int]:
         """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their
@@ -179,7 +183,7 @@ class ResourceTenancy(Tenancy):
                     trial = book.clone()
                     for r in jobs:
                         for claim in ledger.claims[r]:
-                            trial.give(claim, sim._kind[r])
+                            trial.give(claim, sim.facts.kind[r])
                     plan = self._relocate_on(trial, jobs, avoid=avoid)
                     if plan is None:
                         continue
@@ -219,13 +223,13 @@ class _FitBound:
     A migration moves jobs off one node onto the others, so every other node ends with at
     most what it has now and that node with at most what it has now plus what they free;
     what cannot hold ``j`` then cannot hold it after the moves either (the trial's
-    ``_fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
+    ``fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
 
     def __init__(self, sim: ResourceSimulation, j: int) -> None:
         self.sim, self.j = sim, j
-        need, milli = sim._gpus[j], sim._milli[j]
-        cpu, mem = sim._cpu[j], sim._mem[j]
-        domain = sim._domain[j]
+        need, milli = sim.facts.gpus[j], sim.facts.milli[j]
+        cpu, mem = sim.facts.cpu[j], sim.facts.mem[j]
+        domain = sim.facts.domain[j]
         self.one_node = milli < MILLI or (
             sim.share_placer is not None and need <= domain.topology.largest
         )
@@ -243,7 +247,7 @@ class _FitBound:
 
     def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
         """Per node: 1 if ``j`` fits there alone, else 0 (one-node jobs); the whole GPUs it
-        could take there (others), as ``_place_on`` counts them."""
+        could take there (others), as ``ResourcePlacement.place_on`` counts them."""
         need, milli = self.need, self.milli
         if self.one_node:
             ok = (cpu_left >= self.cpu) & (mem_left >= self.mem)

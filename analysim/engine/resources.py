@@ -9,8 +9,11 @@ whose ``placement`` names a placer of the FGD study (``fgd``, ``best_fit``, ``do
 * :class:`ResourceLedger`: the only writer of that book and of the ledger's whole-GPU
   counters; every change is checked (no GPU over 1000 milli, whole-GPU jobs only on fully
   free GPUs, no node over its CPU or memory, no VC over its quota in GPU milli);
-* :class:`ResourceSimulation`: the rounds ask it where a job fits (on the real book, or on a
-  trial copy when they weigh evictions or migrations).
+* :class:`ResourceSimulation`: the wiring of resource mode: the jobs' asks
+  (:class:`~analysim.engine.jobs.ResourceJobFacts`), the book and ledger, and its
+  ``placement`` (:class:`~analysim.engine.resource_placement.ResourcePlacement`), which the
+  rounds and the tenancy ask where a job fits (on the real book, or on a trial copy when they
+  weigh evictions or migrations).
 
 The rules (``docs/semantics.md``, "Resource mode"): a share (``gpu_milli`` < 1000, one GPU)
 or a CPU-only job runs on one node; a whole-GPU job takes fully free GPUs, on one node or
@@ -25,16 +28,17 @@ import math
 
 import numpy as np
 
-from analysim.domains import Domain
+from analysim.engine.jobs import ResourceJobFacts
 from analysim.engine.ledger import Ledger
-from analysim.engine.records import FRAGMENTED, FULL, Capture
+from analysim.engine.records import Capture
+from analysim.engine.resource_placement import ResourcePlacement
 from analysim.engine.resource_rounds import ResourceRounds
 from analysim.engine.resource_tenancy import ResourceTenancy
 from analysim.engine.simulation import Simulation
 from analysim.errors import PolicyError, describe_rows
 from analysim.policies import PLACERS
 from analysim.sharing.fragmentation import FragMeter, typical_shapes
-from analysim.sharing.placers import Context, Request, best_fit_gpus, share_placer_of
+from analysim.sharing.placers import share_placer_of
 from analysim.sharing.resources import MILLI, Nodes, NodeState, Tasks, task_kind
 
 #: a node's CPU or memory when the cluster does not say (more than any job asks for)
@@ -116,12 +120,12 @@ class ResourceLedger(Ledger):
             sim.node_names,
             sim.job_ids,
             list(sim.partition.vc_names),
-            sim._usage,
-            sim._vc,
-            [None if d.quota is None else d.quota * MILLI for d in sim._domain],
+            sim.facts.usage,
+            sim.facts.vc,
+            [None if d.quota is None else d.quota * MILLI for d in sim.facts.domain],
         )
         self.book = book
-        self._kind = sim._kind
+        self._kind = sim.facts.kind
         # FGD's fragmentation of each node, kept up to date as nodes change
         self.meter = sim.meter
         n_nodes = len(sim.capacity)
@@ -240,6 +244,7 @@ class ResourceSimulation(Simulation):
     """The time engine in resource mode (see the module's description)."""
 
     resource_mode = True
+    facts: ResourceJobFacts
     rounds_class = ResourceRounds
     tenancy_class = ResourceTenancy
 
@@ -266,7 +271,25 @@ class ResourceSimulation(Simulation):
         self._milli = self.gpu_milli.tolist()
         self._cpu, self._mem = self.cpu.tolist(), self.memory.tolist()
         self._kind = [task_kind(g, m) for g, m in zip(self._gpus, self._milli, strict=True)]
+        self._usage = self.milli_total.tolist()  # GPU milli: usage, quotas and borrowing
         self._check_sizes(jobs)
+
+    def _job_facts(self) -> ResourceJobFacts:
+        return ResourceJobFacts(
+            gpus=self._gpus,
+            usage=self._usage,
+            vc=self._vc,
+            queue=self._queue,
+            group=self._group,
+            domain=self._domain,
+            domain_index=self._domain_index,
+            node_position=self._node_position,
+            columns=self._columns,
+            milli=self._milli,
+            cpu=self._cpu,
+            mem=self._mem,
+            kind=self._kind,
+        )
 
     def _check_sizes(self, jobs) -> None:
         """CPU or memory larger than every node is bad input (named): for a job of several
@@ -286,7 +309,6 @@ class ResourceSimulation(Simulation):
                 )
 
     def _new_ledger(self) -> Ledger:
-        self._usage = self.milli_total.tolist()  # set again by _init_records (same list)
         nodes = self.cluster.nodes
 
         def capacity(name: str) -> np.ndarray:
@@ -311,16 +333,23 @@ class ResourceSimulation(Simulation):
         tasks = Tasks(self.job_ids, self.cpu, self.memory, self.gpus, self.gpu_milli, types)
         # FGD's target workload: the task shapes of this workload
         self.meter = FragMeter(typical_shapes(tasks), self.book.models) if len(tasks) else None
-        self._tie_rank = np.arange(len(self.capacity))
         return ResourceLedger(self, self.book)
 
     def _init_cluster(self) -> None:
         super()._init_cluster()
+        #: where a job fits (``engine/resource_placement.py``): the rounds and tenancy ask it
+        self.placement = ResourcePlacement(
+            self.facts,
+            self.job_ids,
+            self.capacity,
+            self.book,
+            self.placer,
+            self.ask_placer,
+            self.share_placer,
+            self.meter,
+            self.rng,
+        )
         self._mark_unschedulable()
-
-    def _init_records(self) -> None:
-        super()._init_records()
-        self._usage = self.ledger._gpus  # GPU milli: usage, quotas and borrowing count it
 
     def _mark_unschedulable(self) -> None:
         """A job that no node of its domain could hold on an empty cluster (or asks for
@@ -344,137 +373,12 @@ class ResourceSimulation(Simulation):
             )
             fits = known.get(key)
             if fits is None:
-                fits = known[key] = self._place_on(empty, j, self._domain[j], rng) is not None
+                fits = known[key] = (
+                    self.placement.place_on(empty, j, self._domain[j], rng) is not None
+                )
             if not fits:
                 self.unschedulable[j] = True
         self._unschedulable = self.unschedulable.tolist()
-
-    # -- where a job fits -----------------------------------------------------------------------
-    def _place_on(
-        self,
-        book: ResourceBook,
-        j: int,
-        domain: Domain,
-        rng: np.random.Generator,
-        avoid: set[int] | None = None,
-    ) -> list[Claim] | None:
-        """Where ``j`` would go on ``book`` within ``domain`` (never on a node in ``avoid``):
-        its claims, or None."""
-        nodes = domain.nodes
-        if avoid:
-            nodes = nodes[~np.isin(nodes, list(avoid))]
-        if not len(nodes):
-            return None
-        need, milli = self._gpus[j], self._milli[j]
-        cpu, mem = self._cpu[j], self._mem[j]
-        if milli < MILLI or (
-            self.share_placer is not None and need <= domain.topology.largest
-        ):  # a share, a CPU-only job, or a job that fits one node under an FGD-study placer
-            return self._one_node_claim(book, j, nodes, domain, rng)
-        # whole GPUs: the whole-GPU placer over what each node could give
-        per_cpu, per_mem = -(-cpu // need), -(-mem // need)
-        room = book.gpu_left[nodes] == MILLI
-        room = room.sum(axis=1)
-        if per_cpu:
-            room = np.minimum(room, book.cpu_left[nodes] // per_cpu)
-        if per_mem:
-            room = np.minimum(room, book.mem_left[nodes] // per_mem)
-        room = room.astype(np.int64)
-        if int(room.sum()) < need:
-            return None
-        topology = domain.topology
-        if avoid:  # the topology of the nodes left
-            topology = type(topology)(
-                self.capacity[nodes], topology.rack[np.isin(domain.nodes, nodes)], topology.n_racks
-            )
-        take = self._ask_placer(need, room, topology)
-        if take is None:
-            return None
-        if isinstance(take, (int, np.integer)):
-            counts = np.zeros(len(nodes), dtype=np.int64)
-            counts[int(take)] = need
-        else:
-            counts = np.asarray(take, dtype=np.int64)
-        if counts.shape != room.shape or (counts < 0).any() or (counts > room).any():
-            raise PolicyError(f"placement policy {self.placer.name!r} gave GPUs that are not free")
-        if int(counts.sum()) != need:
-            raise PolicyError(f"placement policy {self.placer.name!r} gave the wrong GPU count")
-        claims = []
-        for i in np.flatnonzero(counts).tolist():
-            node, c = int(nodes[i]), int(counts[i])
-            gpus = tuple(book.full_gpus(node)[:c])
-            claims.append((node, gpus, per_cpu * c, per_mem * c, MILLI))
-        return claims
-
-    def _one_node_claim(
-        self,
-        book: ResourceBook,
-        j: int,
-        nodes: np.ndarray,
-        domain: Domain,
-        rng: np.random.Generator,
-    ) -> list[Claim] | None:
-        """A share, a CPU-only job, or (under an FGD-study placer) a job that fits one node."""
-        need, milli = self._gpus[j], self._milli[j]
-        cpu, mem = self._cpu[j], self._mem[j]
-        if need > 1:  # whole GPUs: the same CPU and memory as spread over one node
-            cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
-        per_cpu, per_mem = cpu, mem
-        ok = (book.cpu_left[nodes] >= per_cpu) & (book.mem_left[nodes] >= per_mem)
-        if need:
-            left = book.gpu_left[nodes]
-            holds = (left == MILLI) if milli == MILLI else (left >= milli)
-            ok &= holds.sum(axis=1) >= need
-        if not ok.any():
-            return None
-        task = Request(per_cpu, per_mem, need, milli, self._kind[j])
-        if self.share_placer is not None:
-            feasible = nodes[ok]
-            ctx = Context(book, self.meter, rng)
-            scores = np.asarray(self.share_placer.scores(ctx, feasible, task))
-            node = int(self.share_placer.choose_node(ctx, feasible, scores, self._tie_rank))
-            gpus = self.share_placer.choose_gpus(ctx, node, task)
-        else:
-            # the node's room in what the job needs: the most milli left on one of its GPUs
-            # (a share), or its CPU left (a CPU-only job); the placer's rule over that
-            if need:
-                room, size = book.gpu_left[nodes].max(axis=1), milli
-            else:
-                room, size = book.cpu_left[nodes] + 1, cpu + 1  # + 1: memory-only jobs
-            room = np.where(ok, room, 0).astype(np.int64)
-            sub = domain.topology
-            if len(nodes) != len(domain.nodes):
-                sub = type(sub)(
-                    self.capacity[nodes], sub.rack[np.isin(domain.nodes, nodes)], sub.n_racks
-                )
-            pick = self.placer.pick_node(size, room, sub, rng)
-            if pick is None:
-                return None
-            node = int(nodes[int(pick)])
-            gpus = best_fit_gpus(book.gpus_of(node), task)
-        if node not in nodes.tolist() or not ok[nodes.tolist().index(node)]:
-            raise PolicyError(f"placement gave job {self.job_ids[j]!r} a node it does not fit")
-        return [(node, tuple(int(g) for g in gpus), per_cpu, per_mem, milli)]
-
-    def _fits_on(
-        self, book: ResourceBook, j: int, domain: Domain | None = None, avoid: set | None = None
-    ) -> list[Claim] | None:
-        """Where ``j`` would go on a trial book (draws nothing from the run's generator)."""
-        state = self.rng.bit_generator.state
-        try:
-            return self._place_on(book, j, domain or self._domain[j], self.rng, avoid)
-        finally:
-            self.rng.bit_generator.state = state
-
-    def _why_not(self, j: int, domain: Domain) -> int:
-        """FULL when the domain lacks the GPU milli, CPU or memory in all, else FRAGMENTED."""
-        book, nodes = self.book, domain.nodes
-        enough = (
-            int(book.gpu_left[nodes].sum()) >= self._usage[j]
-            and int(book.cpu_left[nodes].sum()) >= self._cpu[j]
-            and int(book.mem_left[nodes].sum()) >= self._mem[j]
-        )
-        return FRAGMENTED if enough else FULL
 
     # -- what is seen -----------------------------------------------------------------------------
     @property

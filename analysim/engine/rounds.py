@@ -21,7 +21,7 @@ that let a round be skipped (``events_since_round``, ``changed_since_full``,
 memos, EASY backfill's reservations, and why each job last failed (for the records). It
 reads the cluster from the ledger (``free``, ``vc_used``, ... never written here), asks the
 scheduler and the placer, checks their answers, and changes state only through the
-engine's ``_start_running`` and ``_preempt`` (and the tenancy's tries). See
+engine's ``start_running`` and ``preempt`` (and the tenancy's tries). See
 ``docs/semantics.md`` for the rules.
 """
 
@@ -68,12 +68,13 @@ class Rounds:
         self.clock, self.ledger, self.records = sim.clock, sim.ledger, sim.records
         self.config, self.shortcuts = sim.config, sim.shortcuts
         self.scheduler, self.placer, self.rng = sim.scheduler, sim.placer, sim.rng
-        self._ask_placer = sim._ask_placer
-        self._skip_rounds = sim._skip_rounds
-        self._picks_one_node = sim._picks_one_node
-        self._picks_any_fitting_node = sim._picks_any_fitting_node
-        self._borrowing, self._partitioned = sim._borrowing, sim._partitioned
-        self._static, self._ranking_kept = sim._static, sim._ranking_kept
+        self._ask_placer = sim.ask_placer
+        flags = sim.flags  # local names: the hot loop reads them often
+        self._skip_rounds = flags.skip_rounds
+        self._picks_one_node = flags.picks_one_node
+        self._picks_any_fitting_node = flags.picks_any_fitting_node
+        self._borrowing, self._partitioned = flags.borrowing, flags.partitioned
+        self._static, self._ranking_kept = flags.static, flags.ranking_kept
         ledger = sim.ledger
         # the ledger's arrays and lists: read, never written here
         self.free, self.free_slots, self.group_free = (
@@ -90,9 +91,16 @@ class Rounds:
         self._alloc_pairs = ledger.alloc_pairs
         # the jobs: fixed values, and the state the engine changes (read here)
         self.job_ids, self.job_domain = sim.job_ids, sim.job_domain
-        self._gpus, self._usage, self._vc, self._queue = sim._gpus, sim._usage, sim._vc, sim._queue
-        self._group, self._domain, self._domain_index = sim._group, sim._domain, sim._domain_index
-        self._node_position, self._columns = sim._node_position, sim._columns
+        facts = sim.facts  # (lists: local names, read one item at a time)
+        self._gpus, self._usage, self._vc, self._queue = (
+            facts.gpus,
+            facts.usage,
+            facts.vc,
+            facts.queue,
+        )
+        self._group, self._domain = facts.group, facts.domain
+        self._domain_index, self._node_position = facts.domain_index, facts.node_position
+        self._columns = facts.columns
         self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
         self.attained, self.evictable_from = sim.attained, sim.evictable_from
         self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
@@ -268,7 +276,7 @@ class Rounds:
         if self._ranking_kept:
             kept = self._kept_ranking[group]
             if kept is None:
-                las = self.sim._las
+                las = self.sim.las
                 kept = (
                     las.order(group)
                     if las
@@ -306,8 +314,8 @@ class Rounds:
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
         promotes; True if any."""
-        if self.sim._las is not None:
-            promoted = self.sim._las.promotions(group)
+        if self.sim.las is not None:
+            promoted = self.sim.las.promotions(group)
             if not promoted:
                 return False
             self.attained[promoted] = 0.0
@@ -390,8 +398,8 @@ class Rounds:
             self.ranking_valid_until[group] = math.inf
             self._change_unknown[group] = True
             return
-        if self.sim._las is not None:
-            self.ranking_valid_until[group] = self.sim._las.next_change(group)
+        if self.sim.las is not None:
+            self.ranking_valid_until[group] = self.sim.las.next_change(group)
         else:
             view = self._view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
@@ -610,7 +618,7 @@ class Rounds:
             self._failed_at[j] = self._releases[group]
             self._start_why[j] = self._why
             return False
-        self.sim._start_running(j, *placed)
+        self.sim.start_running(j, *placed)
         return True
 
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
@@ -636,7 +644,7 @@ class Rounds:
                 np.minimum(room, np.maximum(r.spare, 0), out=room)
             placed = self.place(j, room)
         if placed is not None:
-            self.sim._start_running(j, *placed)
+            self.sim.start_running(j, *placed)
             return True
         if not self.fits_hypothetically(j, self.free, self.vc_used):
             return self.try_start(j)  # does not fit even on every free GPU
@@ -779,7 +787,7 @@ class Rounds:
         if victims is None:
             return False
         for r in victims:
-            self.sim._preempt(r, cause=j)
+            self.sim.preempt(r, cause=j)
         started = self.try_start(j)
         if not started:  # cannot happen: the free map is the one that fitted
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")

@@ -32,6 +32,8 @@ import numpy as np
 from analysim.config import SimConfig
 from analysim.domains import Domain, build_partition
 from analysim.engine.clock import EPS, Clock, on_multiple
+from analysim.engine.flags import Flags
+from analysim.engine.jobs import JobFacts
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
@@ -96,24 +98,23 @@ class Simulation:
         self.progress = progress
         # reference=True: the plain rules, every shortcut off (tests compare whole runs)
         self.shortcuts = Shortcuts.none() if reference else Shortcuts()
-        self._skip_rounds = self.shortcuts.skip_rounds
         self.scheduler = self.config.make_scheduler()
         self.placer = self._make_placer()
-        # a placer that keeps Placer.place puts a job that fits in one node on one node:
-        # the engine then asks its pick_node directly
-        self._picks_one_node = self.shortcuts.placer and type(self.placer).place is Placer.place
-        self._picks_any_fitting_node = self._picks_one_node and self.placer.picks_any_fitting_node
+        #: the choices of this set-up the parts act on (``engine/flags.py``)
+        self.flags = flags = self._make_flags()
+        self._picks_one_node, self._static = flags.picks_one_node, flags.static  # (hot loop)
         self.rng = np.random.default_rng(self.config.seed)
         self.clock = Clock(self.config.step, self.config.quantum, self.config.sample_every)
         self._projected_end: float | None = None
         jobs = workload.jobs
         self.partition = build_partition(jobs, cluster)
         # borrowing lets every VC use every other's GPUs: they all interact, as one group
-        self._borrowing = self.config.borrowing and cluster.partitioned
-        if self._borrowing:
+        if flags.borrowing:
             self.partition = self.partition.as_one_group()
         self.scheduler.bind(self.partition.vc_names, self.partition.vc_capacity)
         self._init_jobs(jobs)
+        #: the fixed per-job values the parts read (``engine/jobs.py``)
+        self.facts = self._job_facts()
         self._init_cluster()
         self._init_records()
         self.decider = self.rounds_class(self)
@@ -133,7 +134,23 @@ class Simulation:
     def _make_placer(self) -> Placer:
         return self.config.make_placer()
 
-    def _ask_placer(
+    def _make_flags(self) -> Flags:
+        shortcuts, scheduler, placer = self.shortcuts, self.scheduler, self.placer
+        # a placer that keeps Placer.place puts a job that fits in one node on one node:
+        # the engine then asks its pick_node directly
+        picks_one_node = shortcuts.placer and type(placer).place is Placer.place
+        static = shortcuts.kept_ranking and scheduler.static
+        return Flags(
+            skip_rounds=shortcuts.skip_rounds,
+            picks_one_node=picks_one_node,
+            picks_any_fitting_node=picks_one_node and placer.picks_any_fitting_node,
+            borrowing=self.config.borrowing and self.cluster.partitioned,
+            partitioned=self.cluster.partitioned,
+            static=static,
+            ranking_kept=shortcuts.kept_ranking and scheduler.ranking_kept and not static,
+        )
+
+    def ask_placer(
         self, need: int, free: np.ndarray, topology: Topology
     ) -> np.ndarray | int | None:
         """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
@@ -183,7 +200,9 @@ class Simulation:
         # a job that (re)starts may not be evicted before it has run one quantum past its
         # restore cost: every run then makes progress, so preemption cannot livelock
         self.evictable_from = np.zeros(n)
-        self._version = [0] * n  # bumped at each start and preemption; stale heap entries differ
+        #: per job, bumped at each start and preemption: stale heap entries differ (the LAS
+        #: ranking reads it too)
+        self.versions = [0] * n
         self.job_vc = self.partition.job_vc
         self.job_domain = self.partition.job_domain
         most = np.array([d.max_gpus for d in self.partition.domains], dtype=np.int64)
@@ -192,14 +211,16 @@ class Simulation:
         self._gpus = self.gpus.tolist()
         self._vc = self.job_vc.tolist()
         # head-of-line blocking is per queue: one per VC, or one on an unpartitioned cluster
-        self._partitioned = self.cluster.partitioned
-        self._queue = self._vc if self._partitioned else [0] * n
+        self._queue = self._vc if self.flags.partitioned else [0] * n
         self._arrival = self.arrival.tolist()
         self._submit = self.submit.tolist()
         self._unschedulable = self.unschedulable.tolist()
         domains = self.partition.domains
         self._domain_index = self.job_domain.tolist()
         self._domain = [domains[d] for d in self._domain_index]
+        self.job_group = self.partition.domain_group[self.job_domain] if n else self.job_domain
+        self._group = self.job_group.tolist()
+        self._usage = self._gpus  # what a job counts against its VC's usage and quota
         self._node_position = [  # per domain: node -> its index among the domain's nodes
             {node: i for i, node in enumerate(d.nodes.tolist())} for d in domains
         ]
@@ -215,6 +236,19 @@ class Simulation:
             "vc": self.job_vc,
             "priority": self.job_priority,
         }
+
+    def _job_facts(self) -> JobFacts:
+        return JobFacts(
+            gpus=self._gpus,
+            usage=self._usage,
+            vc=self._vc,
+            queue=self._queue,
+            group=self._group,
+            domain=self._domain,
+            domain_index=self._domain_index,
+            node_position=self._node_position,
+            columns=self._columns,
+        )
 
     @staticmethod
     def _costs(model, jobs, field: str) -> np.ndarray:
@@ -252,18 +286,12 @@ class Simulation:
     def _init_records(self) -> None:
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
         groups = self.partition.n_groups
-        self.job_group = (
-            self.partition.domain_group[self.job_domain] if self.n_jobs else self.job_domain
-        )
-        self._group = self.job_group.tolist()
         self.n_waiting = 0
-        kept = self.shortcuts.kept_ranking
-        self._static = kept and self.scheduler.static
-        self._ranking_kept = kept and self.scheduler.ranking_kept and not self._static
-        # LAS's own rules: its ranking kept job by job instead of asked for over arrays
-        self._las = (
+        #: LAS's own rules: its ranking kept job by job instead of asked for over arrays (a
+        #: LASRanking the engine tells of every start, stop and end; the rounds ask it), or None
+        self.las: LASRanking | None = (
             LASRanking(self, self.scheduler, groups)
-            if self._ranking_kept and keeps_las_rules(self.scheduler)
+            if self.flags.ranking_kept and keeps_las_rules(self.scheduler)
             else None
         )
         self._init_groups(groups)
@@ -287,7 +315,6 @@ class Simulation:
         self.started = False
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
         self._defrag_every = self.config.defrag_every
-        self._usage = self._gpus  # what a job counts against its VC's usage and quota
 
     def _init_groups(self, groups: int) -> None:
         """Per group: its VCs and nodes; per domain: whether it spans its group's nodes."""
@@ -299,7 +326,7 @@ class Simulation:
         self.group_nodes = [
             np.flatnonzero(np.logical_or.reduce([d.mask for d in m])) for m in members
         ]
-        if self._borrowing:  # one group, and its jobs may borrow any node
+        if self.flags.borrowing:  # one group, and its jobs may borrow any node
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.ledger.set_groups(self._group, self.group_nodes)
         self.group_free = self.ledger.group_free
@@ -329,7 +356,7 @@ class Simulation:
     def picks_any_fitting_node(self) -> bool:
         """Whether the placer puts a job that fits on one node on any node with room (then
         such a job fits iff some node of its domain has room)."""
-        return self._picks_any_fitting_node
+        return self.flags.picks_any_fitting_node
 
     def placer_fits(
         self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
@@ -417,7 +444,7 @@ class Simulation:
         soonest = math.inf
         if self.next_arrival < self.n_jobs:
             soonest = self._arrival[self.next_arrival]
-        completions, version = self.completions, self._version
+        completions, version = self.completions, self.versions
         while completions and completions[0][3] != version[completions[0][2]]:
             heapq.heappop(completions)  # the end of a run that was cut short: nothing happens
         if completions and completions[0][0] < soonest:
@@ -474,8 +501,8 @@ class Simulation:
             self.active += 1
             self.changes += 1
             self._enqueue(j)
-            if self._las is not None:
-                self._las.arrived(j)
+            if self.las is not None:
+                self.las.arrived(j)
             self.records.record(self._submit[j], SUBMIT, j, None)
             group = self._group[j]
             touched.add(group)
@@ -492,14 +519,14 @@ class Simulation:
         touched: set[int] = set()
         while self.completions and self.completions[0][0] <= t + EPS:
             _, end, j, version = heapq.heappop(self.completions)
-            if version != self._version[j]:
+            if version != self.versions[j]:
                 continue
             self._stop_running(j, end)
             self.remaining[j] = 0.0
             self.end[j] = end
             self.status[j] = DONE
-            if self._las is not None:
-                self._las.finished(j)
+            if self.las is not None:
+                self.las.finished(j)
             self.finished += 1
             self.active -= 1
             self.records.record(end, FINISH, j, self.last_nodes[j])
@@ -507,13 +534,19 @@ class Simulation:
         return touched
 
     # -- state changes (the only code that mutates state) ---------------------------------------
-    def _start_running(
+    # The public three, start_running, preempt and migrate, are what the rounds and the tenancy
+    # call to change a job's state; the ledger checks every change of the cluster they make.
+    def start_running(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool = False
     ) -> None:
+        """Start (or resume) waiting job ``j`` on ``counts[i]`` GPUs of node ``nodes[i]``
+        (GPUs of other VCs when ``borrowed``): the ledger checks they are free and within
+        quota; ``j`` leaves the queue, runs from now, and may not be evicted for a quantum
+        past its restore cost."""
         self._take(j, nodes, counts, borrowed)
         self._dequeue(j)
         now = self.clock.now
-        resumed = self._version[j] > 0
+        resumed = self.versions[j] > 0
         if not resumed:
             self.first_start[j] = now
         self.status[j] = RUNNING
@@ -526,13 +559,13 @@ class Simulation:
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run)."""
-        version = self._version[j] + 1
-        self._version[j] = version
+        version = self.versions[j] + 1
+        self.versions[j] = version
         end = self.clock.now + float(self.remaining[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
-        if self._las is not None:
-            self._las.ran(j)
+        if self.las is not None:
+            self.las.ran(j)
 
     def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
@@ -552,7 +585,7 @@ class Simulation:
         del self.running[self._group[j]][j]
         self.decider.released(j)
 
-    def _preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
+    def preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
         checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
         borrowed GPUs it held wants them back."""
@@ -563,14 +596,14 @@ class Simulation:
             self.reclaims[j] += 1
         else:
             self.preemptions[j] += 1
-        self._version[j] += 1
+        self.versions[j] += 1
         self.status[j] = WAITING
         self._enqueue(j)
-        if self._las is not None:
-            self._las.stopped(j)
+        if self.las is not None:
+            self.las.stopped(j)
         self.records.record(now, kind, j, nodes, cause=cause)
 
-    def _migrate(
+    def migrate(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
     ) -> None:
         """Move running job ``j`` to ``counts`` GPUs on ``nodes``: it keeps its work and pays

@@ -11,8 +11,8 @@ borrow, the memos of tries that failed (borrow, reclaim, migrate; against the ro
 group ``epoch``), and what the last try to make room did in vain (``own_room_why``, for the
 records). It reads the cluster's state from the ledger, asks the rounds
 (``Simulation.decider``) where a job fits and which evictions free room, plans on trial
-copies, and changes state only through the engine's state changes (``_start_running``,
-``_preempt``, ``_migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
+copies, and changes state only through the engine's state changes (``start_running``,
+``preempt``, ``migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
 ``docs/semantics.md`` gives the rules.
 """
 
@@ -45,7 +45,7 @@ class Tenancy:
         self.ledger = sim.ledger
         self.decider = sim.decider  # the rounds: where a job fits, starting it, their epochs
         #: whether jobs may borrow idle GPUs of other VCs (then every VC is in one group)
-        self.borrowing: bool = sim._borrowing
+        self.borrowing: bool = sim.flags.borrowing
         #: whether running jobs may be moved to make room for a job (``config.migration``)
         self.migration = bool(sim.config.migration)
         #: whether a job that does not fit may get room by reclaiming or migrating
@@ -106,20 +106,20 @@ class Tenancy:
     def try_borrow(self, j: int) -> bool:
         """Start ``j`` on idle GPUs of other VCs, within its VC's borrowing limit."""
         sim = self.sim
-        vc, need = sim._vc[j], sim._gpus[j]
-        if self.ledger.vc_borrowed[vc] + sim._usage[j] > self._borrow_cap[vc]:
+        vc, need = sim.facts.vc[j], sim.facts.gpus[j]
+        if self.ledger.vc_borrowed[vc] + sim.facts.usage[j] > self._borrow_cap[vc]:
             return False
-        domain = self._borrow_domains[sim._domain_index[j]]
+        domain = self._borrow_domains[sim.facts.domain_index[j]]
         if domain is None or need > domain.max_gpus:
             return False
-        epoch = self.decider.epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim.facts.group[j]]
         if self._borrow_failed_at.get(j) == epoch:
             return False
         placed = self.decider.place(j, self.ledger.free, domain)
         if placed is None:
             self._borrow_failed_at[j] = epoch
             return False
-        sim._start_running(j, *placed, borrowed=True)
+        sim.start_running(j, *placed, borrowed=True)
         return True
 
     def try_reclaim(self, j: int) -> bool:
@@ -128,11 +128,11 @@ class Tenancy:
         sim, ledger = self.sim, self.ledger
         if not ledger.borrowers or not self.decider.quota_allows(j, ledger.vc_used):
             return False
-        epoch = self.decider.epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= RECLAIM_FAILED  # until it succeeds
         if self._reclaim_failed_at.get(j) == epoch:
             return False
-        domain, vc, job_vc = sim._domain[j], sim._vc[j], sim._vc
+        domain, vc, job_vc = sim.facts.domain[j], sim.facts.vc[j], sim.facts.vc
         candidates = [
             r
             for r in reversed(ledger.borrowers)
@@ -143,7 +143,7 @@ class Tenancy:
             self._reclaim_failed_at[j] = epoch
             return False
         for r in victims:
-            sim._preempt(r, cause=j, kind=RECLAIM)
+            sim.preempt(r, cause=j, kind=RECLAIM)
         if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
@@ -153,13 +153,13 @@ class Tenancy:
         """If ``j`` does not fit although enough GPUs are free to it, move running jobs to
         other nodes (fewest GPUs moved) so that it does, and start it."""
         sim, ledger = self.sim, self.ledger
-        domain, need = sim._domain[j], sim._gpus[j]
+        domain, need = sim.facts.domain[j], sim.facts.gpus[j]
         if (
             not self.decider.quota_allows(j, ledger.vc_used)
             or ledger.free[domain.nodes].sum() < need
         ):
             return False  # not fragmentation: too few GPUs are free
-        epoch = self.decider.epoch[sim._group[j]]
+        epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= MIGRATION_FAILED  # until it succeeds
         if self._migrate_failed_at.get(j) == epoch:
             return False
@@ -167,9 +167,9 @@ class Tenancy:
         if plan is None or not self._fits_after(j, plan):
             self._migrate_failed_at[j] = epoch
             return False
-        gpus = sim._gpus
+        gpus = sim.facts.gpus
         for r, node in plan:
-            sim._migrate(r, np.array([node]), np.array([gpus[r]]), cause=j)
+            sim.migrate(r, np.array([node]), np.array([gpus[r]]), cause=j)
         if not self.decider.try_start(j):
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
@@ -180,7 +180,7 @@ class Tenancy:
         free = ledger.free.copy()
         for r, dest in plan:
             free[ledger.alloc_nodes[r]] += ledger.alloc_counts[r]
-            free[dest] -= sim._gpus[r]
+            free[dest] -= sim.facts.gpus[r]
         return self.decider.fits_hypothetically(j, free, ledger.vc_used)
 
     def _movable_by_node(self, group: int) -> dict[int, list[int]]:
@@ -199,8 +199,8 @@ class Tenancy:
         """Moves (job, destination node) after which ``j`` fits, moving as few GPUs as
         possible; ``None`` if no such moves exist."""
         sim = self.sim
-        domain, need = sim._domain[j], sim._gpus[j]
-        on_node = self._movable_by_node(sim._group[j])
+        domain, need = sim.facts.domain[j], sim.facts.gpus[j]
+        on_node = self._movable_by_node(sim.facts.group[j])
         if need <= domain.topology.largest:
             return self._plan_one_node(j, domain, need, on_node)
         return self._plan_many_nodes(j, domain, on_node)
@@ -212,7 +212,7 @@ class Tenancy:
         (ties: fewer jobs, then the lowest node), and where each goes."""
         best: tuple[int, int, int] | None = None
         best_moves: list[tuple[int, int]] | None = None
-        free, capacity, gpus = self.ledger.free, self.ledger.capacity, self.sim._gpus
+        free, capacity, gpus = self.ledger.free, self.ledger.capacity, self.sim.facts.gpus
         for node in domain.nodes.tolist():
             if capacity[node] < need:
                 continue
@@ -237,7 +237,7 @@ class Tenancy:
         """For a job larger than a node: empty nodes one at a time, the cheapest first (a
         greedy plan, not always the fewest GPUs), until the job fits."""
         sim, ledger = self.sim, self.ledger
-        gpus, capacity = sim._gpus, ledger.capacity
+        gpus, capacity = sim.facts.gpus, ledger.capacity
         free = ledger.free.copy()
         vc_used = ledger.vc_used.copy()
         emptied: set[int] = set()
@@ -270,7 +270,7 @@ class Tenancy:
         """A destination for each of ``jobs`` (largest first, best fit on their own
         domain's nodes, never a node in ``avoid``), or None if one has nowhere to go."""
         sim = self.sim
-        gpus, job_domain = sim._gpus, sim._domain
+        gpus, job_domain = sim.facts.gpus, sim.facts.domain
         free = (self.ledger.free if free is None else free).copy()
         moves = []
         for r in sorted(jobs, key=lambda r: (-gpus[r], r)):
@@ -289,7 +289,7 @@ class Tenancy:
         """A periodic pass: empty the least-used nodes by moving their jobs onto fuller ones
         (never onto empty nodes) while that frees a whole node. Returns the groups changed."""
         sim, ledger = self.sim, self.ledger
-        capacity, free, gpus = ledger.capacity, ledger.free, sim._gpus
+        capacity, free, gpus = ledger.capacity, ledger.free, sim.facts.gpus
         changed: set[int] = set()
         for group, nodes in enumerate(sim.group_nodes):
             if not sim.running[group]:
@@ -308,7 +308,7 @@ class Tenancy:
                     if plan is None:
                         continue
                     for r, dest in plan:
-                        sim._migrate(r, np.array([dest]), np.array([gpus[r]]))
+                        sim.migrate(r, np.array([dest]), np.array([gpus[r]]))
                     changed.add(group)
                     moved = True
                     break
