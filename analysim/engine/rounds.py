@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 class Rounds:
     """The scheduling rounds of the simulation ``sim``, group by group."""
 
+    #: whether a job's needs are its domain, GPUs and VC (resource mode: not only)
+    _needs_are_gpus = True
+
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         # what the rounds read of the engine: its parts, its policies, and per job and per
@@ -123,6 +126,15 @@ class Rounds:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
         self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
+        # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
+        # needs failed its trial evictions (None: not kept)
+        self._alike = self._needs_are_gpus and self.shortcuts.alike_evictions
+        self._evictions_failed: dict[tuple[int, int, int], int] | None = None
+        # EASY backfill: job -> (release count, epoch, the reservations) when only those
+        # reservations stopped it (a placer that draws may draw when it fails: not kept)
+        self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
+            self.shortcuts.reserved_memo and not self.placer.random
+        )
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
@@ -433,6 +445,7 @@ class Rounds:
             self._round_flags |= ROUND_NOTHING_FREE
             return False
         ranked = self._ranked(group, preemptive)
+        self._evictions_failed = {} if self._alike and preemptive else None
         blocked: set[int] = set()
         changed = False
         # EASY backfill: the reservations of the queues whose first job failed this round,
@@ -623,23 +636,40 @@ class Rounds:
         """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
         else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
         group = self._group[j]
-        if self._failed_at.get(j) == self._releases[group]:
+        releases = self._releases[group]
+        if self._failed_at.get(j) == releases:
             return self.try_start(j)  # does not fit at all: as it was (the records)
         if not self.quota_allows(j, self.vc_used):
             return self.try_start(j)
-        gpus, vc = self._gpus[j], self._vc[j]
-        if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
-            placed = None
+        seen = self._reserved_seen.get(j)
+        if (
+            seen is not None
+            and seen[0] == releases
+            and len(seen[2]) == len(keep)
+            and all(a is b for a, b in zip(seen[2], keep, strict=True))
+        ):
+            # the same reservations stopped it and no GPU was released since: the free and
+            # spare GPUs only got fewer, so it still does not fit on those they leave; it
+            # still fits on the free GPUs if nothing started or stopped since
+            if seen[1] != self.epoch[group] and not self.fits_hypothetically(
+                j, self.free, self.vc_used
+            ):
+                return self.try_start(j)  # does not fit even on every free GPU
         else:
-            room = self.free.copy()
-            for r in keep:
-                np.minimum(room, np.maximum(r.spare, 0), out=room)
-            placed = self.place(j, room)
-        if placed is not None:
-            self.sim._start_running(j, *placed)
-            return True
-        if not self.fits_hypothetically(j, self.free, self.vc_used):
-            return self.try_start(j)  # does not fit even on every free GPU
+            gpus, vc = self._gpus[j], self._vc[j]
+            if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
+                placed = None
+            else:
+                room = self.free.copy()
+                for r in keep:
+                    np.minimum(room, np.maximum(r.spare, 0), out=room)
+                placed = self.place(j, room)
+            if placed is not None:
+                self.sim._start_running(j, *placed)
+                return True
+            if not self.fits_hypothetically(j, self.free, self.vc_used):
+                return self.try_start(j)  # does not fit even on every free GPU
+            self._reserved_seen[j] = (releases, self.epoch[group], keep)
         self._why, self._room_seen = RESERVED, self._room_of(j)
         blocking = keep[0]
         self._blocking = (blocking.head, blocking.at)
@@ -736,7 +766,8 @@ class Rounds:
     def _try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
         free room for it, if any do."""
-        epoch = self._evict_epoch[self._group[j]]
+        group = self._group[j]
+        epoch = self._evict_epoch[group]
         if self._preempt_failed_at.get(j) == epoch:
             # nothing it could use has changed since it last failed (``_preempt_why``: why;
             # a job started since, below it, is protected)
@@ -745,7 +776,20 @@ class Rounds:
                 why = PREEMPT_PROTECTED
             self._preempt_why = why
             return False
-        if not self._evict_for(j, self._evictable_below(ranked, pos)):
+        failed, needs, now_epoch = self._evictions_failed, None, 0
+        if failed is not None:
+            needs, now_epoch = (
+                (self._domain_index[j], self._gpus[j], self._vc[j]),
+                self.epoch[group],
+            )
+        if (
+            # a job ranked above it with the same needs failed, and nothing started or
+            # stopped since: it could evict only some of the same jobs (a prefix of them)
+            (needs is not None and failed.get(needs) == now_epoch)
+            or not self._evict_for(j, self._evictable_below(ranked, pos))
+        ):
+            if needs is not None:
+                failed[needs] = now_epoch
             self._preempt_failed_at[j] = epoch
             why = PREEMPT_PROTECTED if self._protected_below(ranked, pos) else PREEMPT_NO_ROOM
             self._preempt_why = self._preempt_why_of[j] = why
