@@ -126,18 +126,19 @@ class Rounds:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
         self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
+        # the same for preemption alone, which starts cannot help when the ranking is
+        # round-stable (a started job is protected, and it only takes GPUs away)
+        self._evict_epoch = [0] * groups
         # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
         # needs failed its trial evictions (None: not kept)
         self._alike = self._needs_are_gpus and self.shortcuts.alike_evictions
         self._evictions_failed: dict[tuple[int, int, int], int] | None = None
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
+        self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
         self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
             self.shortcuts.reserved_memo and not self.placer.random
         )
-        # the same for preemption alone, which starts cannot help when the ranking is
-        # round-stable (a started job is protected, and it only takes GPUs away)
-        self._evict_epoch = [0] * groups
         # per group: arrivals or completions since its last round; any change since its last
         # preemptive round; the time until which its ranking is known not to change
         self.events_since_round = [True] * groups
@@ -640,6 +641,10 @@ class Rounds:
         if self._failed_at.get(j) == releases:
             return self.try_start(j)  # does not fit at all: as it was (the records)
         if not self.quota_allows(j, self.vc_used):
+            return self.try_start(j)
+        if self._room_first and self._room_of(j) < self._gpus[j]:
+            # too few GPUs free on its nodes, let alone spare: neither placement below would
+            # ask the placer, and both would fail
             return self.try_start(j)
         seen = self._reserved_seen.get(j)
         if (
