@@ -423,10 +423,11 @@ def test_easy_backfill_with_preemption_runs_as_the_reference_mode(drawn, las):
 
 @dataclass(frozen=True)
 class _WithoutEasyShortcuts(Shortcuts):
-    """Every shortcut but the two that EASY backfill with preemption takes most."""
+    """Every shortcut but the three that EASY backfill with preemption takes most."""
 
     alike_evictions: bool = False
     reserved_memo: bool = False
+    kept_reservations: bool = False
 
 
 def _busy_jobs(n: int, seed: int) -> Workload:
@@ -445,7 +446,8 @@ def test_easy_backfill_with_preemption_on_a_busy_cluster_runs_as_the_reference_m
     scheduler, monkeypatch
 ):
     """A long queue on a full cluster: the shortcuts are taken (a job stopped by the same
-    reservations again, jobs of alike needs that fail their trial evictions) and change
+    reservations again, jobs of alike needs that fail their trial evictions, reservations
+    kept past the releases they foresaw) and change
     nothing: the run is the reference mode's, and the decision records (which explain
     reads) are those of the same run without these two shortcuts."""
     workload = _busy_jobs(120, seed=7)

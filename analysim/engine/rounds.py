@@ -122,6 +122,11 @@ class Rounds:
         self._easy = self.config.backfill == "easy"
         self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
         self._blocking: tuple[int, float] = (-1, math.nan)
+        # per group: how many times its jobs took GPUs (a reservation kept past releases it
+        # foresaw: ``_foresaw_releases``)
+        self._takes = [0] * groups
+        # (resource mode: not kept, its free GPUs are not only those of the jobs that left)
+        self._keep_reservations = self._needs_are_gpus and self.shortcuts.kept_reservations
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
@@ -191,6 +196,7 @@ class Rounds:
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
         if self._easy:
+            self._takes[self._group[j]] += 1
             self._claim_reservations(j, nodes, counts)
         group = self._group[j]
         self.epoch[group] += 1
@@ -685,19 +691,34 @@ class Rounds:
         from an earlier round if still good, else made now (None if it would never fit)."""
         group = self._group[j]
         kept = self._reservations[group].get(queue)
-        if (
-            kept is not None
-            and kept.head == j
-            and kept.releases == self._releases[group]
-            and not kept.broken
-        ):
-            return kept
+        if kept is not None and kept.head == j and not kept.broken:
+            if kept.releases == self._releases[group]:
+                return kept
+            if self._foresaw_releases(kept, group):
+                kept.releases = self._releases[group]
+                return kept
         made = self._make_reservation(j)
         if made is None:
             self._reservations[group].pop(queue, None)
         else:
             self._reservations[group][queue] = made
         return made
+
+    def _foresaw_releases(self, kept: Reservation, group: int) -> bool:
+        """Whether every release since ``kept`` was made is one its making foresaw, so that
+        making it now would give it again: nothing of the group took GPUs since (no start,
+        no move: it was not claimed, and the group's running jobs are some of those it
+        counted, each to end at the step it counted), the running jobs now are exactly
+        those it counted to end after now (the others released their GPUs, as it counted
+        them to by now), and its time is still to come. Then the free GPUs (and quota used)
+        now are those it counted at now, and from each later end on it counts the same."""
+        ends = kept.ends
+        if ends is None or kept.takes != self._takes[group]:
+            return False
+        now = self.clock.now + EPS
+        if kept.at <= now:
+            return False
+        return len(ends) - bisect.bisect_right(ends, now) == len(self.running[group])
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
@@ -735,6 +756,8 @@ class Rounds:
                 quota_spare=None if quota is None else quota - vc_used[vc] - need,
                 vc=vc,
                 releases=self._releases[group],
+                ends=[e for e, _ in ends] if self._keep_reservations else None,
+                takes=self._takes[group],
             )
         return None
 

@@ -42,6 +42,10 @@ class Shortcuts:
     #: they leave while no GPU of its group has been released and the same reservations
     #: stop it (the free and spare GPUs only got fewer)
     reserved_memo: bool = True
+    #: EASY backfill: a reservation is kept past releases it foresaw (its running jobs ended
+    #: at the steps it counted, and none of the group took GPUs since), as making it again
+    #: would give it again
+    kept_reservations: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -54,6 +58,7 @@ class Shortcuts:
             trial_bounds=False,
             alike_evictions=False,
             reserved_memo=False,
+            kept_reservations=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
