@@ -140,6 +140,10 @@ class Rounds:
         self._evictions_failed: dict[tuple[int, int, int], int] | None = None
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
+        # the ranking, epoch and time at which _protected_below last asked the ranking, and
+        # the position of its lowest-ranked protected running job then
+        self._protection_bound = self.shortcuts.protection_bound
+        self._protection_seen: tuple[Ranking, int, float, int | None] | None = None
         self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
         self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
             self.shortcuts.reserved_memo and not self.placer.random
@@ -800,7 +804,7 @@ class Rounds:
             # nothing it could use has changed since it last failed (``_preempt_why``: why;
             # a job started since, below it, is protected)
             why = self._preempt_why_of[j]
-            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos):
+            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos, group):
                 why = PREEMPT_PROTECTED
             self._preempt_why = why
             return False
@@ -819,15 +823,24 @@ class Rounds:
             if needs is not None:
                 failed[needs] = now_epoch
             self._preempt_failed_at[j] = epoch
-            why = PREEMPT_PROTECTED if self._protected_below(ranked, pos) else PREEMPT_NO_ROOM
+            protected = self._protected_below(ranked, pos, group)
+            why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
             self._preempt_why = self._preempt_why_of[j] = why
             return False
         return True
 
-    def _protected_below(self, ranked: Ranking, pos: int) -> bool:
+    def _protected_below(self, ranked: Ranking, pos: int, group: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
         be evicted yet): asked only when preemption failed, for the records."""
         now, evictable_from = self.clock.now + EPS, self.evictable_from
+        if self._protection_bound:
+            # while nothing starts or stops, ask the ranking once: the position of its
+            # lowest-ranked protected running job (one is below ``pos`` iff it is)
+            seen, epoch = self._protection_seen, self.epoch[group]
+            if seen is None or seen[0] is not ranked or seen[1] != epoch or seen[2] != now:
+                lowest = ranked.lowest_running(lambda r: evictable_from[r] > now)
+                seen = self._protection_seen = (ranked, epoch, now, lowest)
+            return seen[3] is not None and seen[3] > pos
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
     def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:

@@ -46,6 +46,10 @@ class Shortcuts:
     #: at the steps it counted, and none of the group took GPUs since), as making it again
     #: would give it again
     kept_reservations: bool = True
+    #: whether a lower-ranked running job is still protected (for the records of a failed
+    #: preemption) is read off the position of the lowest-ranked protected one, found once
+    #: while nothing starts or stops
+    protection_bound: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -59,6 +63,7 @@ class Shortcuts:
             alike_evictions=False,
             reserved_memo=False,
             kept_reservations=False,
+            protection_bound=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
