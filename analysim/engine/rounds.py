@@ -140,10 +140,10 @@ class Rounds:
         self._evictions_failed: dict[tuple[int, int, int], int] | None = None
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
-        # the ranking, epoch and time at which _protected_below last asked the ranking, and
-        # the position of its lowest-ranked protected running job then
+        # the ranking, epoch and time at which _protected_below was last asked, whether it
+        # found the position of the lowest-ranked protected running job then, and that
         self._protection_bound = self.shortcuts.protection_bound
-        self._protection_seen: tuple[Ranking, int, float, int | None] | None = None
+        self._protection_seen: tuple[Ranking, int, float, bool, int | None] | None = None
         self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
         self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
             self.shortcuts.reserved_memo and not self.placer.random
@@ -834,13 +834,16 @@ class Rounds:
         be evicted yet): asked only when preemption failed, for the records."""
         now, evictable_from = self.clock.now + EPS, self.evictable_from
         if self._protection_bound:
-            # while nothing starts or stops, ask the ranking once: the position of its
-            # lowest-ranked protected running job (one is below ``pos`` iff it is)
+            # asked again while nothing started or stopped: ask the ranking once for the
+            # position of its lowest-ranked protected running job (one is below ``pos`` iff
+            # it is); asked once, look below ``pos`` only
             seen, epoch = self._protection_seen, self.epoch[group]
-            if seen is None or seen[0] is not ranked or seen[1] != epoch or seen[2] != now:
-                lowest = ranked.lowest_running(lambda r: evictable_from[r] > now)
-                seen = self._protection_seen = (ranked, epoch, now, lowest)
-            return seen[3] is not None and seen[3] > pos
+            if seen is not None and seen[0] is ranked and seen[1] == epoch and seen[2] == now:
+                if not seen[3]:
+                    lowest = ranked.lowest_running(lambda r: evictable_from[r] > now)
+                    seen = self._protection_seen = (ranked, epoch, now, True, lowest)
+                return seen[4] is not None and seen[4] > pos
+            self._protection_seen = (ranked, epoch, now, False, None)
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
     def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:
