@@ -1,9 +1,10 @@
-"""Check that a speed change changed speed only: fingerprints of 14 varied runs.
+"""Check that a speed change changed speed only: fingerprints of 18 varied runs.
 
-Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 14 configurations (every
-scheduler, preemption, backfill, migration, borrowing, and VCs that own nodes, hold quotas,
-or share one pool), hashes each run's ``jobs``, ``events`` and ``timeline`` frames, and
-either saves the fingerprints or compares them with saved ones. About a minute.
+Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 18 configurations (every
+scheduler, preemption, greedy and EASY backfill, migration, borrowing, and VCs that own
+nodes, hold quotas, or share one pool), hashes each run's ``jobs``, ``events`` and
+``timeline`` frames, and either saves the fingerprints or compares them with saved ones.
+About a minute.
 
     python benchmarks/same_results.py save /tmp/before.json     # before the change
     python benchmarks/same_results.py compare /tmp/before.json  # after it: exit 1 if any differ
@@ -58,6 +59,21 @@ RUNS: dict[str, dict] = {
         "scheduler": "fifo",
         "backfill": True,
         "placement": "random",
+        "cluster": "pool",
+    },
+    "las_pre_easy": {"scheduler": "las", "preemption": True, "backfill": "easy"},
+    "fifo_easy": {"scheduler": "fifo", "backfill": "easy"},
+    "quota_srtf_pre_easy": {
+        "scheduler": "srtf",
+        "preemption": True,
+        "backfill": "easy",
+        "cluster": "quota",
+    },
+    "pool_las_pre_easy_topology": {
+        "scheduler": "las",
+        "preemption": True,
+        "backfill": "easy",
+        "placement": "topology",
         "cluster": "pool",
     },
 }

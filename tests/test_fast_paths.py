@@ -14,6 +14,8 @@ replaces), and the runs must agree frame for frame:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,8 +25,9 @@ from jobs_table import make_jobs
 from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, simulate
-from analysim.engine import Simulation, rounds
+from analysim.engine import Simulation, rounds, simulation
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
+from analysim.engine.shortcuts import Shortcuts
 from analysim.policies.placement import PLACERS, Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
@@ -402,3 +405,64 @@ def test_the_reference_mode_runs_a_full_round_at_every_quantum_while_jobs_wait()
     plain, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
     assert (fast.rounds, plain.rounds) == (4, 5)
+
+
+@RUNS
+@given(cases(max_jobs=14, max_duration=400), st.sampled_from([LAS((60.0, 300.0), 2.0), None]))
+def test_easy_backfill_with_preemption_runs_as_the_reference_mode(drawn, las):
+    """EASY backfill with preemption (the reservation memo and the trial evictions skipped
+    for jobs with the needs of one that failed them) gives the run of the plain rules."""
+    case, workload, config = drawn
+    config = config.replace(backfill="easy", preemption=True)
+    if las is not None:
+        config = config.replace(scheduler=las)
+    _, fast_result = _run(workload, case.cluster, config, reference=False)
+    _, plain_result = _run(workload, case.cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+
+
+@dataclass(frozen=True)
+class _WithoutEasyShortcuts(Shortcuts):
+    """Every shortcut but the three that EASY backfill with preemption takes most."""
+
+    alike_evictions: bool = False
+    reserved_memo: bool = False
+    kept_reservations: bool = False
+
+
+def _busy_jobs(n: int, seed: int) -> Workload:
+    """``n`` jobs of 1-8 GPUs arriving faster than two VCs of 16 GPUs each can run them."""
+    rng = np.random.default_rng(seed)
+    submit = np.cumsum(rng.integers(0, 40, n))
+    rows = [
+        (f"j{i}", "ab"[i % 2], int(submit[i]), int(rng.integers(30, 900)), int(g))
+        for i, g in enumerate(rng.choice([1, 1, 2, 2, 4, 8], n))
+    ]
+    return make_jobs(rows)
+
+
+@pytest.mark.parametrize("scheduler", ["las", "fifo", "srtf"])
+def test_easy_backfill_with_preemption_on_a_busy_cluster_runs_as_the_reference_mode(
+    scheduler, monkeypatch
+):
+    """A long queue on a full cluster: the shortcuts are taken (a job stopped by the same
+    reservations again, jobs of alike needs that fail their trial evictions, reservations
+    kept past the releases they foresaw) and change
+    nothing: the run is the reference mode's, and the decision records (which explain
+    reads) are those of the same run without these two shortcuts."""
+    workload = _busy_jobs(120, seed=7)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, preemption=True, backfill="easy", quantum=60)
+    fast, fast_result = _run(workload, cluster, config, reference=False)
+    plain, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+    assert fast.decider._reserved_seen  # the memo was used
+    assert not plain.decider._reserved_seen
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutEasyShortcuts)
+    slow, slow_result = _run(workload, cluster, config, reference=False)
+    assert not slow.decider._reserved_seen
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )

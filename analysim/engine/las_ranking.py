@@ -22,7 +22,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -82,6 +82,15 @@ class KeyedOrder:
     def first_waiting(self) -> int | None:
         """The key of the highest-ranked waiting job; None if none waits."""
         return self.waiting[0] if self.waiting else None
+
+    def lowest_running(self, test: Callable[[int], bool]) -> int | None:
+        """The key of the lowest-ranked running job for which ``test(job)`` holds; None if
+        there is none."""
+        n = self.n
+        for k in reversed(self.running):
+            if test(k % n):
+                return k
+        return None
 
     def jobs(self) -> np.ndarray:
         """All the jobs, in order."""

@@ -15,7 +15,7 @@ forms answer them, each where it is cheapest:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Protocol
 
@@ -38,6 +38,11 @@ class Ranking(Protocol):
 
     def first_waiting(self) -> int | None:
         """The position of the highest-ranked waiting job; None if none waits."""
+        ...
+
+    def lowest_running(self, test: Callable[[int], bool]) -> int | None:
+        """The position of the lowest-ranked running job for which ``test(job)`` holds;
+        None if there is none."""
         ...
 
 
@@ -72,6 +77,13 @@ class ArrayRanking:
         waiting = np.flatnonzero(self.status[self.order] == WAITING)
         return int(waiting[0]) if waiting.size else None
 
+    def lowest_running(self, test: Callable[[int], bool]) -> int | None:
+        order = self.order
+        for at in np.flatnonzero(self.status[order] == RUNNING)[::-1].tolist():
+            if test(int(order[at])):
+                return at
+        return None
+
 
 class WaitingStream:
     """The waiting jobs of a ranking, best first, read lazily once (a round without
@@ -87,6 +99,9 @@ class WaitingStream:
 
     def running_below(self, pos: int) -> list[int]:
         return []  # it lists no running job
+
+    def lowest_running(self, test: Callable[[int], bool]) -> int | None:
+        return None  # it lists no running job
 
     def first_waiting(self) -> int | None:
         raise TypeError("a WaitingStream is read once, in order: it has no first position")

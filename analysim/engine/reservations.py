@@ -11,7 +11,9 @@ knows each job's run time exactly, where Slurm reads the user's time limit.
 
 A reservation is kept until GPUs of its group are released (the future free map may then
 be earlier), its head starts, or a start it did not allow takes GPUs it needs; it is made
-again when the head next fails. ``docs/semantics.md`` gives the rule with an example.
+again when the head next fails. (A shortcut keeps it past releases it foresaw: jobs that
+ended when it counted them to, with no GPU taken since; making it again would give it.)
+``docs/semantics.md`` gives the rule with an example.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ class Reservation:
     releases: int
     #: a start it did not allow took GPUs it needs: it is made again at the head's next try
     broken: bool = False
+    #: the steps at which the running jobs it counted end, sorted (None: it is made again
+    #: after any release); and how many times jobs of the group had taken GPUs then
+    ends: list[float] | None = None
+    takes: int = 0
 
     def runs_past(self, due: float) -> bool:
         """Whether a job seen to end at step ``due`` still holds its GPUs at ``at``."""

@@ -28,6 +28,7 @@ class ResourceRounds(Rounds):
     """The scheduling rounds of a simulation in resource mode."""
 
     sim: ResourceSimulation
+    _needs_are_gpus = False  # a job needs GPU milli, CPU and memory too
 
     def __init__(self, sim: ResourceSimulation) -> None:
         super().__init__(sim)

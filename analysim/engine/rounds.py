@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 class Rounds:
     """The scheduling rounds of the simulation ``sim``, group by group."""
 
+    #: whether a job's needs are its domain, GPUs and VC (resource mode: not only)
+    _needs_are_gpus = True
+
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         # what the rounds read of the engine: its parts, its policies, and per job and per
@@ -127,6 +130,11 @@ class Rounds:
         self._easy = self.config.backfill == "easy"
         self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
         self._blocking: tuple[int, float] = (-1, math.nan)
+        # per group: how many times its jobs took GPUs (a reservation kept past releases it
+        # foresaw: ``_foresaw_releases``)
+        self._takes = [0] * groups
+        # (resource mode: not kept, its free GPUs are not only those of the jobs that left)
+        self._keep_reservations = self._needs_are_gpus and self.shortcuts.kept_reservations
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
@@ -134,6 +142,20 @@ class Rounds:
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
+        # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
+        # needs failed its trial evictions (None: not kept)
+        self._alike = self._needs_are_gpus and self.shortcuts.alike_evictions
+        self._evictions_failed: dict[tuple[int, int, int], int] | None = None
+        # the ranking, epoch and time at which _protected_below was last asked, whether it
+        # found the position of the lowest-ranked protected running job then, and that
+        self._protection_bound = self.shortcuts.protection_bound
+        self._protection_seen: tuple[Ranking, int, float, bool, int | None] | None = None
+        # EASY backfill: job -> (release count, epoch, the reservations) when only those
+        # reservations stopped it (a placer that draws may draw when it fails: not kept)
+        self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
+        self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
+            self.shortcuts.reserved_memo and not self.placer.random
+        )
         # per group: arrivals or completions since its last round; any change since its last
         # preemptive round; the time until which its ranking is known not to change
         self.events_since_round = [True] * groups
@@ -186,6 +208,7 @@ class Rounds:
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
         if self._easy:
+            self._takes[self._group[j]] += 1
             self._claim_reservations(j, nodes, counts)
         group = self._group[j]
         self.epoch[group] += 1
@@ -441,6 +464,7 @@ class Rounds:
             self._round_flags |= ROUND_NOTHING_FREE
             return False
         ranked = self._ranked(group, preemptive)
+        self._evictions_failed = {} if self._alike and preemptive else None
         blocked: set[int] = set()
         changed = False
         # EASY backfill: the reservations of the queues whose first job failed this round,
@@ -631,23 +655,44 @@ class Rounds:
         """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
         else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
         group = self._group[j]
-        if self._failed_at.get(j) == self._releases[group]:
+        releases = self._releases[group]
+        if self._failed_at.get(j) == releases:
             return self.try_start(j)  # does not fit at all: as it was (the records)
         if not self.quota_allows(j, self.vc_used):
             return self.try_start(j)
-        gpus, vc = self._gpus[j], self._vc[j]
-        if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
-            placed = None
+        if self._room_first and self._room_of(j) < self._gpus[j]:
+            # too few GPUs free on its nodes, let alone spare: neither placement below would
+            # ask the placer, and both would fail
+            return self.try_start(j)
+        seen = self._reserved_seen.get(j)
+        if (
+            seen is not None
+            and seen[0] == releases
+            and len(seen[2]) == len(keep)
+            and all(a is b for a, b in zip(seen[2], keep, strict=True))
+        ):
+            # the same reservations stopped it and no GPU was released since: the free and
+            # spare GPUs only got fewer, so it still does not fit on those they leave; it
+            # still fits on the free GPUs if nothing started or stopped since
+            if seen[1] != self.epoch[group] and not self.fits_hypothetically(
+                j, self.free, self.vc_used
+            ):
+                return self.try_start(j)  # does not fit even on every free GPU
         else:
-            room = self.free.copy()
-            for r in keep:
-                np.minimum(room, np.maximum(r.spare, 0), out=room)
-            placed = self.place(j, room)
-        if placed is not None:
-            self.sim.start_running(j, *placed)
-            return True
-        if not self.fits_hypothetically(j, self.free, self.vc_used):
-            return self.try_start(j)  # does not fit even on every free GPU
+            gpus, vc = self._gpus[j], self._vc[j]
+            if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
+                placed = None
+            else:
+                room = self.free.copy()
+                for r in keep:
+                    np.minimum(room, np.maximum(r.spare, 0), out=room)
+                placed = self.place(j, room)
+            if placed is not None:
+                self.sim.start_running(j, *placed)
+                return True
+            if not self.fits_hypothetically(j, self.free, self.vc_used):
+                return self.try_start(j)  # does not fit even on every free GPU
+            self._reserved_seen[j] = (releases, self.epoch[group], keep)
         self._why, self._room_seen = RESERVED, self._room_of(j)
         blocking = keep[0]
         self._blocking = (blocking.head, blocking.at)
@@ -658,19 +703,34 @@ class Rounds:
         from an earlier round if still good, else made now (None if it would never fit)."""
         group = self._group[j]
         kept = self._reservations[group].get(queue)
-        if (
-            kept is not None
-            and kept.head == j
-            and kept.releases == self._releases[group]
-            and not kept.broken
-        ):
-            return kept
+        if kept is not None and kept.head == j and not kept.broken:
+            if kept.releases == self._releases[group]:
+                return kept
+            if self._foresaw_releases(kept, group):
+                kept.releases = self._releases[group]
+                return kept
         made = self._make_reservation(j)
         if made is None:
             self._reservations[group].pop(queue, None)
         else:
             self._reservations[group][queue] = made
         return made
+
+    def _foresaw_releases(self, kept: Reservation, group: int) -> bool:
+        """Whether every release since ``kept`` was made is one its making foresaw, so that
+        making it now would give it again: nothing of the group took GPUs since (no start,
+        no move: it was not claimed, and the group's running jobs are some of those it
+        counted, each to end at the step it counted), the running jobs now are exactly
+        those it counted to end after now (the others released their GPUs, as it counted
+        them to by now), and its time is still to come. Then the free GPUs (and quota used)
+        now are those it counted at now, and from each later end on it counts the same."""
+        ends = kept.ends
+        if ends is None or kept.takes != self._takes[group]:
+            return False
+        now = self.clock.now + EPS
+        if kept.at <= now:
+            return False
+        return len(ends) - bisect.bisect_right(ends, now) == len(self.running[group])
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
@@ -708,6 +768,8 @@ class Rounds:
                 quota_spare=None if quota is None else quota - vc_used[vc] - need,
                 vc=vc,
                 releases=self._releases[group],
+                ends=[e for e, _ in ends] if self._keep_reservations else None,
+                takes=self._takes[group],
             )
         return None
 
@@ -744,26 +806,52 @@ class Rounds:
     def _try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> bool:
         """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
         free room for it, if any do."""
-        epoch = self._evict_epoch[self._group[j]]
+        group = self._group[j]
+        epoch = self._evict_epoch[group]
         if self._preempt_failed_at.get(j) == epoch:
             # nothing it could use has changed since it last failed (``_preempt_why``: why;
             # a job started since, below it, is protected)
             why = self._preempt_why_of[j]
-            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos):
+            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos, group):
                 why = PREEMPT_PROTECTED
             self._preempt_why = why
             return False
-        if not self._evict_for(j, self._evictable_below(ranked, pos)):
+        failed, needs, now_epoch = self._evictions_failed, None, 0
+        if failed is not None:
+            needs, now_epoch = (
+                (self._domain_index[j], self._gpus[j], self._vc[j]),
+                self.epoch[group],
+            )
+        if (
+            # a job ranked above it with the same needs failed, and nothing started or
+            # stopped since: it could evict only some of the same jobs (a prefix of them)
+            (needs is not None and failed.get(needs) == now_epoch)
+            or not self._evict_for(j, self._evictable_below(ranked, pos))
+        ):
+            if needs is not None:
+                failed[needs] = now_epoch
             self._preempt_failed_at[j] = epoch
-            why = PREEMPT_PROTECTED if self._protected_below(ranked, pos) else PREEMPT_NO_ROOM
+            protected = self._protected_below(ranked, pos, group)
+            why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
             self._preempt_why = self._preempt_why_of[j] = why
             return False
         return True
 
-    def _protected_below(self, ranked: Ranking, pos: int) -> bool:
+    def _protected_below(self, ranked: Ranking, pos: int, group: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
         be evicted yet): asked only when preemption failed, for the records."""
         now, evictable_from = self.clock.now + EPS, self.evictable_from
+        if self._protection_bound:
+            # asked again while nothing started or stopped: ask the ranking once for the
+            # position of its lowest-ranked protected running job (one is below ``pos`` iff
+            # it is); asked once, look below ``pos`` only
+            seen, epoch = self._protection_seen, self.epoch[group]
+            if seen is not None and seen[0] is ranked and seen[1] == epoch and seen[2] == now:
+                if not seen[3]:
+                    lowest = ranked.lowest_running(lambda r: evictable_from[r] > now)
+                    seen = self._protection_seen = (ranked, epoch, now, True, lowest)
+                return seen[4] is not None and seen[4] > pos
+            self._protection_seen = (ranked, epoch, now, False, None)
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
     def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:

@@ -34,17 +34,42 @@ class Shortcuts:
     #: the job could fit once they are gone, counting the node's freed CPU, memory and GPU
     #: milli and what the other nodes have now (moves only take from other nodes)
     trial_bounds: bool = True
+    #: in a round, a job is not put to trial evictions when one ranked above it with the
+    #: same needs (domain, GPUs, VC) failed them and nothing started or stopped since: it
+    #: could evict only fewer of the same running jobs
+    alike_evictions: bool = True
+    #: EASY backfill: a job that only reservations stopped is not placed again on the GPUs
+    #: they leave while no GPU of its group has been released and the same reservations
+    #: stop it (the free and spare GPUs only got fewer)
+    reserved_memo: bool = True
+    #: EASY backfill: a reservation is kept past releases it foresaw (its running jobs ended
+    #: at the steps it counted, and none of the group took GPUs since), as making it again
+    #: would give it again
+    kept_reservations: bool = True
+    #: whether a lower-ranked running job is still protected (for the records of a failed
+    #: preemption) is read off the position of the lowest-ranked protected one, found once
+    #: while nothing starts or stops
+    protection_bound: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
         """The plain rules: no shortcut at all."""
         return cls(
-            memos=False, skip_rounds=False, kept_ranking=False, placer=False, trial_bounds=False
+            memos=False,
+            skip_rounds=False,
+            kept_ranking=False,
+            placer=False,
+            trial_bounds=False,
+            alike_evictions=False,
+            reserved_memo=False,
+            kept_reservations=False,
+            protection_bound=False,
         )
 
-    def memo(self) -> dict[Any, Any]:
-        """A memo: a dict, or (without memos) one that forgets everything it is told."""
-        return {} if self.memos else _Forgetful()
+    def memo(self, on: bool | None = None) -> dict[Any, Any]:
+        """A memo: a dict, or (without memos, or when ``on`` is False) one that forgets
+        everything it is told."""
+        return {} if (self.memos if on is None else on) else _Forgetful()
 
 
 class _Forgetful(dict):
