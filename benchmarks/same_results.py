@@ -1,6 +1,6 @@
-"""Check that a speed change changed speed only: fingerprints of 18 varied runs.
+"""Check that a speed change changed speed only: fingerprints of 19 varied runs.
 
-Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 18 configurations (every
+Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 19 configurations (every
 scheduler, preemption, greedy and EASY backfill, migration, borrowing, and VCs that own
 nodes, hold quotas, or share one pool), hashes each run's ``jobs``, ``events`` and
 ``timeline`` frames, and either saves the fingerprints or compares them with saved ones.
@@ -63,6 +63,7 @@ RUNS: dict[str, dict] = {
     },
     "las_pre_easy": {"scheduler": "las", "preemption": True, "backfill": "easy"},
     "fifo_easy": {"scheduler": "fifo", "backfill": "easy"},
+    "fifo_easy_random": {"scheduler": "fifo", "backfill": "easy", "placement": "random"},
     "quota_srtf_pre_easy": {
         "scheduler": "srtf",
         "preemption": True,

@@ -466,3 +466,16 @@ def test_easy_backfill_with_preemption_on_a_busy_cluster_runs_as_the_reference_m
         pd.testing.assert_frame_equal(
             getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
         )
+
+
+@pytest.mark.parametrize("preemption", [False, True])
+def test_easy_backfill_with_a_random_placer_runs_as_the_reference_mode(preemption):
+    """A reservation made again later may be placed elsewhere by a placer that draws: it is
+    not kept past the releases it foresaw (kept, it gave other runs than the plain rules)."""
+    workload = _busy_jobs(200, seed=3)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(placement="random", preemption=preemption, backfill="easy", quantum=60)
+    fast, fast_result = _run(workload, cluster, config, reference=False)
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+    assert not fast.decider._keep_reservations

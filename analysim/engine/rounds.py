@@ -133,8 +133,11 @@ class Rounds:
         # per group: how many times its jobs took GPUs (a reservation kept past releases it
         # foresaw: ``_foresaw_releases``)
         self._takes = [0] * groups
-        # (resource mode: not kept, its free GPUs are not only those of the jobs that left)
-        self._keep_reservations = self._needs_are_gpus and self.shortcuts.kept_reservations
+        # (resource mode: not kept, its free GPUs are not only those of the jobs that left;
+        # nor with a placer that draws: made again later, it may be placed elsewhere)
+        self._keep_reservations = (
+            self._needs_are_gpus and self.shortcuts.kept_reservations and not self.placer.random
+        )
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
