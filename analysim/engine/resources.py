@@ -24,6 +24,7 @@ each node it uses. Quotas, borrowing limits and ``vc_used`` count GPU milli.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -275,20 +276,10 @@ class ResourceSimulation(Simulation):
         self._check_sizes(jobs)
 
     def _job_facts(self) -> ResourceJobFacts:
+        facts = super()._job_facts()
+        shared = {f.name: getattr(facts, f.name) for f in dataclasses.fields(facts)}
         return ResourceJobFacts(
-            gpus=self._gpus,
-            usage=self._usage,
-            vc=self._vc,
-            queue=self._queue,
-            group=self._group,
-            domain=self._domain,
-            domain_index=self._domain_index,
-            node_position=self._node_position,
-            columns=self._columns,
-            milli=self._milli,
-            cpu=self._cpu,
-            mem=self._mem,
-            kind=self._kind,
+            **shared, milli=self._milli, cpu=self._cpu, mem=self._mem, kind=self._kind
         )
 
     def _check_sizes(self, jobs) -> None:
