@@ -477,7 +477,6 @@ class _Moment:
             "CPU milli": int(jobs.at[j, "cpu_milli"]),
             "memory MiB": int(jobs.at[j, "memory_mib"]),
         }
-        held = self._held_per_node()
         if quota:
             vc = self.partition.vc_names[int(self.partition.job_vc[j])]
             own = self._running_own(vc)
@@ -490,6 +489,7 @@ class _Moment:
             "CPU milli": _capacity_of(layout.get("cpu_milli"), nodes),
             "memory MiB": _capacity_of(layout.get("memory_mib"), nodes),
         }
+        held = self._held_per_node()
         return {
             name: (capacity[name], int(held[name][nodes].sum()), asks[name])
             for name in capacity
@@ -501,11 +501,15 @@ class _Moment:
         running = self.status == "running"
         mine = running & (self.jobs["vc"] == vc).to_numpy()
         if "borrowed" in self._events.columns:
-            last = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
-            last = last.drop_duplicates("job_id", keep="last")
-            lent = set(last.loc[last["borrowed"].astype(bool), "job_id"])
+            last = self._last_placements()
+            lent = set(last.index[last["borrowed"].astype(bool)])
             mine &= ~self.jobs["job_id"].isin(lent).to_numpy()
         return mine
+
+    def _last_placements(self) -> pd.DataFrame:
+        """Each job's last start, resume or migration up to now, indexed by job id."""
+        placed = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
+        return placed.drop_duplicates("job_id", keep="last").set_index("job_id")
 
     def _held_per_node(self) -> dict[str, np.ndarray]:
         """Resource mode: GPU milli, CPU milli and memory held on each node by the jobs
@@ -513,8 +517,7 @@ class _Moment:
         layout = self.result.meta["nodes"]
         index = {name: i for i, name in enumerate(layout["node"])}
         held = {name: np.zeros(len(index), dtype=np.int64) for name in RESOURCES}
-        last = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
-        last = last.drop_duplicates("job_id", keep="last").set_index("job_id")
+        last = self._last_placements()
         for j in np.flatnonzero(self.status == "running"):
             job = self.jobs.iloc[j]
             need, milli = int(job["num_gpus"]), int(job["gpu_milli"])
