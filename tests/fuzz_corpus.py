@@ -113,6 +113,7 @@ def classify(case: Case, tmp: Path) -> tuple[str, str]:
 
 
 # -- oracles for one cell ----------------------------------------------------------------------
+ASCII_BLANKS = " \t\n\r\f"
 NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -989,7 +990,9 @@ def _as_number(value: Any) -> float | None:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return float(value)
     if isinstance(value, str):
-        return strict_number(value.strip())
+        # the readers allow ASCII blanks around a number, not the control characters that
+        # Python's str.strip() also removes ("1\x1f" is refused, and rightly)
+        return strict_number(value.strip(ASCII_BLANKS))
     return None
 
 

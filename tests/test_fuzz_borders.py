@@ -31,7 +31,7 @@ from fuzz_corpus import (
     all_cases,
     classify,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from analysim.config import SimConfig
@@ -122,6 +122,8 @@ VALUES = st.one_of(
 
 @settings(max_examples=150, deadline=None)
 @given(column=st.sampled_from(["num_gpus", "submit_time", "duration"]), value=VALUES)
+@example(column="num_gpus", value="1\x1f")  # a control character after the number: refused
+@example(column="num_gpus", value="\t2\r\n")  # ASCII blanks around it: read as 2
 def test_workload_from_frame_takes_a_value_exactly_or_names_the_column(column, value):
     from fuzz_corpus import _as_number
 
