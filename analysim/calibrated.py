@@ -97,6 +97,11 @@ class Shape:
         VC carries about the same GPU-seconds (:func:`dealt_arrivals`); measured in
         ``docs/calibration.md``: steadier from seed to seed at a given shape, but the months
         queue far less, and at the published delay the spread returns.
+    max_gpu_days: ``None`` (the presets): run times are only clipped to ``max_duration``.
+        A number: no job holds more than this many GPU-days (a job of ``g`` GPUs runs at most
+        ``max_gpu_days / g`` days), which thins the joint tail of jobs both large and long;
+        the run-time fit accounts for the cap (measured in ``docs/calibration.md``, "A cap on
+        each job's GPU-time"; not used by the presets).
     """
 
     one_gpu_share: float = 0.6
@@ -110,6 +115,7 @@ class Shape:
     users_per_vc: int = 10
     user_zipf: float = 1.2
     arrivals: str = "iid"
+    max_gpu_days: float | None = None
 
     def __post_init__(self) -> None:
         if self.arrivals not in ARRIVALS:
@@ -167,21 +173,27 @@ def solve_demand(
 # -- run times -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DurationModel:
-    """Run time of a job of ``g`` GPUs: ``clip(exp(mu + beta ln g + sigma Z))``."""
+    """Run time of a job of ``g`` GPUs: ``clip(exp(mu + beta ln g + sigma Z), low, high_g)``
+    with ``high_g = min(high, gpu_time_cap / g)`` (a cap on each job's GPU-seconds)."""
 
     mu: float
     sigma: float
     beta: float
     low: float
     high: float
+    gpu_time_cap: float = math.inf
 
     def log_median(self, gpus: np.ndarray) -> np.ndarray:
         return self.mu + self.beta * np.log(gpus)
 
+    def highest(self, gpus: np.ndarray | int) -> np.ndarray | float:
+        """The longest run time of a job of ``gpus`` GPUs (at least ``low``)."""
+        return np.maximum(np.minimum(self.high, self.gpu_time_cap / np.asarray(gpus)), self.low)
+
     def mean(self, gpus: int) -> float:
         """Expected run time of a job of ``gpus`` GPUs."""
         return clipped_lognormal_mean(
-            self.mu + self.beta * math.log(gpus), self.sigma, self.low, self.high
+            self.mu + self.beta * math.log(gpus), self.sigma, self.low, float(self.highest(gpus))
         )
 
 
@@ -207,7 +219,12 @@ def _median_mu(median: float, sigma: float, beta: float, table: Mapping[int, flo
 
 
 def _fit_sigma(
-    targets: Targets, beta: float, table: Mapping[int, float], low: float, high: float
+    targets: Targets,
+    beta: float,
+    table: Mapping[int, float],
+    low: float,
+    high: float,
+    gpu_time_cap: float = math.inf,
 ) -> DurationModel:
     """For ``beta``, the model with the target median and mean (bisection on ``sigma``)."""
     lo, hi = 0.05, 6.0
@@ -215,7 +232,7 @@ def _fit_sigma(
     for _ in range(_BISECTIONS):
         sigma = 0.5 * (lo + hi)
         mu = _median_mu(targets.median_duration, sigma, beta, table)
-        model = DurationModel(mu, sigma, beta, low, high)
+        model = DurationModel(mu, sigma, beta, low, high, gpu_time_cap)
         mean = sum(p * model.mean(g) for g, p in table.items())
         if mean < targets.mean_duration:
             lo = sigma
@@ -442,7 +459,12 @@ def _plan(targets: Targets, vc_items: tuple[tuple[str, int], ...], shape: Shape)
             durations = solve_durations(targets, overall, shape.min_duration, shape.max_duration)
         else:
             durations = _fit_sigma(
-                targets, shape.size_growth, overall, shape.min_duration, shape.max_duration
+                targets,
+                shape.size_growth,
+                overall,
+                shape.min_duration,
+                shape.max_duration,
+                math.inf if shape.max_gpu_days is None else shape.max_gpu_days * DAY,
             )
         per_job = np.array([gpu_seconds(durations, t) for t in tables])
         # load ∝ capacity**load_skew: jobs ∝ GPUs**(1 + skew) / GPU-seconds per job
@@ -493,7 +515,7 @@ def calibrated_workload(
     model = solved.durations
     z = normal_quantile(quantiles)
     raw = np.exp(model.log_median(gpus.astype(float)) + model.sigma * z)
-    duration = np.maximum(np.rint(np.clip(raw, model.low, model.high)), 1.0)
+    duration = np.maximum(np.rint(np.clip(raw, model.low, model.highest(gpus))), 1.0)
     if dealt:
         submit = np.empty(total)
         for index in range(len(solved.vcs)):

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysim import SimConfig, calibrated, calibration, helios_presets, presets
+from analysim import SimConfig, calibrated, calibration, generators, helios_presets, presets
 from analysim.cli import main
 
 HELIOS = ["venus", "earth", "saturn", "uranus"]
@@ -131,6 +131,46 @@ def test_duration_model_has_the_target_median_and_mean():
         for g, p in table.items()
     )
     assert below == pytest.approx(0.5, abs=1e-9)
+
+
+def test_gpu_time_cap_shortens_only_the_jobs_it_reaches():
+    day = 86_400.0
+    model = calibrated.DurationModel(
+        mu=math.log(200.0), sigma=2.0, beta=0.0, low=1.0, high=14 * day, gpu_time_cap=32 * day
+    )
+    # 32 GPU-days: 1 and 2 GPUs keep the 14-day limit, 4 GPUs 8 days, 32 GPUs one day
+    assert model.highest(np.array([1, 2, 4, 32, 128])).tolist() == [
+        14 * day,
+        14 * day,
+        8 * day,
+        day,
+        day / 4,
+    ]
+    assert model.highest(10**9) == 1.0  # never below the shortest run time
+    uncapped = dataclasses.replace(model, gpu_time_cap=math.inf)
+    assert model.mean(2) == uncapped.mean(2)
+    assert model.mean(32) == pytest.approx(
+        generators.clipped_lognormal_mean(math.log(200.0), 2.0, 1.0, day)
+    )
+    assert model.mean(32) < uncapped.mean(32)
+
+
+def test_a_capped_shape_keeps_the_run_time_targets_and_the_cap():
+    name = "venus"
+    targets, vcs = helios_presets.PUBLISHED[name].targets(), helios_presets.vc_gpus(name)
+    shape = dataclasses.replace(helios_presets.SHAPES[name], max_gpu_days=32.0)
+    solved = calibrated.plan(targets, vcs, shape)
+    table = solved.overall_table()
+    model = solved.durations
+    assert model.gpu_time_cap == 32 * 86_400.0
+    assert sum(p * model.mean(g) for g, p in table.items()) == pytest.approx(
+        targets.mean_duration, rel=1e-4
+    )
+    jobs = calibrated.calibrated_workload(targets, vcs, days=3, seed=1, shape=shape).jobs
+    assert (jobs["num_gpus"] * jobs["duration"] <= 32 * 86_400.0).all()
+    assert jobs["duration"].max() <= 14 * 86_400.0
+    # the presets do not cap (their months and golden values are unchanged)
+    assert all(s.max_gpu_days is None for s in helios_presets.SHAPES.values())
 
 
 def test_calibrated_largest_remainder_splits_a_total_by_hand():
