@@ -78,6 +78,3 @@ class Clock:
     def boundary_after(self, now: float, unit: float) -> float:
         """The first multiple of ``unit`` after the present step (``now``)."""
         return ceil_to(now + self.step, unit)
-
-    def is_quantum_boundary(self, t: float) -> bool:
-        return on_multiple(t, self.quantum)

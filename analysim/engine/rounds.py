@@ -4,8 +4,9 @@
 (``Simulation.decider``; :class:`~analysim.engine.resource_rounds.ResourceRounds` in resource
 mode) and asks it, at each step it visits:
 
-* :meth:`Rounds.touched` (groups where jobs arrived or ended), :meth:`Rounds.full_groups`
-  (the groups due a full round now) and :meth:`Rounds.round` (one round of one group);
+* :meth:`Rounds.step` (the rounds due now: an event round for each group where jobs
+  arrived or ended, a full round for each group :meth:`Rounds.full_groups` names, each one
+  :meth:`Rounds.round` of one group);
 * :meth:`Rounds.next_full_round` (the next quantum boundary at which a full round could
   change anything: the leap);
 * and, from its state changes, :meth:`Rounds.arrived`, :meth:`Rounds.took`,
@@ -29,14 +30,13 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analysim.domains import Domain
-from analysim.engine.clock import EPS, ceil_to
+from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
 from analysim.engine.records import (
     BORROW_FAILED,
@@ -56,6 +56,8 @@ from analysim.thresholds import SMALL
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
+
+_NO_GROUPS: frozenset[int] = frozenset()  # off a quantum boundary: no group's full round
 
 
 class Rounds:
@@ -104,6 +106,8 @@ class Rounds:
         self._group, self._domain = facts.group, facts.domain
         self._domain_index, self._node_position = facts.domain_index, facts.node_position
         self._columns = facts.columns
+        # no VC has a quota (VCs own nodes, or one pool): a start never needs the quota check
+        self._quotas = any(d.quota is not None for d in sim.partition.domains)
         self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
         self.attained, self.evictable_from = sim.attained, sim.evictable_from
         self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
@@ -202,12 +206,6 @@ class Rounds:
         self._kept_ranking[group] = None
         self._arrived[group] = True
 
-    def touched(self, groups: set[int]) -> None:
-        """Jobs of ``groups`` arrived, ended or moved since their last round."""
-        for g in groups:
-            self.events_since_round[g] = True
-            self.changed_since_full[g] = True
-
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
         if self._easy:
@@ -268,11 +266,24 @@ class Rounds:
         due = max(after, ceil_to(change, quantum))
         return due if due < before else None
 
+    def step(self, t: float, touched: set[int]) -> None:
+        """The rounds due at step ``t``, in group order: an event round for each group in
+        ``touched`` (where jobs arrived, ended or moved since its last round) and a full
+        round for each group :meth:`full_groups` names; only groups with waiting jobs."""
+        for g in touched:
+            self.events_since_round[g] = True
+            self.changed_since_full[g] = True
+        if not self.sim.n_waiting:
+            return
+        full = self.full_groups(t) if on_multiple(t, self.config.quantum) else _NO_GROUPS
+        preemption = self.config.preemption
+        due = full | touched
+        for g in sorted(due) if len(due) > 1 else due:
+            if self.group_waiting[g]:
+                self.round(g, preemptive=preemption and g in full, full=g in full)
+
     def full_groups(self, t: float) -> set[int]:
-        """The groups with waiting jobs due a full round at ``t`` (none off a quantum
-        boundary)."""
-        if not self.clock.is_quantum_boundary(t):
-            return set()
+        """The groups with waiting jobs due a full round at ``t``, a quantum boundary."""
         pending, valid_until = self._pending(), self.wake_at
         leap = self.config.leap and self._skip_rounds
         return {
@@ -482,7 +493,7 @@ class Rounds:
         tenancy = self.sim.tenancy
         own_room = tenancy.own_room
         while start is not None:
-            order, start = self._waiting_in_order(ranked, start), None
+            order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
                 vc = queue_of[j]
                 if vc in blocked:
@@ -536,7 +547,7 @@ class Rounds:
         changed = False
         done: set[int] = set()
         records = self.records
-        for _, j in self._waiting_in_order(self._ranked(group, False), 0):
+        for _, j in self._ranked(group, False).waiting_from(0):
             vc = self._queue[j]
             if vc in done:
                 continue
@@ -555,10 +566,6 @@ class Rounds:
             if not self.config.backfill:
                 done.add(vc)
         return changed
-
-    def _waiting_in_order(self, ranked: Ranking, start: int) -> Iterable[tuple[int, int]]:
-        """(position, job) of the waiting jobs in a ranking, from position ``start`` on."""
-        return ranked.waiting_from(start)
 
     def quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
         quota = self._domain[j].quota
@@ -627,7 +634,7 @@ class Rounds:
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
             why = self._start_why[j]
-            if why == QUOTA or not self.quota_allows(j, self.vc_used):  # checked first
+            if why == QUOTA or (self._quotas and not self.quota_allows(j, self.vc_used)):
                 why = QUOTA
                 self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
             else:
@@ -636,7 +643,7 @@ class Rounds:
                     why = FULL
             self._why = why
             return False
-        if self.quota_allows(j, self.vc_used):
+        if not self._quotas or self.quota_allows(j, self.vc_used):  # the quota first
             placed = self.place(j, self.free)  # sets ``_why`` when it finds none
         else:
             placed, self._why = None, QUOTA
@@ -825,20 +832,26 @@ class Rounds:
                 (self._domain_index[j], self._gpus[j], self._vc[j]),
                 self.epoch[group],
             )
-        if (
+        protected = None  # whether a running job below it is protected (for the records)
+        if needs is not None and failed.get(needs) == now_epoch:
             # a job ranked above it with the same needs failed, and nothing started or
             # stopped since: it could evict only some of the same jobs (a prefix of them)
-            (needs is not None and failed.get(needs) == now_epoch)
-            or not self._evict_for(j, self._evictable_below(ranked, pos))
-        ):
-            if needs is not None:
-                failed[needs] = now_epoch
-            self._preempt_failed_at[j] = epoch
+            evicted = False
+        else:
+            below = ranked.running_below(pos)
+            candidates = self._evictable(below)
+            evicted = self._evict_for(j, candidates)
+            protected = len(candidates) < len(below)
+        if evicted:
+            return True
+        if needs is not None:
+            failed[needs] = now_epoch
+        self._preempt_failed_at[j] = epoch
+        if protected is None:
             protected = self._protected_below(ranked, pos, group)
-            why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
-            self._preempt_why = self._preempt_why_of[j] = why
-            return False
-        return True
+        why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
+        self._preempt_why = self._preempt_why_of[j] = why
+        return False
 
     def _protected_below(self, ranked: Ranking, pos: int, group: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
@@ -857,11 +870,11 @@ class Rounds:
             self._protection_seen = (ranked, epoch, now, False, None)
         return any(evictable_from[r] > now for r in ranked.running_below(pos))
 
-    def _evictable_below(self, ranked: Ranking, pos: int) -> list[int]:
-        """The running jobs ranked below position ``pos`` whose protection has ended,
-        lowest-ranked first."""
+    def _evictable(self, running: list[int]) -> list[int]:
+        """Those of the ``running`` jobs whose protection has ended, in the same order (the
+        others are protected: they may not be evicted yet)."""
         now, evictable_from = self.clock.now + EPS, self.evictable_from
-        return [r for r in ranked.running_below(pos) if evictable_from[r] <= now]
+        return [r for r in running if evictable_from[r] <= now]
 
     def _evict_for(self, j: int, candidates: list[int]) -> bool:
         """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``

@@ -436,7 +436,7 @@ class Simulation:
             )
 
     def _next_time(self) -> float | None:
-        if self.done:
+        if self.next_arrival >= self.n_jobs and self.active == 0:  # done (inline: every step)
             return None
         clock = self.clock
         if not self.config.leap:
@@ -465,21 +465,15 @@ class Simulation:
         return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
 
     def _advance(self, t: float) -> None:
-        self._account(t)
-        self.clock.advance_to(t)
+        clock = self.clock
+        if clock.next_sample < t:  # (most steps take no sample: the cheap test first)
+            self._account(t)
+        clock.advance_to(t)
         touched = self._finish_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
                 touched |= self.tenancy.defragment()
-        decider = self.decider
-        decider.touched(touched)
-        if not self.n_waiting:
-            return
-        full = decider.full_groups(t)
-        preemption = self.config.preemption
-        for g in sorted(full | touched) if len(full) + len(touched) > 1 else full | touched:
-            if self.group_waiting[g]:
-                decider.round(g, preemptive=preemption and g in full, full=g in full)
+        self.decider.step(t, touched)
 
     def _account(self, t: float) -> None:
         """Integrate busy GPUs over [now, t) and record timeline samples in that span."""
@@ -507,7 +501,8 @@ class Simulation:
             group = self._group[j]
             touched.add(group)
             self.decider.arrived(group)
-        self._skip_unschedulable()
+        if self.next_arrival < n and self._unschedulable[self.next_arrival]:
+            self._skip_unschedulable()
         return touched
 
     def _skip_unschedulable(self) -> None:

@@ -1,0 +1,91 @@
+"""The engine's cost as a count of machine instructions, for comparing two checkouts on a
+busy machine (wall seconds vary with the load; instruction counts do not).
+
+Runs one configuration of ``bench_engine.py``'s workload under valgrind's cachegrind
+(``--cache-sim=no``), once with one simulation and once with two, and prints the difference:
+the instructions of one simulation (building its result included), without Python's start-up
+and imports. Needs ``valgrind`` (Debian: ``apt-get install -y valgrind``); each count runs the
+simulation about 30 times slower than natively.
+
+    python benchmarks/count_instructions.py --config fifo
+    python benchmarks/count_instructions.py --config fifo --checkout /path/to/other/checkout
+
+``--checkout`` runs another checkout's engine (its ``analysim`` first on ``PYTHONPATH``) on the
+same workload preset name ``--preset`` (``venus_overloaded``; older checkouts call the same
+month ``venus``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import CONFIGS, ROOT
+
+ONE_RUN = """
+import sys
+sys.path.insert(0, {benchmarks!r})
+import _common
+from analysim import presets
+workload = presets.workload({preset!r}, seed=0, days={days!r})
+cluster = presets.cluster({preset!r})
+config = {{**_common.CONFIGS[{config!r}], "placement": "consolidate"}}
+for _ in range({runs}):
+    _common.timed_simulation(workload, cluster, config)
+"""
+
+
+def instructions(checkout: Path, preset: str, config: str, days: float, runs: int) -> int:
+    """Instructions executed by a fresh interpreter that runs ``runs`` simulations."""
+    script = ONE_RUN.format(
+        benchmarks=str(checkout / "benchmarks"), preset=preset, days=days, config=config, runs=runs
+    )
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cachegrind.out"
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=cachegrind",
+                "--cache-sim=no",
+                f"--cachegrind-out-file={out}",
+                sys.executable,
+                "-c",
+                script,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if done.returncode != 0 or not found:
+        raise SystemExit(f"count_instructions: the run failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", choices=sorted(CONFIGS), default="fifo")
+    parser.add_argument("--preset", default="venus_overloaded")
+    parser.add_argument("--days", type=float, default=26)
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="default: this one")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        parser.error("valgrind is not installed (Debian: apt-get install -y valgrind)")
+    one = instructions(args.checkout, args.preset, args.config, args.days, 1)
+    two = instructions(args.checkout, args.preset, args.config, args.days, 2)
+    print(
+        f"{args.checkout}: {args.config}, {args.preset} {args.days:g} days: "
+        f"{two - one:,} instructions per simulation (1 run: {one:,}; 2 runs: {two:,})"
+    )
+
+
+if __name__ == "__main__":
+    main()
