@@ -188,6 +188,31 @@ def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
     assert figures.read_log(path) == {"01_a": 12.3, "02_b": 5.0}
 
 
+def test_declared_seconds_order_a_fresh_clone_longest_first(two_notebooks):
+    found = figures.find_notebooks(two_notebooks)
+    assert figures.declared_seconds(found) == {}  # none declared: notebook order kept
+    nb = nbformat.read(found["02_bad"], 4)
+    nb.metadata["analysim"]["seconds"] = 300
+    nbformat.write(nb, found["02_bad"])
+    assert figures.declared_seconds(found) == {"02_bad": 300.0}
+    jobs = [("01_ok", 1), ("02_bad", 2), ("03_c", 3), ("04_d", 4)]
+    order = figures.longest_first(jobs, {"02_bad": 300.0, "04_d": 20.0})
+    assert [name for name, _ in order] == ["02_bad", "04_d", "01_ok", "03_c"]
+    assert figures.longest_first(jobs, {}) == jobs
+    nb.metadata["analysim"]["seconds"] = "long"
+    nbformat.write(nb, found["02_bad"])
+    with pytest.raises(ValueError, match=r"02_bad.ipynb: metadata analysim.seconds .* 'long'"):
+        figures.declared_seconds(found)
+
+
+def test_the_committed_notebooks_declare_their_seconds():
+    found = figures.find_notebooks(figures.repo_root() / "notebooks")
+    declared = figures.declared_seconds(found)
+    assert set(declared) == set(found)
+    # notebook 04 is the longest: it must start first in a fresh clone
+    assert max(declared, key=declared.__getitem__) == "04_preemption"
+
+
 @pytest.mark.parametrize(
     ("quick", "overridden", "update", "folder"),
     [
