@@ -154,15 +154,22 @@ def sensitivity(
     per run, columns ``parameter, seed`` and the summary metrics. Every run's configuration
     is ``base`` (as in :func:`compare`), then ``common``, then the seed and ``parameter``.
 
-    ``workload`` may be a function of the seed, so each seed also draws its own workload.
+    ``workload`` may be a function of the seed, so each seed also draws its own workload
+    (called once per seed, not once per run).
     """
     from analysim.simulate import simulate
 
     start = _base_fields(base)
     rows = []
     runs = [(value, seed) for value in values for seed in seeds]
+    drawn: dict[Any, Workload] = {}
     for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
-        trace = workload(seed) if callable(workload) else workload
+        if not callable(workload):
+            trace = workload
+        else:
+            if seed not in drawn:
+                drawn[seed] = workload(seed)
+            trace = drawn[seed]
         options = {**start, **common, "seed": seed, parameter: value}
         summary = simulate(trace, cluster, **options).summary()
         rows.append({parameter: value, "seed": seed, **summary.to_dict()})

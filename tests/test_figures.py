@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysim import figures
@@ -226,3 +227,36 @@ def test_the_committed_notebooks_declare_their_seconds():
 )
 def test_only_the_committed_parameters_write_into_figures(quick, overridden, update, folder):
     assert figures.default_figures_dir(quick=quick, overridden=overridden, update=update) == folder
+
+
+def test_sensitivity_draws_each_seeds_workload_once():
+    from analysim import presets
+
+    cluster = presets.cluster("toy")
+    calls = []
+
+    def seeded(seed):
+        calls.append(seed)
+        return presets.workload("toy")
+
+    rows = figures.sensitivity(
+        seeded, cluster, "quantum", [1.0, 2.0, 5.0], seeds=[0, 1], progress=False
+    )
+    assert calls == [0, 1]
+    assert list(zip(rows["quantum"], rows["seed"], strict=True)) == [
+        (1.0, 0),
+        (1.0, 1),
+        (2.0, 0),
+        (2.0, 1),
+        (5.0, 0),
+        (5.0, 1),
+    ]
+    again = figures.sensitivity(
+        presets.workload("toy"),
+        cluster,
+        "quantum",
+        [1.0, 2.0, 5.0],
+        seeds=[0, 1],
+        progress=False,
+    )
+    pd.testing.assert_frame_equal(rows, again)
