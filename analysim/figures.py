@@ -7,7 +7,9 @@ that failed with its failing cell while the others finish. The notebooks themsel
 figures (SVG, PNG and CSV) into ``figures_dir``.
 
 Each notebook declares the small parameters ``--quick`` uses (for CI and tests) in its
-metadata, ``metadata["analysim"]["quick"]``.
+metadata, ``metadata["analysim"]["quick"]``, and about how many seconds its committed
+parameters take, ``metadata["analysim"]["seconds"]``: with no log of an earlier run (a fresh
+clone, as in CI) the longest notebooks still start first.
 
 The module also holds the two calls notebooks use to run experiments: :func:`compare` (a few
 configurations on one workload, as ``{label: Result}`` for the plot functions) and
@@ -152,15 +154,22 @@ def sensitivity(
     per run, columns ``parameter, seed`` and the summary metrics. Every run's configuration
     is ``base`` (as in :func:`compare`), then ``common``, then the seed and ``parameter``.
 
-    ``workload`` may be a function of the seed, so each seed also draws its own workload.
+    ``workload`` may be a function of the seed, so each seed also draws its own workload
+    (called once per seed, not once per run).
     """
     from analysim.simulate import simulate
 
     start = _base_fields(base)
     rows = []
     runs = [(value, seed) for value in values for seed in seeds]
+    drawn: dict[Any, Workload] = {}
     for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
-        trace = workload(seed) if callable(workload) else workload
+        if not callable(workload):
+            trace = workload
+        else:
+            if seed not in drawn:
+                drawn[seed] = workload(seed)
+            trace = drawn[seed]
         options = {**start, **common, "seed": seed, parameter: value}
         summary = simulate(trace, cluster, **options).summary()
         rows.append({parameter: value, "seed": seed, **summary.to_dict()})
@@ -269,6 +278,22 @@ def quick_parameters(path: str | Path) -> dict[str, Any]:
     """The small parameters the notebook declares for ``--quick`` (its
     ``metadata["analysim"]["quick"]``)."""
     return dict(_read(Path(path)).metadata.get("analysim", {}).get("quick", {}))
+
+
+def declared_seconds(notebooks: Mapping[str, Path]) -> dict[str, float]:
+    """Seconds each notebook declares its committed parameters take
+    (``metadata["analysim"]["seconds"]``; notebooks that declare none are left out): the
+    order to start them in when no log of an earlier run says better."""
+    declared = {}
+    for name, path in notebooks.items():
+        seconds = _read(Path(path)).metadata.get("analysim", {}).get("seconds")
+        if seconds is not None:
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+                raise ValueError(
+                    f"{path}: metadata analysim.seconds must be a number >= 0, got {seconds!r}"
+                )
+            declared[name] = float(seconds)
+    return declared
 
 
 def parse_value(text: str) -> Any:
@@ -430,6 +455,12 @@ def run_notebooks(
     return [outcomes[name] for name in notebooks]
 
 
+def longest_first(jobs: list[tuple], expected: Mapping[str, float]) -> list[tuple]:
+    """``jobs`` (tuples whose first item is the notebook's name) by ``expected`` seconds,
+    longest first; those with equal or no expectation keep their order."""
+    return sorted(jobs, key=lambda job: -expected.get(job[0], 0.0))
+
+
 def _run_on_dask(
     jobs: list[tuple], workers: int, timeout: float | None, expected: Mapping[str, float]
 ) -> Iterable[Outcome]:
@@ -452,6 +483,8 @@ def _run_on_dask(
         ) as cluster,
         Client(cluster) as client,
     ):
+        # longest first: submitted in that order (the scheduler may hand out the first before
+        # it sees the rest) and prioritised by it (a worker runs its queued tasks so)
         futures = [
             client.submit(
                 run_notebook,
@@ -462,7 +495,7 @@ def _run_on_dask(
                 key=f"nb-{name}",
                 priority=round(expected.get(name, 0.0)),
             )
-            for name, path, output, params in jobs
+            for name, path, output, params in longest_first(jobs, expected)
         ]
         for future in as_completed(futures):
             yield future.result()
@@ -633,7 +666,8 @@ def cmd_figures(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         timeout=args.timeout,
-        expected=read_log(log_path),
+        # the last run's seconds where there are any, else what the notebooks declare
+        expected={**declared_seconds(notebooks), **read_log(log_path)},
     )
     write_log(outcomes, log_path)
     for outcome in outcomes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysim import figures
@@ -188,6 +189,31 @@ def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
     assert figures.read_log(path) == {"01_a": 12.3, "02_b": 5.0}
 
 
+def test_declared_seconds_order_a_fresh_clone_longest_first(two_notebooks):
+    found = figures.find_notebooks(two_notebooks)
+    assert figures.declared_seconds(found) == {}  # none declared: notebook order kept
+    nb = nbformat.read(found["02_bad"], 4)
+    nb.metadata["analysim"]["seconds"] = 300
+    nbformat.write(nb, found["02_bad"])
+    assert figures.declared_seconds(found) == {"02_bad": 300.0}
+    jobs = [("01_ok", 1), ("02_bad", 2), ("03_c", 3), ("04_d", 4)]
+    order = figures.longest_first(jobs, {"02_bad": 300.0, "04_d": 20.0})
+    assert [name for name, _ in order] == ["02_bad", "04_d", "01_ok", "03_c"]
+    assert figures.longest_first(jobs, {}) == jobs
+    nb.metadata["analysim"]["seconds"] = "long"
+    nbformat.write(nb, found["02_bad"])
+    with pytest.raises(ValueError, match=r"02_bad.ipynb: metadata analysim.seconds .* 'long'"):
+        figures.declared_seconds(found)
+
+
+def test_the_committed_notebooks_declare_their_seconds():
+    found = figures.find_notebooks(figures.repo_root() / "notebooks")
+    declared = figures.declared_seconds(found)
+    assert set(declared) == set(found)
+    # notebook 04 is the longest: it must start first in a fresh clone
+    assert max(declared, key=declared.__getitem__) == "04_preemption"
+
+
 @pytest.mark.parametrize(
     ("quick", "overridden", "update", "folder"),
     [
@@ -201,3 +227,36 @@ def test_the_log_records_each_notebook_and_gives_back_its_seconds(tmp_path):
 )
 def test_only_the_committed_parameters_write_into_figures(quick, overridden, update, folder):
     assert figures.default_figures_dir(quick=quick, overridden=overridden, update=update) == folder
+
+
+def test_sensitivity_draws_each_seeds_workload_once():
+    from analysim import presets
+
+    cluster = presets.cluster("toy")
+    calls = []
+
+    def seeded(seed):
+        calls.append(seed)
+        return presets.workload("toy")
+
+    rows = figures.sensitivity(
+        seeded, cluster, "quantum", [1.0, 2.0, 5.0], seeds=[0, 1], progress=False
+    )
+    assert calls == [0, 1]
+    assert list(zip(rows["quantum"], rows["seed"], strict=True)) == [
+        (1.0, 0),
+        (1.0, 1),
+        (2.0, 0),
+        (2.0, 1),
+        (5.0, 0),
+        (5.0, 1),
+    ]
+    again = figures.sensitivity(
+        presets.workload("toy"),
+        cluster,
+        "quantum",
+        [1.0, 2.0, 5.0],
+        seeds=[0, 1],
+        progress=False,
+    )
+    pd.testing.assert_frame_equal(rows, again)
