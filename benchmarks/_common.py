@@ -34,6 +34,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def map_in_pool(function: Any, tasks: list, workers: int) -> list:
+    """``[function(t) for t in tasks]``, in ``workers`` forked processes when more than one
+    (each task a chunk: long ones do not hold up a worker's queue)."""
+    if workers == 1:
+        return [function(t) for t in tasks]
+    with mp.get_context("fork").Pool(workers) as pool:
+        return pool.map(function, tasks, chunksize=1)
+
+
 def run_in_fresh_process(function: Any, *args: Any) -> tuple[str, Any]:
     """``function(*args)`` in a fresh interpreter (multiprocessing "spawn"), so that nothing
     this process allocated counts in its memory: ``("ok", its result)``, or ``("error", the

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import multiprocessing
 import time
+
+from _common import map_in_pool
 
 PRESETS = ("venus", "earth", "saturn", "uranus")
 BLOCK_DAYS = 30.0
@@ -159,11 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     tasks.sort(key=lambda t: -t[4])  # long runs first: better packing on two workers
     start = time.perf_counter()
-    if args.workers == 1:
-        results = [evaluate(t) for t in tasks]
-    else:
-        with multiprocessing.get_context("fork").Pool(args.workers) as pool:
-            results = pool.map(evaluate, tasks, chunksize=1)
+    results = map_in_pool(evaluate, tasks, args.workers)
     labels = [label for label, _ in variants]
     results.sort(key=lambda r: (PRESETS.index(r["name"]), labels.index(r["label"])))
     print(format_table(results, args.long_seeds, args.month_seeds))

@@ -26,8 +26,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import multiprocessing
 import time
+
+from _common import map_in_pool
 
 PRESETS = ("venus", "earth", "saturn", "uranus")
 DEFAULT_GRID = {
@@ -178,11 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         ):
             tasks.append((name, fraction, growth, extra, seed))
     start = time.perf_counter()
-    if args.workers == 1:
-        results = [evaluate(t) for t in tasks]
-    else:
-        with multiprocessing.get_context("fork").Pool(args.workers) as pool:
-            results = pool.map(evaluate, tasks, chunksize=1)
+    results = map_in_pool(evaluate, tasks, args.workers)
     print(format_rows(summarise(results, args.seeds), args.seeds))
     print(f"\n{len(tasks)} months in {time.perf_counter() - start:.0f} s ({args.workers} workers)")
     return 0
