@@ -375,11 +375,19 @@ def test_notebook_helpers_put_the_varied_switch_on_the_real_scheduling():
     assert not plain.config["backfill"]  # without a base: SimConfig's defaults
     # a SimConfig as base: its seed is dropped, the runs' own seeds stay
     busy = presets.workload("earth", seed=1, days=0.5, load_scale=3.0)  # queues: backfill matters
-    rows = sensitivity(busy, cluster, "preemption", [False, True], seeds=[2],
-                       base=presets.config("earth"), progress=False)
+    rows = sensitivity(
+        busy,
+        cluster,
+        "preemption",
+        [False, True],
+        seeds=[2],
+        base=presets.config("earth"),
+        progress=False,
+    )
     assert list(rows["seed"]) == [2, 2] and list(rows["preemption"]) == [False, True]
-    real = compare(busy, cluster, {"x": {}}, base=presets.config("earth"), seed=2,
-                   progress=False)["x"].summary()["avg_jct"]
+    real = compare(busy, cluster, {"x": {}}, base=presets.config("earth"), seed=2, progress=False)[
+        "x"
+    ].summary()["avg_jct"]
     default = compare(busy, cluster, {"x": {}}, seed=2, progress=False)["x"].summary()["avg_jct"]
     assert real != pytest.approx(default, rel=1e-3)
     assert rows.loc[0, "avg_jct"] == pytest.approx(real)
