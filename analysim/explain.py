@@ -39,6 +39,7 @@ import pandas as pd
 
 from analysim.config import SimConfig
 from analysim.domains import build_partition
+from analysim.result import parse_gpu_list
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
@@ -183,8 +184,7 @@ def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
                 rows.append((job, vc_of[job], node, gpu, start, time))
         if kind in RUN_EVENTS and isinstance(slots, str):
             # exact GPUs (none for a CPU-only job; in resource mode a GPU may be shared)
-            items = filter(None, slots.split(","))
-            taken = [(n, int(g)) for n, g in (s.rsplit(":", 1) for s in items)]
+            taken = parse_gpu_list(slots)
             for n, g in taken:
                 if g in free[n]:
                     free[n].remove(g)
@@ -529,8 +529,8 @@ class _Moment:
                 held["memory MiB"][node] += mem
                 continue
             per_node: dict[int, int] = {}
-            for item in str(where["gpus"]).split(","):
-                node = index[item.rpartition(":")[0]]
+            for name, _ in parse_gpu_list(where["gpus"]):
+                node = index[name]
                 per_node[node] = per_node.get(node, 0) + 1
             for node, count in per_node.items():
                 held["GPU milli"][node] += count * milli

@@ -261,11 +261,10 @@ class _Layout:
 
     def gpus_of(self, text: str) -> np.ndarray:
         """Global GPU indices of a ``node:gpu,node:gpu`` list (none for a CPU-only job)."""
-        out = []
-        for item in filter(None, str(text).split(",")):
-            node, _, gpu = item.rpartition(":")
-            out.append(self.offsets[self.index[node]] + int(gpu))
-        return np.array(out, dtype=np.int64)
+        offsets, index = self.offsets, self.index
+        return np.array(
+            [offsets[index[node]] + gpu for node, gpu in parse_gpu_list(text)], dtype=np.int64
+        )
 
 
 _TAKES = ("start", "resume", "migrate")
@@ -502,8 +501,18 @@ def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
     )
 
 
+def parse_gpu_list(text: Any) -> list[tuple[str, int]]:
+    """(node name, GPU index on the node) of each item of a ``node:gpu,node:gpu`` list, the
+    form of the events' ``gpus`` column (empty for a CPU-only job)."""
+    return [
+        (node, int(gpu))
+        for node, _, gpu in (item.rpartition(":") for item in filter(None, str(text).split(",")))
+    ]
+
+
 def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
-    """``node:gpu`` lists of each allocation (tuples of global GPU indices per node)."""
+    """``node:gpu`` lists of each allocation (tuples of global GPU indices per node); read
+    back by :func:`parse_gpu_list`."""
     node_of = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
     names = sim.node_names.tolist()
     offsets = sim.gpu_offset.tolist()
