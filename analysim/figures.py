@@ -162,14 +162,9 @@ def sensitivity(
     start = _base_fields(base)
     rows = []
     runs = [(value, seed) for value in values for seed in seeds]
-    drawn: dict[Any, Workload] = {}
+    traces = {seed: workload(seed) if callable(workload) else workload for seed in seeds}
     for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
-        if not callable(workload):
-            trace = workload
-        else:
-            if seed not in drawn:
-                drawn[seed] = workload(seed)
-            trace = drawn[seed]
+        trace = traces[seed]
         options = {**start, **common, "seed": seed, parameter: value}
         summary = simulate(trace, cluster, **options).summary()
         rows.append({parameter: value, "seed": seed, **summary.to_dict()})
