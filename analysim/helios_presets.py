@@ -216,7 +216,7 @@ SHAPES: dict[str, Shape] = {
         max_gpu_days=32.0,
     ),
     "earth": Shape(max_job_fraction=0.1875, size_growth=0.89, max_gpu_days=64.0),
-    "saturn": Shape(max_job_fraction=0.1875, size_growth=0.25),
+    "saturn": Shape(max_job_fraction=0.1875, size_growth=0.45, max_gpu_days=32.0),
     "uranus": Shape(max_job_fraction=0.25, size_growth=0.40),
 }
 """What the sources do not say, per cluster (see :class:`analysim.calibrated.Shape`).
@@ -229,13 +229,13 @@ day peaking at 15:00, 10 users per VC, every VC offering the same load.
 in ``docs/calibration.md``), the one checked number the generator does not set:
 ``max_job_fraction`` (the largest job: 3/16 of its VC on Earth and Saturn, 1/4 on Uranus;
 smaller caps make the delay steadier from seed to seed), ``size_growth`` (run-time median ∝
-GPUs**size_growth) and, on Venus and Earth, ``max_gpu_days`` (no job holds more than 32 / 64
-GPU-days: **assumed**, no source gives Helios' Slurm limits; it thins the joint tail of jobs
-both large and long, which makes Venus' months steadier and brings its 183-day mean within
-25% of the published). Venus' published 6.7 GPUs per job is out of reach with small caps on
-its small VCs: its largest job is a third of the VC, 52% of its jobs use 1 GPU, its VCs'
-load grows with their size (``load_skew=0.5``), and its large jobs run shorter than small
-ones (``size_growth=-0.175``; see ``docs/calibration.md``). Every cluster's GPU-seconds per
+GPUs**size_growth) and, on Venus, Earth and Saturn, ``max_gpu_days`` (no job holds more than
+32 / 64 / 32 GPU-days: **assumed**, no source gives Helios' Slurm limits; it thins the joint
+tail of jobs both large and long, which brings the 183-day mean delay of Venus and Saturn
+within about 25% of the published). Venus' published 6.7 GPUs per job is out of reach with
+small caps on its small VCs: its largest job is a third of the VC, 52% of its jobs use 1 GPU,
+its VCs' load grows with their size (``load_skew=0.5``), and its large jobs run shorter than
+small ones (``size_growth=-0.175``; see ``docs/calibration.md``). Every cluster's GPU-seconds per
 job fall short of the published (the check's ``info`` row)."""
 
 
