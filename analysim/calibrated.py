@@ -97,12 +97,12 @@ class Shape:
         VC carries about the same GPU-seconds (:func:`dealt_arrivals`); measured in
         ``docs/calibration.md``: steadier from seed to seed at a given shape, but the months
         queue far less, and at the published delay the spread returns.
-    max_gpu_days: ``None`` (the default; Uranus): run times are only clipped to
-        ``max_duration``. A number: no job holds more than this many GPU-days (a job of
-        ``g`` GPUs runs at most ``max_gpu_days / g`` days), which thins the joint tail of
-        jobs both large and long;
+    max_gpu_days: ``None`` (the default): run times are only clipped to ``max_duration``.
+        A number: no job holds more than this many GPU-days (a job of ``g`` GPUs runs at most
+        ``max_gpu_days / g`` days), which thins the joint tail of jobs both large and long;
         the run-time fit accounts for the cap (measured in ``docs/calibration.md``, "A cap on
-        each job's GPU-time"; the Venus and Saturn presets cap at 32, Earth at 64).
+        each job's GPU-time"; which Helios presets cap, and at what, is in
+        :data:`analysim.helios_presets.SHAPES`).
     """
 
     one_gpu_share: float = 0.6

@@ -11,7 +11,8 @@ Prints one row per setting: the mean queueing delay per seed and its relative er
 worst absolute error over the seeds, the number of MISSes over all criteria (every seed),
 sorted best first (fewest misses, then smallest worst error). Tune on seeds 0-2 only; seeds
 3-9 are the out-of-sample check (``analysim presets --check --seeds 3 4 5 6 7 8 9``). The
-preset's own ``max_gpu_days`` (Venus 32, Earth 64) stays unless ``--extra`` changes it.
+preset's own ``max_gpu_days`` (:data:`analysim.helios_presets.SHAPES`) stays unless
+``--extra`` changes it.
 
     python benchmarks/tune_presets.py --presets earth --workers 1
     python benchmarks/tune_presets.py --presets venus --fractions 0.34 \
