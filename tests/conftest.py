@@ -2,17 +2,40 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# The project's shared data: ``../shared/data`` beside the repository, or the folder named by
+# ANALYSIM_SHARED_DATA (CI runs the suite in a fresh clone with nothing beside it, then the
+# tests that need the data, from that clone, with this variable set).
+SHARED_DATA = Path(
+    os.environ.get("ANALYSIM_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data"
+).resolve()
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The project's shared data folder (``../shared/data`` beside the repository)."""
+    """The project's shared data folder (see ``SHARED_DATA``); skips the test without it."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder not found at {SHARED_DATA} (expected beside the repo)")
+        pytest.skip(
+            f"shared data folder not found at {SHARED_DATA} (expected beside the repo, "
+            "or set ANALYSIM_SHARED_DATA)"
+        )
     return SHARED_DATA
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "shared_data: needs ../shared/data (set automatically from the fixture)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that asks for ``shared_data`` (directly or through another fixture),
+    so ``pytest -m shared_data`` runs exactly the tests a clone without the data skips."""
+    for item in items:
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
