@@ -186,7 +186,8 @@ def test_bad_policy_params_fail_at_construction(spec):
 def test_policy_instances_are_accepted_and_serialised_as_specs():
     las = LAS(thresholds=[50, 500], starvation_factor=None)
     config = SimConfig(scheduler=las, placement=FirstFit(), checkpoint_cost=Constant(12))
-    assert config.make_scheduler() is las
+    made = config.make_scheduler()  # a copy of its own for each simulation, same spec
+    assert made is not las and type(made) is LAS and made.spec() == las.spec()
     plain = config.to_dict()
     assert plain["scheduler"] == {
         "name": "las",
@@ -301,3 +302,23 @@ def test_simulation_run_refuses_a_timeline_too_long_before_running():
         sim.run()
     assert not sim.started
     assert sim.run(until=60).now == 60  # a short enough span is sampled
+
+
+def test_a_policy_instance_in_a_config_serves_each_simulation_on_its_own():
+    """A scheduler keeps state for the simulation it serves (``bind``): two simulations
+    built from one config holding an instance must not share it (before the registries
+    copied instances, the second ``bind`` overwrote the first's VC shares and the first
+    run ended in an IndexError)."""
+    from analysim import Simulation, presets
+
+    instance = SCHEDULERS.make("fair")
+    cfg = SimConfig(scheduler=instance, borrowing=True)
+    venus = Simulation(presets.workload("venus", seed=0, days=3), presets.cluster("venus"), cfg)
+    toy = Simulation(presets.workload("toy"), presets.cluster("toy"), cfg)
+    assert venus.scheduler is not toy.scheduler and instance not in (venus.scheduler, toy.scheduler)
+    assert len(venus.scheduler._share) == len(venus.partition.vc_names) != len(toy.scheduler._share)
+    got = venus.run(until=3 * 86400).result().jobs
+    alone = Simulation(
+        presets.workload("venus", seed=0, days=3), presets.cluster("venus"), cfg
+    ).run(until=3 * 86400)
+    pd.testing.assert_frame_equal(got, alone.result().jobs)

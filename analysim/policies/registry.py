@@ -3,6 +3,7 @@ or by passing an instance."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -50,9 +51,13 @@ class Registry(Generic[T]):
         return sorted(self._classes)
 
     def make(self, spec: Any) -> T:
-        """Build a policy from a name, a ``{"name": ..., **params}`` dict, or an instance."""
+        """Build a policy from a name, a ``{"name": ..., **params}`` dict, or an instance.
+
+        An instance is copied (``copy.deepcopy``), as scikit-learn clones an estimator: a
+        policy may keep state for the simulation it serves (``Scheduler.bind``), so every
+        simulation built from one config gets a policy of its own."""
         if isinstance(spec, self.base):
-            return spec
+            return copy.deepcopy(spec)
         params: dict[str, Any] = {}
         if isinstance(spec, Mapping):
             params = dict(spec)

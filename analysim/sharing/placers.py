@@ -19,6 +19,7 @@ A custom placer subclasses :class:`SharePlacer` and implements ``scores`` (and o
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -296,7 +297,7 @@ def share_placer_of(spec: Any) -> SharePlacer | None:
     """The FGD-study placer a time-engine ``placement`` spec names, or None for a whole-GPU
     placer (``random`` is the whole-GPU one there)."""
     if isinstance(spec, SharePlacer):
-        return spec
+        return copy.deepcopy(spec)  # one per simulation, as the registries copy instances
     name = spec.get("name") if isinstance(spec, dict) else spec
     if isinstance(name, str) and name in SHARE_PLACERS.names and name not in PLACERS.names:
         return SHARE_PLACERS.make(spec)
