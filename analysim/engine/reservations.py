@@ -14,13 +14,27 @@ be earlier), its head starts, or a start it did not allow takes GPUs it needs; i
 again when the head next fails. (A shortcut keeps it past releases it foresaw: jobs that
 ended when it counted them to, with no GPU taken since; making it again would give it.)
 ``docs/semantics.md`` gives the rule with an example.
+
+In resource mode (GPU shares, CPU, memory) the same rule is kept on the resource book
+(``book``): what is left at ``at`` once the running jobs that end by then have given theirs
+back and the head has taken its claims. A job running past ``at`` may take now only what
+that book still has (CPU and memory per node; milli per GPU for a share), and its whole
+GPUs only up to the book's fully free GPUs per node: whole GPUs are reserved by count on a
+node, as above (the head may be given any free GPUs of its nodes at ``at``), so with every
+job asking for whole GPUs, the two forms decide alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from analysim.sharing.resources import MILLI
+
+if TYPE_CHECKING:
+    from analysim.engine.resources import Claim, ResourceBook
 
 
 @dataclass
@@ -30,10 +44,10 @@ class Reservation:
     head: int
     at: float
     #: GPUs per node (whole cluster) the head's placement at ``at`` takes
-    reserved: np.ndarray
+    reserved: np.ndarray | None
     #: GPUs per node that may be taken now by a job still running at ``at``: free at ``at``
     #: less the reserved ones on the head's nodes, unlimited elsewhere
-    spare: np.ndarray
+    spare: np.ndarray | None
     #: with a quota: the GPUs of the quota left at ``at`` once the head has its own (None:
     #: no quota); a job of the same VC running past ``at`` may use only these
     quota_spare: int | None
@@ -46,6 +60,11 @@ class Reservation:
     #: after any release); and how many times jobs of the group had taken GPUs then
     ends: list[float] | None = None
     takes: int = 0
+    #: resource mode: the book at ``at`` less the head's claims (None in whole-GPU runs),
+    #: and the GPUs (node, local GPU) the head takes whole there, swapped within a node
+    #: when a job takes one of them now (the head may have any whole GPUs of that node)
+    book: ResourceBook | None = None
+    head_whole: set[tuple[int, int]] = field(default_factory=set)
 
     def runs_past(self, due: float) -> bool:
         """Whether a job seen to end at step ``due`` still holds its GPUs at ``at``."""
@@ -61,3 +80,46 @@ class Reservation:
             self.quota_spare -= gpus
             if self.quota_spare < 0:
                 self.broken = True
+
+    def claim_book(
+        self, claims: list[Claim], usage: int, vc: int, own: bool, now: ResourceBook
+    ) -> None:
+        """Resource mode: a job running past ``at`` took ``claims`` (``usage`` GPU milli;
+        ``own``: counted in its VC's quota) on the ``now`` book: less is left at ``at``;
+        broken if it took what the head needs (a whole GPU of the head's is swapped for
+        another fully free one of its node first, preferring one busy now)."""
+        book, head = self.book, self.head_whole
+        assert book is not None
+        for node, gpus, cpu, memory, milli in claims:
+            book.cpu_left[node] -= cpu
+            book.mem_left[node] -= memory
+            if book.cpu_left[node] < 0 or book.mem_left[node] < 0:
+                self.broken = True
+            for g in gpus:
+                if book.gpu_left[node, g] < milli and (node, g) in head:
+                    other = self._spare_whole_gpu(node, now)
+                    if other is None:
+                        self.broken = True
+                        continue
+                    head.discard((node, g))
+                    head.add((node, other))
+                    book.gpu_left[node, other] = 0
+                    book.gpu_left[node, g] = MILLI
+                book.gpu_left[node, g] -= milli
+                if book.gpu_left[node, g] < 0:
+                    self.broken = True
+        if self.quota_spare is not None and own and vc == self.vc:
+            self.quota_spare -= usage
+            if self.quota_spare < 0:
+                self.broken = True
+
+    def _spare_whole_gpu(self, node: int, now: ResourceBook) -> int | None:
+        """A fully free GPU of ``node`` at ``at`` that the head does not take, preferring
+        one busy now (so that the GPUs free now stay spare)."""
+        book = self.book
+        assert book is not None
+        free_at = [g for g, left in enumerate(book.gpus_of(node)) if left == MILLI]
+        if not free_at:
+            return None
+        return min(free_at, key=lambda g: (now.gpu_left[node, g] == MILLI, g))
+

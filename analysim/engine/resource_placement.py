@@ -48,7 +48,7 @@ class ResourcePlacement:
         capacity: np.ndarray,
         book: ResourceBook,
         placer: Placer,
-        ask_placer: Callable[[int, np.ndarray, Topology], np.ndarray | int | None],
+        ask_placer: Callable[..., np.ndarray | int | None],
         share_placer,
         meter: FragMeter | None,
         rng: np.random.Generator,
@@ -70,9 +70,11 @@ class ResourcePlacement:
         domain: Domain,
         rng: np.random.Generator,
         avoid: set[int] | None = None,
+        cap: np.ndarray | None = None,
     ) -> list[Claim] | None:
-        """Where ``j`` would go on ``book`` within ``domain`` (never on a node in ``avoid``):
-        its claims, or None."""
+        """Where ``j`` would go on ``book`` within ``domain`` (never on a node in ``avoid``;
+        a job of whole GPUs taking at most ``cap[node]`` of them on a node, the GPUs EASY
+        backfill's reservations leave spare): its claims, or None."""
         facts = self.facts
         nodes = domain.nodes
         if avoid:
@@ -84,11 +86,13 @@ class ResourcePlacement:
         if milli < MILLI or (
             self.share_placer is not None and need <= domain.topology.largest
         ):  # a share, a CPU-only job, or a job that fits one node under an FGD-study placer
-            return self._one_node_claim(book, j, nodes, domain, rng)
+            return self._one_node_claim(book, j, nodes, domain, rng, cap)
         # whole GPUs: the whole-GPU placer over what each node could give
         per_cpu, per_mem = -(-cpu // need), -(-mem // need)
         room = book.gpu_left[nodes] == MILLI
         room = room.sum(axis=1)
+        if cap is not None:
+            room = np.minimum(room, cap[nodes])
         if per_cpu:
             room = np.minimum(room, book.cpu_left[nodes] // per_cpu)
         if per_mem:
@@ -101,7 +105,7 @@ class ResourcePlacement:
             topology = type(topology)(
                 self.capacity[nodes], topology.rack[np.isin(domain.nodes, nodes)], topology.n_racks
             )
-        take = self.ask_placer(need, room, topology)
+        take = self.ask_placer(need, room, topology, rng)
         if take is None:
             return None
         if isinstance(take, (int, np.integer)):
@@ -127,8 +131,10 @@ class ResourcePlacement:
         nodes: np.ndarray,
         domain: Domain,
         rng: np.random.Generator,
+        cap: np.ndarray | None = None,
     ) -> list[Claim] | None:
-        """A share, a CPU-only job, or (under an FGD-study placer) a job that fits one node."""
+        """A share, a CPU-only job, or (under an FGD-study placer) a job that fits one node
+        (of whole GPUs: at most ``cap[node]`` of them on the node, if given)."""
         facts = self.facts
         need, milli = facts.gpus[j], facts.milli[j]
         cpu, mem = facts.cpu[j], facts.mem[j]
@@ -140,6 +146,8 @@ class ResourcePlacement:
             left = book.gpu_left[nodes]
             holds = (left == MILLI) if milli == MILLI else (left >= milli)
             ok &= holds.sum(axis=1) >= need
+            if cap is not None and milli == MILLI:
+                ok &= cap[nodes] >= need
         if not ok.any():
             return None
         task = Request(per_cpu, per_mem, need, milli, facts.kind[j])

@@ -684,29 +684,37 @@ class Rounds:
             # the same reservations stopped it and no GPU was released since: the free and
             # spare GPUs only got fewer, so it still does not fit on those they leave; it
             # still fits on the free GPUs if nothing started or stopped since
-            if seen[1] != self.epoch[group] and not self.fits_hypothetically(
-                j, self.free, self.vc_used
-            ):
+            if seen[1] != self.epoch[group] and not self._fits_now(j):
                 return self.try_start(j)  # does not fit even on every free GPU
         else:
-            gpus, vc = self._gpus[j], self._vc[j]
-            if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
-                placed = None
-            else:
-                room = self.free.copy()
-                for r in keep:
-                    np.minimum(room, np.maximum(r.spare, 0), out=room)
-                placed = self.place(j, room)
+            placed = self._place_keeping(j, keep)
             if placed is not None:
                 self.sim.start_running(j, *placed)
                 return True
-            if not self.fits_hypothetically(j, self.free, self.vc_used):
+            if not self._fits_now(j):
                 return self.try_start(j)  # does not fit even on every free GPU
             self._reserved_seen[j] = (releases, self.epoch[group], keep)
         self._why, self._room_seen = RESERVED, self._room_of(j)
         blocking = keep[0]
         self._blocking = (blocking.head, blocking.at)
         return False
+
+    def _place_keeping(
+        self, j: int, keep: list[Reservation]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Where ``j`` goes on the free GPUs that the reservations ``keep`` leave spare (its
+        VC's quota as they leave it too), or None."""
+        gpus, vc = self._gpus[j], self._vc[j]
+        if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
+            return None
+        room = self.free.copy()
+        for r in keep:
+            np.minimum(room, np.maximum(r.spare, 0), out=room)
+        return self.place(j, room)
+
+    def _fits_now(self, j: int) -> bool:
+        """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
+        return self.fits_hypothetically(j, self.free, self.vc_used)
 
     def _reservation_for(self, j: int, queue: int) -> Reservation | None:
         """The reservation of ``j``, the first job of its queue that could not start: kept

@@ -151,16 +151,22 @@ class Simulation:
         )
 
     def ask_placer(
-        self, need: int, free: np.ndarray, topology: Topology
+        self,
+        need: int,
+        free: np.ndarray,
+        topology: Topology,
+        rng: np.random.Generator | None = None,
     ) -> np.ndarray | int | None:
         """The placer's answer: GPUs per node, or (for a job that fits on one node, when the
         placer keeps the base class's rule that such jobs take one node) that node's index.
-        Callers have checked that ``free`` holds ``need`` GPUs in all."""
+        Callers have checked that ``free`` holds ``need`` GPUs in all. A placer that draws
+        draws from ``rng`` (the run's generator unless given)."""
+        rng = self.rng if rng is None else rng
         if self._picks_one_node:  # Placer.place's rule, less its check of the total
             if need <= topology.largest:
-                return self.placer.pick_node(need, free, topology, self.rng)
-            return self.placer.spread_over_nodes(need, free, topology, self.rng)
-        return self.placer.place(need, free, topology, self.rng)
+                return self.placer.pick_node(need, free, topology, rng)
+            return self.placer.spread_over_nodes(need, free, topology, rng)
+        return self.placer.place(need, free, topology, rng)
 
     def _new_ledger(self) -> Ledger:
         return Ledger(
