@@ -122,4 +122,3 @@ class Reservation:
         if not free_at:
             return None
         return min(free_at, key=lambda g: (now.gpu_left[node, g] == MILLI, g))
-

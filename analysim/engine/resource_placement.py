@@ -34,7 +34,7 @@ from analysim.sharing.resources import MILLI
 if TYPE_CHECKING:
     from analysim.engine.jobs import ResourceJobFacts
     from analysim.engine.resources import Claim, ResourceBook
-    from analysim.policies.placement import Placer, Topology
+    from analysim.policies.placement import Placer
     from analysim.sharing.fragmentation import FragMeter
 
 
