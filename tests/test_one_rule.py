@@ -125,3 +125,20 @@ def test_whole_gpu_runs_equal_the_same_runs_with_gpu_milli_1000(drawn, migration
     finally:
         logging.disable(logging.NOTSET)
     pd.testing.assert_frame_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    "placement",
+    ["first_fit", "consolidate", "spread", "topology", "random", "fgd", "best_fit", "dot_product"],
+)
+def test_a_job_whose_cpu_per_gpu_makes_it_span_nodes_runs_under_every_placer(placement):
+    # every node has 4 GPUs but 2 CPU: a job of 8 GPUs with 1 CPU per GPU can take only 2
+    # GPUs of a node, so it spans all four nodes (before, consolidate and the FGD placers,
+    # which take only wholly free nodes for a job larger than a node, called it
+    # unschedulable: no node was ever "whole" for it)
+    workload = _jobs([("big", 0, 10, 8), ("small", 0, 10, 2)], cpu_milli=[8000, 2000])
+    jobs = asim.simulate(workload, _resource_cluster(cpu=2000), placement=placement).jobs
+    jobs = jobs.set_index("job_id")
+    assert (jobs["status"] == "done").all()
+    assert jobs.loc["big", "start_time"] == 0 and jobs.loc["big", "nodes"] == "n0,n1,n2,n3"
+    assert jobs.loc["small", "start_time"] == 10  # no CPU left for it until "big" ends

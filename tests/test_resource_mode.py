@@ -161,12 +161,19 @@ def test_quota_counts_gpu_milli():
 
 
 def test_a_job_no_node_can_hold_is_unschedulable_and_counted():
-    # two GPUs per node, 4000 CPU per node: two GPUs with 6000 CPU (3000 per GPU) fit no
-    # single node, and a job that fits one node by its GPUs goes on one node
-    work = _jobs([_job("big", 0, 100, gpus=2, cpu_milli=6000), _job("ok", 0, 100)])
+    # two GPUs per node, 4000 CPU per node: at 3000 CPU per GPU a node can hold one GPU of
+    # such a job, so two GPUs (6000 CPU) spread over both nodes, and four cannot run at all
+    work = _jobs(
+        [
+            _job("wide", 0, 100, gpus=2, cpu_milli=6000),
+            _job("big", 0, 100, gpus=4, cpu_milli=12000),
+            _job("ok", 100, 100),
+        ]
+    )
     res = simulate(work, _cluster([2, 2], cpu_milli=[4000, 4000]), CONFIG)
-    status = dict(zip(res.jobs["job_id"], res.jobs["status"], strict=True))
-    assert status == {"big": "unschedulable", "ok": "done"}
+    jobs = res.jobs.set_index("job_id")
+    assert jobs["status"].to_dict() == {"wide": "done", "big": "unschedulable", "ok": "done"}
+    assert jobs.loc["wide", "nodes"] == "n0,n1"
     assert res.summary()["unschedulable"] == 1
 
 

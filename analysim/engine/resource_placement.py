@@ -28,6 +28,7 @@ import numpy as np
 from analysim.domains import Domain
 from analysim.engine.records import FRAGMENTED, FULL
 from analysim.errors import PolicyError
+from analysim.policies.placement import Topology
 from analysim.sharing.placers import Context, Request, best_fit_gpus
 from analysim.sharing.resources import MILLI
 
@@ -81,14 +82,12 @@ class ResourcePlacement:
             nodes = nodes[~np.isin(nodes, list(avoid))]
         if not len(nodes):
             return None
-        need, milli = facts.gpus[j], facts.milli[j]
-        cpu, mem = facts.cpu[j], facts.mem[j]
-        if milli < MILLI or (
-            self.share_placer is not None and need <= domain.topology.largest
-        ):  # a share, a CPU-only job, or a job that fits one node under an FGD-study placer
+        need = facts.gpus[j]
+        topology = self.topology_for(j, domain, nodes)
+        if self.takes_one_node(j, topology):
             return self._one_node_claim(book, j, nodes, domain, rng, cap)
         # whole GPUs: the whole-GPU placer over what each node could give
-        per_cpu, per_mem = -(-cpu // need), -(-mem // need)
+        per_cpu, per_mem = self._per_gpu(j)
         room = book.gpu_left[nodes] == MILLI
         room = room.sum(axis=1)
         if cap is not None:
@@ -100,11 +99,6 @@ class ResourcePlacement:
         room = room.astype(np.int64)
         if int(room.sum()) < need:
             return None
-        topology = domain.topology
-        if avoid:  # the topology of the nodes left
-            topology = type(topology)(
-                self.capacity[nodes], topology.rack[np.isin(domain.nodes, nodes)], topology.n_racks
-            )
         take = self.ask_placer(need, room, topology, rng)
         if take is None:
             return None
@@ -123,6 +117,40 @@ class ResourcePlacement:
             gpus = tuple(book.full_gpus(node)[:c])
             claims.append((node, gpus, per_cpu * c, per_mem * c, MILLI))
         return claims
+
+    def _per_gpu(self, j: int) -> tuple[int, int]:
+        """The CPU and memory a job of whole GPUs takes per GPU on each node it uses."""
+        need = self.facts.gpus[j]
+        return -(-self.facts.cpu[j] // need), -(-self.facts.mem[j] // need)
+
+    def topology_for(self, j: int, domain: Domain, nodes: np.ndarray | None = None) -> Topology:
+        """The topology ``j`` sees on ``nodes`` of its ``domain`` (all of them by default):
+        a node's capacity is the whole GPUs it could give ``j`` when empty, fewer than its
+        GPUs where ``j``'s CPU or memory per GPU run out first. So a job whose CPU per GPU
+        lets a node hold only part of it is spread as a job larger than that node."""
+        topology = domain.topology
+        subset = nodes is not None and len(nodes) != len(domain.nodes)
+        capacity = topology.capacity[np.isin(domain.nodes, nodes)] if subset else topology.capacity
+        limited = capacity
+        if self.facts.milli[j] == MILLI and self.facts.gpus[j]:
+            per_cpu, per_mem = self._per_gpu(j)
+            spec = self.book.nodes
+            chosen = domain.nodes if nodes is None else nodes
+            if per_cpu:
+                limited = np.minimum(limited, spec.cpu[chosen] // per_cpu)
+            if per_mem:
+                limited = np.minimum(limited, spec.memory[chosen] // per_mem)
+        if not subset and limited is capacity:
+            return topology
+        rack = topology.rack[np.isin(domain.nodes, nodes)] if subset else topology.rack
+        return Topology(np.asarray(limited, dtype=np.int64), rack, topology.n_racks)
+
+    def takes_one_node(self, j: int, topology: Topology) -> bool:
+        """Whether ``j`` goes on one node: a share or a CPU-only job, or (under an FGD-study
+        placer) a job of whole GPUs that one node of ``topology`` could hold."""
+        return self.facts.milli[j] < MILLI or (
+            self.share_placer is not None and self.facts.gpus[j] <= topology.largest
+        )
 
     def _one_node_claim(
         self,

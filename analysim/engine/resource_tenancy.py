@@ -230,9 +230,7 @@ class _FitBound:
         need, milli = sim.facts.gpus[j], sim.facts.milli[j]
         cpu, mem = sim.facts.cpu[j], sim.facts.mem[j]
         domain = sim.facts.domain[j]
-        self.one_node = milli < MILLI or (
-            sim.share_placer is not None and need <= domain.topology.largest
-        )
+        self.one_node = sim.placement.takes_one_node(j, sim.placement.topology_for(j, domain))
         if self.one_node:
             if need > 1:
                 cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
