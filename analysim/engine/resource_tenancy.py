@@ -14,6 +14,7 @@ planned for the ledger.
 
 from __future__ import annotations
 
+from itertools import combinations
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -64,22 +65,62 @@ class ResourceTenancy(Tenancy):
     def _relocate_on(
         self, book: ResourceBook, jobs: list[int], avoid: set[int]
     ) -> list[tuple[int, list[Claim]]] | None:
-        """Claims elsewhere for each of ``jobs`` (largest first), made on ``book``; None if
-        one has nowhere to go."""
-        sim = self.sim
+        """A destination for each of ``jobs`` (largest first), one node each, the best fit
+        on their own domain's nodes (never a node in ``avoid``), taken on ``book``; None if
+        one has nowhere to go. The whole-GPU rule (``Tenancy._relocate``) on the book."""
+        facts = self.sim.facts
         moves = []
-        for r in sorted(jobs, key=lambda r: (-sim.facts.usage[r], -sim.facts.cpu[r], r)):
-            claims = sim.placement.fits_on(book, r, avoid=avoid)
-            if claims is None:
+        for r in sorted(jobs, key=lambda r: (-facts.usage[r], -facts.cpu[r], r)):
+            claim = self._best_fit_claim(book, r, avoid)
+            if claim is None:
                 return None
-            for claim in claims:
-                book.take(claim, sim.facts.kind[r])
-            moves.append((r, claims))
+            book.take(claim, facts.kind[r])
+            moves.append((r, [claim]))
         return moves
 
+    def _best_fit_claim(self, book: ResourceBook, r: int, avoid: set[int]) -> Claim | None:
+        """Where running one-node job ``r`` would go on ``book`` off ``avoid``: the node of
+        its domain with the least room for it that holds it (room: fully free GPUs for
+        whole GPUs, the tightest GPU that holds a share, CPU left for a CPU-only job; ties:
+        the lowest node), whole GPUs the lowest free ones, a share the tightest GPU."""
+        facts = self.sim.facts
+        nodes = facts.domain[r].nodes
+        if avoid:
+            nodes = nodes[~np.isin(nodes, list(avoid))]
+        if not len(nodes):
+            return None
+        need, milli = facts.gpus[r], facts.milli[r]
+        cpu, mem = facts.cpu[r], facts.mem[r]
+        if need > 1:  # whole GPUs on one node: the CPU and memory per GPU, on one node
+            cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
+        left = book.gpu_left[nodes]
+        ok = (book.cpu_left[nodes] >= cpu) & (book.mem_left[nodes] >= mem)
+        if not need:
+            room = book.cpu_left[nodes]
+        elif milli == MILLI:
+            room = (left == MILLI).sum(axis=1)
+            ok &= room >= need
+        else:
+            holds = left >= milli
+            ok &= holds.any(axis=1)
+            room = np.where(holds, left, MILLI + 1).min(axis=1)
+        if not ok.any():
+            return None
+        candidates = np.flatnonzero(ok)
+        node = int(nodes[candidates[np.argmin(room[candidates])]])
+        gpus = book.gpus_of(node)
+        if not need:
+            taken: tuple[int, ...] = ()
+        elif milli == MILLI:
+            taken = tuple(g for g, x in enumerate(gpus) if x == MILLI)[:need]
+        else:
+            taken = (min((x, g) for g, x in enumerate(gpus) if x >= milli)[1],)
+        return (node, taken, cpu, mem, milli)
+
     def try_migrate(self, j: int) -> bool:
-        """Move running one-node jobs off one node of ``j``'s domain (fewest GPU milli
-        moved, then fewest jobs, then the lowest node) so that ``j`` fits, and start it."""
+        """If ``j`` does not fit although enough is free to it in all, move running jobs to
+        other nodes (the fewest GPU milli moved) so that it does, and start it: the
+        whole-GPU rules (``Tenancy.try_migrate``) weighed on trial copies of the book."""
         sim, ledger = self.sim, self.ledger
         domain = sim.facts.domain[j]
         if (
@@ -92,49 +133,149 @@ class ResourceTenancy(Tenancy):
         if self._migrate_failed_at.get(j) == epoch:
             return False
         on_node = self._movable(sim.facts.group[j])
-        book, need = sim.book, sim.facts.gpus[j]
-        usage, cpu, kind = sim.facts.usage, sim.facts.cpu, sim.facts.kind
+        facts = sim.facts
+        topology = sim.placement.topology_for(j, domain)
+        if facts.milli[j] == MILLI and facts.gpus[j] > topology.largest:
+            plan = self._plan_many_nodes(j, on_node)
+        else:
+            plan = self._plan_one_node(j, on_node)
+        if plan is None:
+            self._migrate_failed_at[j] = epoch
+            return False
+        for r, claims in plan:
+            self._move(r, claims, cause=j)
+        if not self.decider.try_start(j):
+            raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
+        return True
+
+    def _fits_after(self, j: int, book: ResourceBook) -> bool:
+        """Would ``j`` fit on ``book`` (the book once the planned moves are made)?"""
+        return (
+            self.decider.quota_allows(j, self.ledger.vc_used)
+            and self.sim.placement.fits_on(book, j) is not None
+        )
+
+    def _plan_one_node(
+        self, j: int, on_node: dict[int, list[int]]
+    ) -> list[tuple[int, list[Claim]]] | None:
+        """For a job one node could hold: the node that needs the fewest GPU milli moved off
+        it (ties: fewer jobs, then the lowest node; any subset of its 12 smallest movable
+        jobs), and where each goes; None if no moves let ``j`` fit."""
+        sim, ledger = self.sim, self.ledger
+        facts = sim.facts
+        usage, cpu, kind = facts.usage, facts.cpu, facts.kind
         bound = _FitBound(sim, j) if sim.shortcuts.trial_bounds else None
         leaves: dict[int, bool] = {}
         best = None
-        for node in domain.nodes.tolist():
-            if (
-                node not in on_node
-                or ledger.capacity[node] < need
-                or book.nodes.cpu[node] < cpu[j]
-                or book.nodes.memory[node] < sim.facts.mem[j]
-            ):
+        for node in facts.domain[j].nodes.tolist():
+            if node not in on_node or not self._holds_alone(j, node, []):
                 continue  # nothing to move, or too small even when empty
+            if self._holds_alone(j, node, None):
+                continue  # it fits there already: not this node's fragmentation
             jobs = sorted(on_node[node], key=lambda r: (usage[r], cpu[r], r))
             jobs = jobs[:MOST_MOVABLE_PER_NODE]
-            first = 1
-            if bound is not None:
-                first = bound.first(node, jobs)
-                if first is None:
-                    continue  # j fits nowhere even with all of them gone
-            for k in range(first, len(jobs) + 1):
-                chosen = jobs[:k]
-                key = (sum(usage[r] for r in chosen), k, node)
+            if bound is not None and bound.first(node, jobs) is None:
+                continue  # j fits nowhere even with all of them gone
+            for moved, chosen in _subsets_by_usage(jobs, usage):
+                key = (moved, len(chosen), node)
                 if best is not None and key >= best[0]:
                     break
-                if bound is not None and not self._could_leave(jobs[k - 1], {node}, leaves):
-                    break  # it has nowhere else to go, in this trial or any larger one
+                if not self._holds_alone(j, node, chosen):
+                    continue
+                if bound is not None and not all(
+                    self._could_leave(r, {node}, leaves) for r in chosen
+                ):
+                    continue  # one of them has nowhere else to go
                 book = sim.book.clone()
                 for r in chosen:
                     for claim in ledger.claims[r]:
                         book.give(claim, kind[r])
                 moves = self._relocate_on(book, chosen, avoid={node})
-                if moves is not None and sim.placement.fits_on(book, j) is not None:
-                    best = (key, moves)
+                if moves is not None:
+                    best = (key, moves, book)
                     break
-        if best is None:
-            self._migrate_failed_at[j] = epoch
+        if best is None or not self._fits_after(j, best[2]):
+            return None
+        return best[1]
+
+    def _holds_alone(self, j: int, node: int, leaving: list[int] | None) -> bool:
+        """Whether ``node`` could hold ``j`` by itself once ``leaving`` (running jobs) gave
+        back what they hold there; with ``leaving`` None, as it is now; with [] when empty."""
+        sim = self.sim
+        facts, book = sim.facts, sim.book
+        if leaving is None or leaving:
+            cpu_left, mem_left = int(book.cpu_left[node]), int(book.mem_left[node])
+            left = book.gpu_left[node].copy()
+            for r in leaving or ():
+                for n, gpus, c, m, milli in self.ledger.claims[r]:
+                    if n == node:
+                        cpu_left, mem_left = cpu_left + c, mem_left + m
+                        for g in gpus:
+                            left[g] += milli
+        else:
+            cpu_left, mem_left = int(book.nodes.cpu[node]), int(book.nodes.memory[node])
+            left = self._empty_gpu_left[node]
+        need, milli = facts.gpus[j], facts.milli[j]
+        cpu, mem = facts.cpu[j], facts.mem[j]
+        if need > 1:
+            cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
+        if cpu_left < cpu or mem_left < mem:
             return False
-        for r, claims in best[1]:
-            self._move(r, claims, cause=j)
-        if not self.decider.try_start(j):
-            raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
-        return True
+        if not need:
+            return True
+        holds = (left == MILLI) if milli == MILLI else (left >= milli)
+        return int(holds.sum()) >= need
+
+    def _plan_many_nodes(
+        self, j: int, on_node: dict[int, list[int]]
+    ) -> list[tuple[int, list[Claim]]] | None:
+        """For a job larger than a node: empty nodes one at a time, the least used first
+        (fewest GPU milli; a greedy plan, as ``Tenancy._plan_many_nodes``), until it fits."""
+        sim, ledger = self.sim, self.ledger
+        facts = sim.facts
+        book = sim.book.clone()
+        emptied: set[int] = set()
+        moves: list[tuple[int, list[Claim]]] = []
+        while not self._fits_after(j, book):
+            options = []
+            for node in facts.domain[j].nodes.tolist():
+                jobs = on_node.get(node, [])
+                if node in emptied or not jobs or not self._only_these_on(book, node, jobs):
+                    continue
+                in_use = int((self._empty_gpu_left[node] - book.gpu_left[node]).sum())
+                options.append((in_use, node, jobs))
+            for _, node, jobs in sorted(options):
+                trial = book.clone()
+                for r in jobs:
+                    for claim in ledger.claims[r]:
+                        trial.give(claim, facts.kind[r])
+                planned = self._relocate_on(trial, jobs, avoid=emptied | {node})
+                if planned is not None:
+                    break
+            else:
+                return None
+            book = trial
+            emptied.add(node)
+            moves += planned
+        return moves
+
+    def _only_these_on(self, book: ResourceBook, node: int, jobs: list[int]) -> bool:
+        """Whether ``jobs`` (where they run now) hold everything in use on ``node`` of
+        ``book``: nothing else (a job spanning nodes, a borrower, one moved there) is on it."""
+        cpu = mem = 0
+        left = self._empty_gpu_left[node].copy()
+        for r in jobs:
+            for n, gpus, c, m, milli in self.ledger.claims[r]:
+                if n == node:
+                    cpu, mem = cpu + c, mem + m
+                    for g in gpus:
+                        left[g] -= milli
+        nodes = book.nodes
+        return (
+            int(nodes.cpu[node]) - cpu == int(book.cpu_left[node])
+            and int(nodes.memory[node]) - mem == int(book.mem_left[node])
+            and bool((left == book.gpu_left[node]).all())
+        )
 
     def _could_leave(self, r: int, avoid: set[int], known: dict[int, bool]) -> bool:
         """Whether running job ``r`` could fit off the nodes in ``avoid`` (its own among
@@ -163,7 +304,7 @@ class ResourceTenancy(Tenancy):
             while sim.running[group]:
                 listed = nodes.tolist()
                 held = self._held(nodes).tolist()
-                in_use = (MILLI - book.gpu_left[nodes]).clip(0).sum(axis=1).tolist()
+                in_use = (self._empty_gpu_left[nodes] - book.gpu_left[nodes]).sum(axis=1).tolist()
                 cpu_left = book.cpu_left[nodes].tolist()
                 used = [
                     (int(in_use[i]), int(cpu_left[i]), n) for i, n in enumerate(listed) if held[i]
@@ -290,3 +431,14 @@ class _FitBound:
             if others + int(self._room(cpu, mem, gpus)[0]) >= enough:
                 return k
         return None
+
+
+def _subsets_by_usage(jobs: list[int], usage: list[int]) -> list[tuple[int, list[int]]]:
+    """Every non-empty subset of ``jobs``, fewest GPU milli (then fewest jobs) first, as
+    (GPU milli, subset): the order of ``tenancy._subsets_by_size``."""
+    found = []
+    for k in range(1, len(jobs) + 1):
+        for chosen in combinations(jobs, k):
+            found.append((sum(usage[r] for r in chosen), k, chosen))
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [(moved, list(chosen)) for moved, _, chosen in found]
