@@ -625,11 +625,8 @@ class Rounds:
         """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
         ``active`` reservations; ``_why`` is RESERVED when only they stop it). A job that
         did not fit is not tried again until GPUs of its group are released: placement only
-        gets easier as GPUs free up."""
-        if active:
-            keep = self._kept_by(j, active)
-            if keep:
-                return self._try_start_keeping(j, keep)
+        gets easier as GPUs free up (asked first: on the GPUs the ``active`` reservations
+        leave it fits no better)."""
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
@@ -643,6 +640,10 @@ class Rounds:
                     why = FULL
             self._why = why
             return False
+        if active:
+            keep = self._kept_by(j, active)
+            if keep:
+                return self._try_start_keeping(j, keep)
         if not self._quotas or self.quota_allows(j, self.vc_used):  # the quota first
             placed = self.place(j, self.free)  # sets ``_why`` when it finds none
         else:
@@ -666,8 +667,6 @@ class Rounds:
         else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
         group = self._group[j]
         releases = self._releases[group]
-        if self._failed_at.get(j) == releases:
-            return self.try_start(j)  # does not fit at all: as it was (the records)
         if not self.quota_allows(j, self.vc_used):
             return self.try_start(j)
         if self._room_first and self._room_of(j) < self._gpus[j]:
