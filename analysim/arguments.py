@@ -72,13 +72,9 @@ def workload_argument(
     if isinstance(value, Workload):
         return value
     if isinstance(value, pd.DataFrame):
-        raise InputTypeError(
-            f"{where}: workload is a DataFrame: use asim.Workload.from_frame(df)"
-        )
+        raise InputTypeError(f"{where}: workload is a DataFrame: use asim.Workload.from_frame(df)")
     if _is_trace(value):
-        raise InputTypeError(
-            f"{where}: workload is a Trace: pass trace.workload and trace.cluster"
-        )
+        raise InputTypeError(f"{where}: workload is a Trace: pass trace.workload and trace.cluster")
     if isinstance(value, Path):
         raise InputTypeError(
             f"{where}: workload is a path ({str(value)!r}): read it with "
@@ -112,9 +108,7 @@ def cluster_argument(value: Any, where: str, *, names_allowed: bool = True) -> C
     )
 
 
-def config_argument(
-    config: Any, where: str, options: Mapping[str, Any] | None = None
-) -> SimConfig:
+def config_argument(config: Any, where: str, options: Mapping[str, Any] | None = None) -> SimConfig:
     """``config`` as a SimConfig, with ``options`` (SimConfig fields) overriding it: a
     SimConfig, a dict of its fields, a scheduler name or ``None`` (the defaults)."""
     options = dict(options or {})

@@ -5,8 +5,8 @@ Where runs go:
 * ``client=`` or ``scheduler_address=``: on that cluster.
 * ``workers=0`` or ``1`` (or Dask not installed): one after another in this process (a
   cluster of one worker would run them one after another too, after seconds of start-up).
-* ``workers=N`` (N >= 2): a ``dask.distributed.LocalCluster`` of ``N`` worker processes of one thread
-  each, bound to 127.0.0.1, started for the call and closed after it. It speaks TLS with
+* ``workers=N`` (N >= 2): a ``dask.distributed.LocalCluster`` of ``N`` worker processes of
+  one thread each, bound to 127.0.0.1, started for the call and closed after it. It speaks TLS with
   temporary credentials made for it (``Security.temporary()``; clients and workers must show
   them), so no other local process can submit work to it; it serves no dashboard unless
   ``dashboard=True``.
