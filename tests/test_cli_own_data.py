@@ -3,6 +3,8 @@ line, with column mapping as in ``read_csv_trace``."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -186,3 +188,47 @@ def test_a_missing_jobs_column_is_named(tables, capsys):
     assert main(["run", "--jobs", str(jobs), "--nodes", str(nodes)]) == 2
     error = _error(capsys)
     assert "jobs.csv" in error and "missing column(s) 'job_id'" in error
+
+
+# -- the blocks of docs/traces.md, run as written ----------------------------------------------
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "traces.md"
+
+
+def _blocks(section: str, end: str) -> dict[str, list[str]]:
+    """The fenced blocks of ``docs/traces.md`` between two headings, by language."""
+    text = DOCS.read_text()
+    body = text[text.index(section) : text.index(end, text.index(section))]
+    found = re.findall(r"```(\w+)\n(.*?)```", body, flags=re.S)
+    blocks: dict[str, list[str]] = {}
+    for language, block in found:
+        blocks.setdefault(language, []).append(block)
+    return blocks
+
+
+def test_the_documented_helios_folder_runs_as_the_docs_say(tmp_path, capsys):
+    log, sizes = _blocks("### A Helios folder of your own", "## Philly")["csv"]
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "cluster_log.csv").write_text(log)
+    (folder / "cluster_gpu_number.csv").write_text(sizes)
+    out = tmp_path / "r"
+    assert main(["run", "--trace", str(folder), "--out", str(out), "--no-progress"]) == 0
+    assert "3,000 s (50.0 min)" in capsys.readouterr().out
+    jobs = Result.load(out).jobs.set_index("job_id")
+    assert jobs.loc["j2", "jct"] == 4_800.0
+    assert Result.load(out).summary()["avg_jct"] == 3_000.0
+
+
+def test_the_documented_own_tables_run_as_the_docs_say(tmp_path, monkeypatch, capsys):
+    blocks = _blocks("## Your own tables on the command line", "## Speed")
+    jobs, nodes = blocks["csv"]
+    (tmp_path / "jobs.csv").write_text(jobs)
+    (tmp_path / "nodes.csv").write_text(nodes)
+    (command,) = blocks["bash"]
+    argv = shlex.split(command.replace("\\\n", " "))
+    assert argv[0] == "analysim"
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv[1:], "--out", "r", "--no-progress"]) == 0
+    assert "223 s (3.7 min)" in capsys.readouterr().out
+    result = Result.load(tmp_path / "r")
+    assert dict(zip(result.jobs["job_id"], result.jobs["jct"], strict=True)) == EXPECTED_JCT
