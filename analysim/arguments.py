@@ -141,8 +141,8 @@ def check_scheduler_columns(workload: Workload, config: SimConfig, where: str) -
         name = getattr(scheduler, "name", type(scheduler).__name__)
         raise ValueError(
             f"{where}: scheduler {name!r} ranks jobs by the workload's {missing[0]!r} column, "
-            f"which workload {workload.name!r} does not have (its columns: {columns}); add it "
-            "to the jobs table given to asim.Workload.from_frame, or choose another scheduler"
+            f"which workload {workload.name!r} does not have (its columns: {columns}); add a "
+            f"{missing[0]!r} column to the jobs table, or choose another scheduler"
         )
 
 

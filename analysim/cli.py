@@ -310,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     study.set_defaults(handler=cmd_study)
     add_figures_command(commands, common)
     add_sweep_command(commands, common)
+    add_explain_command(commands, common)
     return parser
 
 
@@ -699,6 +700,61 @@ def sweep_inputs(args: argparse.Namespace) -> dict[str, Any]:
             )
     values["workload"], values["cluster"] = own_data(args)
     return values
+
+
+# -- analysim explain RESULT_DIR JOB [--at TIME] -----------------------------------------------
+def add_explain_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    explain = commands.add_parser(
+        "explain",
+        parents=[common],
+        help="why a job of a saved result waited, or what happened to it",
+        description="Read a result saved with 'analysim run --out DIR' and say what happened "
+        "to JOB: its events and why it waited after its submission and after each "
+        "preemption; with --at TIME, why it is waiting (or not) at that moment. The answers "
+        "are read from the engine's own records of its decisions.",
+    )
+    explain.add_argument("result", type=Path, metavar="RESULT_DIR", help="a folder of --out")
+    explain.add_argument("job", metavar="JOB", help="the job's job_id")
+    explain.add_argument(
+        "--at",
+        default=None,
+        metavar="TIME",
+        help="the moment to explain: seconds from the run's start (1215112), an amount with "
+        "a unit (2.3 h, 45 min, 14 d) or a clock (14 d 01:31:52) (default: the job's story)",
+    )
+    explain.add_argument(
+        "--waits",
+        type=int,
+        default=3,
+        metavar="N",
+        help="explain the first N spells of waiting (default: 3)",
+    )
+    explain.set_defaults(handler=cmd_explain)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from analysim.explain import job_story, why_waiting
+    from analysim.readable import parse_moment
+    from analysim.result import Result
+    from analysim.validation import seconds
+
+    at = None
+    if args.at is not None:
+        at = seconds(parse_moment(args.at, "--at"), "--at", positive=False)
+    if args.waits < 0:
+        raise UsageError(f"--waits must be >= 0, got {args.waits}")
+    if not (args.result / "result.json").is_file():
+        raise UsageError(
+            f"{args.result}: not a saved result (no result.json); save one with "
+            "'analysim run ... --out DIR'"
+        )
+    result = Result.load(args.result)
+    if at is None:
+        print(job_story(result, args.job, waits=args.waits))
+    else:
+        job_story(result, args.job, waits=0)  # an unknown job: the same error as without --at
+        print(why_waiting(result, args.job, at))
+    return 0
 
 
 # -- output -----------------------------------------------------------------------------------

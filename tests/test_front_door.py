@@ -136,8 +136,8 @@ def test_priority_without_a_priority_column_is_an_error(toy):
     message = (
         "simulate: scheduler 'priority' ranks jobs by the workload's 'priority' column, which "
         "workload 'toy' does not have (its columns: ['job_id', 'vc', 'user', 'submit_time', "
-        "'duration', 'num_gpus']); add it to the jobs table given to asim.Workload.from_frame, "
-        "or choose another scheduler"
+        "'duration', 'num_gpus']); add a 'priority' column to the jobs table, or choose "
+        "another scheduler"
     )
     with pytest.raises(ValueError) as error:
         asim.simulate(*toy, scheduler="priority")
