@@ -182,3 +182,25 @@ def test_the_study_and_its_command_default_to_the_preset_of_docs_study(monkeypat
     assert main(["study", "--quiet"]) == 0
     expected = asim.presets.workload("venus_overloaded").name, "venus_overloaded"
     assert ran == [expected]
+
+
+def test_explore_refuses_a_dataframe_saying_which_call_to_make(toy):
+    pytest.importorskip("ipywidgets")
+    message = "explore: workload is a DataFrame: use asim.Workload.from_frame(df)"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        asim.explore(toy[0].jobs, toy[1], run=False)
+    message = "explore: cluster is a DataFrame: use asim.Cluster.from_frame(df)"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        asim.explore(toy[0], toy[1].nodes, run=False)
+
+
+def test_a_string_config_names_the_scheduler_of_a_compat_replay_too():
+    workload = asim.presets.workload("venus", days=0.5)
+    cluster = asim.presets.cluster("venus")
+    by_string = asim.simulate(workload, cluster, "sjf", compat="helios")
+    by_keyword = asim.simulate(workload, cluster, compat="helios", scheduler="sjf")
+    assert by_string.config["scheduler"] == "sjf"
+    pd.testing.assert_frame_equal(by_string.jobs, by_keyword.jobs)
+    message = "simulate: workload is a DataFrame: use asim.Workload.from_frame(df)"
+    with pytest.raises(InputTypeError, match=re.escape(message)):
+        asim.simulate(workload.jobs, cluster, compat="helios")

@@ -216,6 +216,8 @@ class Priority(Scheduler):
 class LAS(Scheduler):
     """Tiresias-style discretised two-dimensional least attained service.
 
+    ``thresholds``: the queue limits in **GPU-seconds** of attained service (GPUs held x
+    seconds run), increasing; the default ``[18000]`` (5 GPU-hours) makes two queues.
     Jobs sit in queues by attained GPU-seconds (``thresholds`` split the queues), in submit
     order within a queue. Starvation guard: a waiting job that has waited
     ``starvation_factor`` times as long as it has run, since it last ran, is promoted to the
