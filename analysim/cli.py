@@ -3,7 +3,8 @@
 ``analysim run`` builds a preset workload and cluster, runs one simulation and prints its
 summary; every ``SimConfig`` field is an option of its own, generated from the dataclass so the
 command line says the same thing in the same words as notebooks, widgets and sweeps.
-``analysim presets`` lists the preset names.
+``analysim presets`` lists the preset names; ``analysim explain RESULT_DIR JOB`` says what
+happened to a job of a saved result and why it waited.
 
 Bad options, and a ``ValueError`` from the library, end in one line ``analysim: error: ...`` and
 exit code 2.
@@ -188,10 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         parents=[common],
-        help="simulate a preset workload (or a downloaded trace) and print the summary",
-        description="Simulate a preset workload on a preset cluster, or a downloaded trace on "
-        "its cluster (--trace), print the summary table and, with --out, save the result "
-        "(parquet frames + config JSON).",
+        help="simulate a preset workload (or a trace, or your own tables) and print the summary",
+        description="Simulate a preset workload on a preset cluster, a downloaded trace on "
+        "its cluster (--trace), or your own jobs and nodes tables (--jobs, --nodes), print the "
+        "summary table and, with --out, save the result (parquet frames + config JSON; "
+        "'analysim explain' reads it).",
     )
     run.add_argument(
         "--workload",
