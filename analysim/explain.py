@@ -945,8 +945,7 @@ def _headline(job: pd.Series) -> str:
     from analysim.readable import readable
 
     head = (
-        f"{job['job_id']} (VC {job['vc']}, {_gpus(int(job['num_gpus']))}): submitted at "
-        f"{moment(job['submit_time'])}"
+        f"{job['job_id']} (VC {job['vc']}, {_asks(job)}): submitted at {moment(job['submit_time'])}"
     )
     status = str(job["status"])
     if status == "done":
@@ -958,6 +957,17 @@ def _headline(job: pd.Series) -> str:
     if status == "unschedulable":
         return head + "; it never runs."
     return head + f"; {status} when the run stopped."
+
+
+def _asks(job: pd.Series) -> str:
+    """What a job asks for: its GPUs, or (resource mode) its GPU share, CPU and memory."""
+    gpus = int(job["num_gpus"])
+    milli = int(job["gpu_milli"]) if "gpu_milli" in job.index else 0
+    asked = [f"{milli} milli of a GPU" if 0 < milli < 1000 and gpus <= 1 else _gpus(gpus)]
+    for column, unit in (("cpu_milli", "CPU milli"), ("memory_mib", "MiB")):
+        if column in job.index and int(job[column]) > 0:
+            asked.append(f"{int(job[column]):,} {unit}")
+    return ", ".join(asked)
 
 
 def _wait_starts(events: pd.DataFrame) -> list[float]:

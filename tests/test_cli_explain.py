@@ -153,3 +153,35 @@ def test_a_job_that_never_runs_is_told_the_true_reason():
         "q6": "it asks for 6 GPUs, more than VC q's quota of 4 (the shared pool has 8).",
         "q9": "it asks for 9 GPUs, more than VC q's quota of 4 (the shared pool has 8).",
     }
+
+
+def test_the_story_of_a_shared_gpu_job_names_its_share_cpu_and_memory():
+    import pandas as pd
+
+    import analysim as asim
+    from analysim.explain import job_story
+
+    jobs = pd.DataFrame(
+        {
+            "job_id": ["big", "half"],
+            "vc": "v",
+            "user": "u",
+            "submit_time": [0, 10],
+            "duration": [7_200, 60],
+            "num_gpus": [1, 1],
+            "gpu_milli": [1000, 500],
+            "cpu_milli": [2000, 4000],
+            "memory_mib": [1024, 2048],
+        }
+    )
+    nodes = pd.DataFrame(
+        {"node": ["n0"], "rack": ["r"], "gpus": [1], "cpu_milli": [8000], "memory_mib": [8192]}
+    )
+    result = asim.simulate(asim.Workload.from_frame(jobs), asim.Cluster.from_frame(nodes))
+    story = job_story(result, "half").splitlines()
+    assert story[0] == (
+        "half (VC v, 500 milli of a GPU, 4,000 CPU milli, 2,048 MiB): submitted at t=10 s, "
+        "finished at t=02:01:00; JCT 7,250 s (2.0 h), queueing 7,190 s (119.8 min), 0 "
+        "preemption(s)."
+    )
+    assert story[story.index("Why it waited:") + 1].startswith("  half at t=10 s: it waits")
