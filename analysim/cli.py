@@ -3,7 +3,8 @@
 ``analysim run`` builds a preset workload and cluster, runs one simulation and prints its
 summary; every ``SimConfig`` field is an option of its own, generated from the dataclass so the
 command line says the same thing in the same words as notebooks, widgets and sweeps.
-``analysim presets`` lists the preset names.
+``analysim presets`` lists the preset names; ``analysim explain RESULT_DIR JOB`` says what
+happened to a job of a saved result and why it waited.
 
 Bad options, and a ``ValueError`` from the library, end in one line ``analysim: error: ...`` and
 exit code 2.
@@ -32,6 +33,7 @@ from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
 from analysim.readable import summary_text, table_text
 from analysim.sharing.placers import SHARE_PLACERS
+from analysim.study import DEFAULT_PRESET as STUDY_PRESET
 
 PROG = "analysim"
 USAGE_ERROR = 2
@@ -187,10 +189,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         parents=[common],
-        help="simulate a preset workload (or a downloaded trace) and print the summary",
-        description="Simulate a preset workload on a preset cluster, or a downloaded trace on "
-        "its cluster (--trace), print the summary table and, with --out, save the result "
-        "(parquet frames + config JSON).",
+        help="simulate a preset workload (or a trace, or your own tables) and print the summary",
+        description="Simulate a preset workload on a preset cluster, a downloaded trace on "
+        "its cluster (--trace), or your own jobs and nodes tables (--jobs, --nodes), print the "
+        "summary table and, with --out, save the result (parquet frames + config JSON; "
+        "'analysim explain' reads it).",
     )
     run.add_argument(
         "--workload",
@@ -206,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cluster preset (default: the same preset as --workload, or the trace's cluster)",
     )
     add_trace_options(run)
+    add_own_data_options(run)
     run.add_argument(
         "--load-scale",
         type=float,
@@ -286,10 +290,14 @@ def build_parser() -> argparse.ArgumentParser:
         "delay, utilisation, fragmented GPUs, blocked jobs, preemptions and migrations.",
     )
     study.add_argument(
-        "--workload", default=None, metavar="NAME", help="workload preset (default: venus)"
+        "--workload",
+        default=None,
+        metavar="NAME",
+        help=f"workload preset (default: {STUDY_PRESET}, the preset of docs/study.md's table)",
     )
     study.add_argument("--cluster", default=None, metavar="NAME", help="cluster preset")
     add_trace_options(study)
+    add_own_data_options(study)
     study.add_argument("--scheduler", default="las", metavar="NAME", help="(default: las)")
     study.add_argument("--seed", type=int, default=0, metavar="N", help="(default: 0)")
     study.add_argument("--days", type=float, default=None, metavar="N", help="trace length")
@@ -304,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     study.set_defaults(handler=cmd_study)
     add_figures_command(commands, common)
     add_sweep_command(commands, common)
+    add_explain_command(commands, common)
     return parser
 
 
@@ -370,14 +379,20 @@ def preset_options(args: argparse.Namespace, seed: int | None) -> dict[str, Any]
     return options
 
 
-def workload_and_cluster(args: argparse.Namespace, seed: int | None) -> tuple[Any, Any]:
-    """The workload and cluster the options name: a preset, or a trace (``--trace``), whose
-    load report is logged; ``--load-scale`` speeds a trace's arrivals up, ``--cluster``
-    replaces its cluster with a preset."""
+def workload_and_cluster(
+    args: argparse.Namespace, seed: int | None, default: str = "venus"
+) -> tuple[Any, Any]:
+    """The workload and cluster the options name: a preset (``default`` if none is named),
+    a trace (``--trace``) or one's own tables (``--jobs``, ``--nodes``), whose load report is
+    logged; ``--load-scale`` speeds a trace's arrivals up, ``--cluster`` replaces its cluster
+    with a preset."""
+    own = own_data(args)
+    if own is not None:
+        return own
     if args.trace is None:
         if args.trace_format is not None:
             raise UsageError("--trace-format needs --trace FOLDER")
-        name = args.workload or "venus"
+        name = args.workload or default
         workload = asim.presets.workload(name, **preset_options(args, seed))
         return workload, asim.presets.cluster(args.cluster or name)
     if args.workload is not None:
@@ -386,6 +401,7 @@ def workload_and_cluster(args: argparse.Namespace, seed: int | None) -> tuple[An
         raise UsageError("--days sets a preset's length; a trace has its own")
     from analysim.figures import load_trace
 
+    check_trace_folder(args.trace)
     trace = load_trace(args.trace, args.trace_format, speedup=args.load_scale or 1.0)
     log.info("%s", trace.report)
     cluster = asim.presets.cluster(args.cluster) if args.cluster else trace.cluster
@@ -438,7 +454,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     from analysim.study import paper_study
 
     check_early(args, out_is_folder=False)
-    workload, cluster = workload_and_cluster(args, args.seed)
+    workload, cluster = workload_and_cluster(args, args.seed, default=STUDY_PRESET)
     table = paper_study(workload, cluster, scheduler=args.scheduler, seed=args.seed)
     print(table_text(table).to_string())
     if args.out is not None:
@@ -487,9 +503,10 @@ def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="worker processes of the local cluster; 0 runs in this process "
+        help="worker processes of the local cluster; 0 or 1 runs in this process "
         "(default: one per core, or in-process for a tiny sweep)",
     )
+    add_own_data_options(sweep)
     sweep.add_argument("--retry-errors", action="store_true", help="re-run the failed runs")
     sweep.add_argument(
         "--dashboard",
@@ -502,13 +519,12 @@ def add_sweep_command(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from analysim.sweep import sweep
-    from analysim.sweep.files import load_sweep_file
     from analysim.sweep.report import overview
 
     if args.workers is not None and args.workers < 0:
         raise UsageError(f"--workers must be >= 0, got {args.workers}")
     frame = sweep(
-        **load_sweep_file(args.file),
+        **sweep_inputs(args),
         out=args.out,
         scheduler_address=args.scheduler_address,
         workers=args.workers,
@@ -519,6 +535,228 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(table_text(overview(frame)).to_string())
     log.info("wrote %s (one row per run) and runs/ to %s", "sweep.parquet", args.out)
     return 1 if frame.attrs["failed"] else 0
+
+
+# -- your own data: --jobs FILE --nodes FILE --------------------------------------------------
+OWN_DATA_FLAGS = ("nodes", "column", "time_format", "quota")
+
+
+def _pair(flag: str, text: str) -> tuple[str, str]:
+    left, sep, right = text.partition("=")
+    if not sep or not left.strip() or not right.strip():
+        raise argparse.ArgumentTypeError(f"{flag} takes NAME=VALUE, got {text!r}")
+    return left.strip(), right.strip()
+
+
+def column_mapping(text: str) -> tuple[str, str]:
+    """An argparse ``type``: ``FIELD=THEIRS``, AnalySIM's jobs field and the file's column."""
+    from analysim.traces.generic import OPTIONAL, REQUIRED
+
+    ours, theirs = _pair("--column", text)
+    fields = [*REQUIRED, *OPTIONAL]
+    if ours not in fields:
+        hint = f" (is {theirs}={ours} meant?)" if theirs in fields else ""
+        raise argparse.ArgumentTypeError(
+            f"{ours!r} is not an AnalySIM jobs field{hint}; write FIELD=THEIRS with FIELD one "
+            f"of {', '.join(fields)}"
+        )
+    return ours, theirs
+
+
+def quota_value(text: str) -> tuple[str, int]:
+    """An argparse ``type``: ``VC=GPUS``, a VC's quota of GPUs over the shared pool."""
+    vc, gpus = _pair("--quota", text)
+    if not gpus.isdigit():
+        raise argparse.ArgumentTypeError(f"--quota {text}: GPUS must be a whole number >= 0")
+    return vc, int(gpus)
+
+
+def add_own_data_options(command: argparse.ArgumentParser) -> None:
+    """``--jobs FILE`` and ``--nodes FILE`` (with ``--column``, ``--time-format``,
+    ``--quota``): one's own jobs and nodes tables instead of a preset or a trace folder."""
+    group = command.add_argument_group(
+        "your own data (instead of a preset or --trace; docs/traces.md, 'Your own tables')"
+    )
+    group.add_argument(
+        "--jobs",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a jobs table, CSV or parquet, one row per job: job_id, submit_time (seconds from "
+        "the trace's start), num_gpus, and duration (seconds) or start_time and end_time; "
+        "optional vc, user, gpu_type, priority (read by analysim.traces.read_csv_trace; what "
+        "is dropped and why is logged)",
+    )
+    group.add_argument(
+        "--nodes",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the nodes table of the --jobs cluster, CSV or parquet, one row per node: node, "
+        "rack, gpus; optional gpu_type, vc (the VC owning the node; empty: the shared pool). "
+        "Or --cluster NAME for a preset cluster",
+    )
+    group.add_argument(
+        "--column",
+        type=column_mapping,
+        action="append",
+        default=[],
+        metavar="FIELD=THEIRS",
+        help="the --jobs file's column holding FIELD, e.g. --column submit_time=submitted "
+        "(repeat for each; a field not mapped is looked for under its own name)",
+    )
+    group.add_argument(
+        "--time-format",
+        default=None,
+        metavar="FORMAT",
+        help="the --jobs file's times are date-times in this format, e.g. '%%Y-%%m-%%d "
+        "%%H:%%M:%%S' (they become seconds from the first submission; default: the times "
+        "are numbers of seconds)",
+    )
+    group.add_argument(
+        "--quota",
+        type=quota_value,
+        action="append",
+        default=[],
+        metavar="VC=GPUS",
+        help="a VC's quota of GPUs over the nodes no VC owns (repeat for each VC)",
+    )
+
+
+def _given(args: argparse.Namespace, name: str) -> bool:
+    return getattr(args, name, None) not in (None, [])
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def own_data(args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """The workload and cluster of ``--jobs`` and ``--nodes`` (or ``--cluster``); ``None``
+    when ``--jobs`` is not given. Clashing or stray options are a UsageError."""
+    if not _given(args, "jobs"):
+        stray = [name for name in OWN_DATA_FLAGS if _given(args, name)]
+        if stray:
+            raise UsageError(f"{_flag(stray[0])} needs --jobs FILE (your jobs table)")
+        return None
+    clashes = {"trace": "a trace folder", "workload": "a preset", "days": "a preset's length"}
+    for name, what in clashes.items():
+        if _given(args, name):
+            raise UsageError(f"--jobs and --{name} ({what}) both name the jobs; give one")
+    if _given(args, "nodes") == _given(args, "cluster"):
+        raise UsageError(
+            "--jobs needs its cluster: --nodes FILE (your nodes table) or --cluster NAME "
+            "(a preset), one of them"
+        )
+    if _given(args, "quota") and not _given(args, "nodes"):
+        raise UsageError("--quota needs --nodes FILE (a preset cluster has its own quotas)")
+    from analysim.traces import read_csv_trace
+    from analysim.traces.nodes import read_nodes_table
+
+    if _given(args, "nodes"):
+        cluster = read_nodes_table(args.nodes, dict(args.quota))
+    else:
+        cluster = asim.presets.cluster(args.cluster)
+    trace = read_csv_trace(
+        args.jobs, dict(args.column), time_format=args.time_format, cluster=cluster
+    )
+    log.info("%s", trace.report)
+    return _faster(trace.workload, getattr(args, "load_scale", None)), cluster
+
+
+def _faster(workload: Any, speedup: float | None) -> Any:
+    """``workload`` with its arrivals ``speedup`` times faster (``--load-scale``)."""
+    if speedup is None or speedup == 1:
+        return workload
+    from analysim.validation import bounded
+
+    bounded(speedup, "--load-scale", low=0.0, low_open=True)
+    jobs = workload.jobs.assign(submit_time=workload.jobs["submit_time"] / speedup)
+    return asim.Workload.from_frame(jobs, name=f"{workload.name} x{speedup:g}")
+
+
+def check_trace_folder(path: Path) -> None:
+    """A UsageError for ``--trace`` given a file: it reads folders; one's own table is
+    ``--jobs``."""
+    if path.is_file():
+        raise UsageError(
+            f"--trace {path}: is a file; --trace reads a downloaded trace folder (Helios, "
+            f"Philly, PAI or openb). For your own jobs table give --jobs {path} --nodes "
+            "NODES.csv (or --cluster NAME), with --column FIELD=THEIRS for columns named "
+            "otherwise"
+        )
+
+
+def sweep_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The sweep file's arguments of :func:`analysim.sweep`, with ``--jobs``/``--nodes`` as
+    its workload and cluster (the file then names neither)."""
+    from analysim.sweep.files import load_sweep_file
+
+    if not _given(args, "jobs"):
+        return load_sweep_file(args.file)
+    values = load_sweep_file(args.file, own_data=True)
+    for key in ("workload", "cluster"):
+        if values.get(key) is not None:
+            raise UsageError(
+                f"--jobs: the sweep file {args.file} names a {key} too; give one of them"
+            )
+    values["workload"], values["cluster"] = own_data(args)
+    return values
+
+
+# -- analysim explain RESULT_DIR JOB [--at TIME] -----------------------------------------------
+def add_explain_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    explain = commands.add_parser(
+        "explain",
+        parents=[common],
+        help="why a job of a saved result waited, or what happened to it",
+        description="Read a result saved with 'analysim run --out DIR' and say what happened "
+        "to JOB: its events and why it waited after its submission and after each "
+        "preemption; with --at TIME, why it is waiting (or not) at that moment. The answers "
+        "are read from the engine's own records of its decisions.",
+    )
+    explain.add_argument("result", type=Path, metavar="RESULT_DIR", help="a folder of --out")
+    explain.add_argument("job", metavar="JOB", help="the job's job_id")
+    explain.add_argument(
+        "--at",
+        default=None,
+        metavar="TIME",
+        help="the moment to explain: seconds from the run's start (1215112), an amount with "
+        "a unit (2.3 h, 45 min, 14 d) or a clock (14 d 01:31:52) (default: the job's story)",
+    )
+    explain.add_argument(
+        "--waits",
+        type=int,
+        default=3,
+        metavar="N",
+        help="explain the first N spells of waiting (default: 3)",
+    )
+    explain.set_defaults(handler=cmd_explain)
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from analysim.explain import job_story, why_waiting
+    from analysim.readable import parse_moment
+    from analysim.result import Result
+    from analysim.validation import seconds
+
+    at = None
+    if args.at is not None:
+        at = seconds(parse_moment(args.at, "--at"), "--at", positive=False)
+    if args.waits < 0:
+        raise UsageError(f"--waits must be >= 0, got {args.waits}")
+    if not (args.result / "result.json").is_file():
+        raise UsageError(
+            f"{args.result}: not a saved result (no result.json); save one with "
+            "'analysim run ... --out DIR'"
+        )
+    result = Result.load(args.result)
+    if at is None:
+        print(job_story(result, args.job, waits=args.waits))
+    else:
+        job_story(result, args.job, waits=0)  # an unknown job: the same error as without --at
+        print(why_waiting(result, args.job, at))
+    return 0
 
 
 # -- output -----------------------------------------------------------------------------------

@@ -33,7 +33,10 @@ def _cost_model(spec: PolicySpec):
 class SimConfig:
     """How a simulation decides and measures.
 
-    scheduler: ranking policy (``fifo``, ``sjf``, ``srtf``, ``las``, ``fair``, ``priority``).
+    scheduler: ranking policy (``fifo``, ``sjf``, ``srtf``, ``las``, ``fair``, ``priority``:
+        the workload's ``priority`` column, which it must have). ``las`` takes
+        ``{"name": "las", "thresholds": [18000], "starvation_factor": 4}``: its queue limits
+        in GPU-seconds of attained service (GPUs held x seconds run; 18,000 = 5 GPU-hours).
     placement: placement policy (``consolidate``, ``first_fit``, ``spread``, ``random``,
         ``topology``; or one of the FGD study's, ``fgd``, ``best_fit``, ``dot_product``,
         ``gpu_packing``, ``gpu_clustering``, which runs the engine in resource mode).

@@ -38,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from analysim.config import SimConfig
-from analysim.domains import build_partition
+from analysim.domains import allowed_types, build_partition
+from analysim.readable import moment
 from analysim.result import parse_gpu_list
 
 if TYPE_CHECKING:
@@ -278,6 +279,10 @@ def _cluster_from_snapshot(result: Result) -> Cluster:
         rack=("rack", "first"), gpus=("gpu", "size"), vc=("node_vc", "first")
     )
     nodes = nodes.reset_index()
+    layout = result.meta.get("nodes") or {}
+    if "gpu_type" in layout:  # (results saved before it was recorded: the default type)
+        types = dict(zip(layout["node"], layout["gpu_type"], strict=True))
+        nodes["gpu_type"] = nodes["node"].map(types)
     owners = set(nodes["vc"].dropna())
     total = int(nodes["gpus"].sum())
     capacity = dict(zip(result.meta["vcs"], result.meta["vc_capacity"], strict=True))
@@ -345,7 +350,9 @@ class _Moment:
         base = {"job_id": job_id, "time": self.time, "need": need}
         if status != "waiting":
             kind = "not_submitted" if status == "pending" else status
-            return WaitReason(kind=kind, **base, detail={"nodes": self._nodes_of(job_id)})
+            detail = self._never(j) if kind == "unschedulable" else {}
+            detail["nodes"] = self._nodes_of(job_id)
+            return WaitReason(kind=kind, **base, detail=detail)
         base.update(self._preemption(job_id))
         decided = _LastRound(self.decisions(), j, self.time)
         tried = decided.try_of(j)
@@ -420,6 +427,28 @@ class _Moment:
                 **base,
             )
         return WaitReason(kind="next_round", free=int(free_nodes.sum()), detail=detail, **base)
+
+    def _never(self, j: int) -> dict[str, Any]:
+        """What a job that can never run asks beyond what its VC may ever give: the GPU
+        type it accepts, and the GPUs and GPU types of the nodes its VC may use."""
+        domain = self.partition.domains[self.partition.job_domain[j]]
+        nodes = self.cluster.nodes
+        vc = self.partition.vc_names[domain.vc]
+        if not self.cluster.partitioned:
+            mine = nodes
+        elif domain.quota is not None:
+            mine = nodes[nodes["vc"].isna()]
+        else:
+            mine = nodes[nodes["vc"] == vc]
+        accepted = allowed_types(domain.gpu_type)
+        return {
+            "vc": vc,
+            "quota": domain.quota,
+            "most": int(domain.max_gpus),
+            "gpu_type": None if accepted is None else "|".join(sorted(accepted)),
+            "types": sorted(set(mine["gpu_type"].astype(str))),
+            "gpus_any_type": int(mine["gpus"].sum()),
+        }
 
     def decisions(self) -> Decisions:
         known = getattr(self.result, "decisions", None)
@@ -639,7 +668,7 @@ class _LastRound:
 
 # -- words ---------------------------------------------------------------------------------------
 def _seconds(t: float) -> str:
-    return f"t={t:g} s"
+    return moment(t)
 
 
 def _gpus(n: int) -> str:
@@ -659,7 +688,7 @@ def _describe(r: WaitReason) -> str:
     if r.kind == "done":
         return head + "not waiting: it has finished."
     if r.kind == "unschedulable":
-        return head + "it never runs: it asks for more GPUs than its VC could ever get."
+        return head + "it never runs: " + _never(r)
     text = head
     if r.preempted_by or r.preempted_at is not None:
         by = ", ".join(r.preempted_by) or "a higher-ranked job"
@@ -710,6 +739,38 @@ def _describe(r: WaitReason) -> str:
         )
     return text + (
         f"its group's last scheduling round, at {_seconds(r.detail['round'])}, did not try it."
+    )
+
+
+def _never(r: WaitReason) -> str:
+    """Why a job can never run: a GPU type its VC's nodes lack, more GPUs than they have
+    (or than its quota), or (resource mode) more than any one of them can hold."""
+    d = r.detail
+    if "most" not in d:  # a WaitReason made by hand
+        return "it asks for more than its VC could ever give."
+    if d["quota"] is None:
+        where, have = f"the nodes VC {d['vc']} may use", "have"
+    else:
+        where, have = "the shared pool", "has"
+    spec, need, most = d["gpu_type"], r.need, d["most"]
+    if spec is not None and most == 0:
+        kinds = "none" if len(d["types"]) > 1 else "no"
+        return (
+            f"it asks for GPU type {spec}, which {kinds} of {where} "
+            f"{'have' if kinds == 'none' else 'has'} (they have {', '.join(d['types'])})."
+        )
+    if spec is not None and need > most and d["gpus_any_type"] >= need:
+        return f"it asks for {_gpus(need)} of type {spec}; {where} {have} only {most} of that type."
+    if d["quota"] is not None and need > d["quota"]:
+        return (
+            f"it asks for {_gpus(need)}, more than VC {d['vc']}'s quota of {d['quota']} (the "
+            f"shared pool has {d['gpus_any_type']})."
+        )
+    if need > most:
+        return f"it asks for {_gpus(need)}; {where} {have} {most} in all."
+    return (
+        f"no node of {where} could hold it even when empty (it asks for more GPU milli, CPU or "
+        "memory than one node has, or more GPU milli than its VC's quota)."
     )
 
 
@@ -833,3 +894,91 @@ def _outlook(r: WaitReason) -> str:
     if victims:
         return text + f" At the next full round, {_seconds(after)}, it evicts {', '.join(victims)}."
     return text + f" The next full round is at {_seconds(after)}."
+
+
+# -- a job's story -------------------------------------------------------------------------------
+WAIT_STARTS = ("submit", "preempt", "reclaim")
+MAX_EVENT_LINES = 20
+
+
+def job_story(
+    result: Result, job_id: str, cluster: Cluster | None = None, *, waits: int = 3
+) -> str:
+    """What happened to job ``job_id``, in words: one line of facts (VC, GPUs, submit, JCT,
+    queueing), its events with readable times, and, for its first ``waits`` spells of
+    waiting (after its submission, after each preemption), :func:`why_waiting` at the
+    moment the spell began. ``analysim explain RESULT_DIR JOB`` prints it."""
+    jobs = result.jobs
+    rows = jobs.index[jobs["job_id"].astype(str) == str(job_id)]
+    if not len(rows):
+        known = ", ".join(map(repr, jobs["job_id"].astype(str).head(5)))
+        raise ValueError(
+            f"explain: no job {job_id!r} in this result ({len(jobs):,} jobs, e.g. {known})"
+        )
+    job = jobs.loc[rows[0]]
+    events = result.events[result.events["job_id"].astype(str) == str(job_id)]
+    lines = [_headline(job), ""]
+    shown = events.head(MAX_EVENT_LINES)
+    for time, event, nodes, cause in zip(
+        shown["time"], shown["event"], shown["nodes"], shown["cause"], strict=True
+    ):
+        where = f" on {nodes}" if isinstance(nodes, str) and nodes else ""
+        why = f" (by {cause})" if isinstance(cause, str) and cause else ""
+        lines.append(f"  {moment(time):<18} {event}{where}{why}")
+    if len(events) > len(shown):
+        lines.append(f"  ... and {len(events) - len(shown):,} more events")
+    starts = _wait_starts(events)
+    if starts and waits <= 0:
+        lines += ["", f"It began to wait {len(starts)} time(s); --waits N (waits=N) explains them."]
+    elif starts:
+        lines += ["", "Why it waited:"]
+        for time in starts[:waits]:
+            lines.append("  " + why_waiting(result, str(job_id), time, cluster))
+        if len(starts) > waits:
+            lines.append(f"  ... and {len(starts) - waits} more waits")
+    lines += ["", "For any other moment: analysim explain RESULT_DIR JOB --at TIME"]
+    return "\n".join(lines)
+
+
+def _headline(job: pd.Series) -> str:
+    """The job's facts in one line: VC, GPUs, submitted, status, JCT and queueing."""
+    from analysim.readable import readable
+
+    head = (
+        f"{job['job_id']} (VC {job['vc']}, {_asks(job)}): submitted at {moment(job['submit_time'])}"
+    )
+    status = str(job["status"])
+    if status == "done":
+        return head + (
+            f", finished at {moment(job['end_time'])}; JCT {readable('avg_jct', job['jct'])}, "
+            f"queueing {readable('avg_queue_delay', job['queue_delay'])}, "
+            f"{int(job['preemptions'])} preemption(s)."
+        )
+    if status == "unschedulable":
+        return head + "; it never runs."
+    return head + f"; {status} when the run stopped."
+
+
+def _asks(job: pd.Series) -> str:
+    """What a job asks for: its GPUs, or (resource mode) its GPU share, CPU and memory."""
+    gpus = int(job["num_gpus"])
+    milli = int(job["gpu_milli"]) if "gpu_milli" in job.index else 0
+    asked = [f"{milli} milli of a GPU" if 0 < milli < 1000 and gpus <= 1 else _gpus(gpus)]
+    for column, unit in (("cpu_milli", "CPU milli"), ("memory_mib", "MiB")):
+        if column in job.index and int(job[column]) > 0:
+            asked.append(f"{int(job[column]):,} {unit}")
+    return ", ".join(asked)
+
+
+def _wait_starts(events: pd.DataFrame) -> list[float]:
+    """The times the job began to wait: its submission or a preemption not followed at
+    once by a start (a job that starts on arrival never waits)."""
+    times, kinds = events["time"].tolist(), events["event"].astype(str).tolist()
+    starts = []
+    for i, (time, kind) in enumerate(zip(times, kinds, strict=True)):
+        if kind not in WAIT_STARTS:
+            continue
+        later = [k for t, k in zip(times[i + 1 :], kinds[i + 1 :], strict=True) if t == time]
+        if not any(k in RUN_EVENTS for k in later) and "unschedulable" not in later:
+            starts.append(float(time))
+    return starts

@@ -11,6 +11,7 @@ compute like any Series or DataFrame; only their display changes: in a notebook 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pandas as pd
@@ -29,7 +30,7 @@ UNITS: dict[str, str] = {
     "gpu_utilization": "fraction",
     "borrowed_gpu_hours": "GPU-h",
     "gpu_hours": "GPU-h",
-    "share_gpu_hours": "fraction",
+    "share_gpu_hours": "GPU-h",  # all GPU-hours held, times the VC's share of the GPUs
     "avg_fragmented_gpus": "GPUs",
     "avg_frag_index": "0-1",
     "avg_fgd_frag_milli": "milli",
@@ -79,6 +80,61 @@ def duration(seconds: float) -> str:
     if seconds != seconds or name == "s":
         return ""
     return f"{seconds / scale:.1f} {name}"
+
+
+CLOCK_FROM = 3_600.0
+"""From this many seconds on, a moment reads as a clock (``[D d ]HH:MM:SS``), below it as
+seconds (``t=420 s``)."""
+
+
+def moment(seconds: float) -> str:
+    """A moment of a run, ``seconds`` from its start, as people read it: ``t=420 s`` below
+    an hour, ``t=02:15:00`` below a day, ``t=14 d 01:31:52`` from then on (never an
+    exponent). :func:`parse_moment` reads every form back."""
+    value = float(seconds)
+    if value != value or abs(value) < CLOCK_FROM:
+        return f"t={value:g} s"
+    sign, value = ("-", -value) if value < 0 else ("", value)
+    value = round(value, 3)
+    whole = int(value)
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    fraction = f"{value - whole:.3f}".rstrip("0").rstrip(".")[1:]  # ".5" or ""
+    clock = f"{hours:02d}:{minutes:02d}:{secs:02d}{fraction}"
+    return f"t={sign}{days} d {clock}" if days else f"t={sign}{clock}"
+
+
+_UNITS = {"s": 1.0, "min": 60.0, "h": 3_600.0, "d": 86_400.0, "days": 86_400.0}
+_MOMENT = re.compile(
+    r"^\s*(t\s*=\s*)?(?:(?P<days>\d+)\s*d\s+)?(?P<clock>\d+:\d{1,2}:\d{1,2}(\.\d+)?)\s*$"
+)
+_AMOUNT = re.compile(r"^\s*(t\s*=\s*)?(?P<number>[0-9.,eE+-]+)\s*(?P<unit>[a-z]*)\s*$")
+
+
+def parse_moment(text: str, name: str = "time") -> float:
+    """Seconds from ``text``: a number of seconds (``1215112``, ``420 s``), an amount with a
+    unit (``2.3 h``, ``45 min``, ``14 d``) or a clock as :func:`moment` writes it
+    (``02:15:00``, ``14 d 01:31:52``, with or without ``t=``). A ValueError naming ``name``
+    otherwise."""
+    clock = _MOMENT.match(text)
+    if clock:
+        hours, minutes, secs = (float(part) for part in clock["clock"].split(":"))
+        if minutes >= 60 or secs >= 60:
+            raise ValueError(f"{name}: minutes and seconds go up to 59 in {text!r}")
+        return int(clock["days"] or 0) * 86_400.0 + hours * 3_600 + minutes * 60 + secs
+    amount = _AMOUNT.match(text)
+    if amount and (amount["unit"] or "s") in _UNITS:
+        try:
+            number = float(amount["number"].replace(",", ""))
+        except ValueError:
+            number = float("nan")
+        if number == number:
+            return number * _UNITS[amount["unit"] or "s"]
+    raise ValueError(
+        f"{name}: {text!r} is not a time; give seconds (1215112), an amount with a unit "
+        "(2.3 h, 45 min, 14 d) or a clock (14 d 01:31:52)"
+    )
 
 
 def readable(metric: str, value: Any) -> str:

@@ -96,7 +96,9 @@ class Result:
 
     @property
     def unschedulable(self) -> pd.DataFrame:
-        """The jobs that asked for more GPUs than their VC could ever get."""
+        """The jobs that can never run: more GPUs than their VC's nodes (or quota) hold, a
+        GPU type none of them has, or (resource mode) more than one node holds;
+        :func:`~analysim.explain.why_waiting` says which."""
         return self.jobs[self.jobs["status"] == "unschedulable"]
 
     def summary(self, by: str | None = None) -> pd.Series | pd.DataFrame:
@@ -480,6 +482,7 @@ def build_result(sim: Simulation) -> Result:
             "rack": [str(r) for r in nodes["rack"]],
             "gpus": [int(g) for g in nodes["gpus"]],
             "vc": [None if pd.isna(v) else str(v) for v in nodes["vc"]],
+            "gpu_type": [str(t) for t in nodes["gpu_type"]],  # what typed jobs may use
             # resource mode: CPU and memory per node (what explain words the room in)
             **{
                 name: [int(v) for v in nodes[name]]

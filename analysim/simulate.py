@@ -4,20 +4,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analysim.config import SimConfig
+from analysim.arguments import (
+    check_scheduler_columns,
+    cluster_argument,
+    config_argument,
+    workload_argument,
+)
 from analysim.engine import Simulation
 from analysim.validation import seconds
 
 if TYPE_CHECKING:
     from analysim.cluster import Cluster
+    from analysim.config import SimConfig
     from analysim.result import Result
     from analysim.workload import Workload
 
 
 def simulate(
-    workload: Workload,
-    cluster: Cluster,
-    config: SimConfig | dict[str, Any] | None = None,
+    workload: Workload | str,
+    cluster: Cluster | str,
+    config: SimConfig | dict[str, Any] | str | None = None,
     *,
     compat: str | None = None,
     until: float | None = None,
@@ -26,8 +32,19 @@ def simulate(
 ) -> Result:
     """Run ``workload`` on ``cluster`` and return the :class:`~analysim.result.Result`.
 
-    ``config`` is a :class:`SimConfig` or a dict of its fields; any field may also be given
-    as a keyword (``scheduler="las", preemption=True``), overriding ``config``.
+    ``workload`` and ``cluster`` are a :class:`~analysim.workload.Workload` and a
+    :class:`~analysim.cluster.Cluster`, or preset names: ``simulate("venus", "venus",
+    seed=3)`` builds ``asim.presets.workload("venus", seed=3)`` (seeded by the config's seed,
+    as ``analysim run`` does) and ``asim.presets.cluster("venus")``. A DataFrame is refused
+    with the call that makes one of it (``asim.Workload.from_frame(df)``).
+
+    ``config`` is a :class:`SimConfig`, a dict of its fields, or a scheduler name
+    (``simulate(wl, cl, "las")`` is ``scheduler="las"``); any field may also be given as a
+    keyword (``scheduler="las", preemption=True``), overriding ``config``.
+
+    ``until``: stop the run at this time in seconds (jobs still running or waiting then are
+    in the result as such; default: when every job has finished). ``progress=True`` shows a
+    progress bar over simulated time.
 
     ``compat="helios"`` replays the trace with the public Helios simulator's semantics
     instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
@@ -38,13 +55,16 @@ def simulate(
             seconds(until, "simulate: until", positive=False)
         from analysim.compat import simulate_compat
 
+        if isinstance(config, str):
+            config = {"scheduler": config}
+        workload = workload_argument(workload, "simulate", seed=options.get("seed", 0))
+        cluster = cluster_argument(cluster, "simulate")
         return simulate_compat(
             compat, workload, cluster, config, options, until=until, progress=progress
         )
-    if config is None:
-        config = SimConfig.from_dict(options)
-    else:
-        base = config if isinstance(config, SimConfig) else SimConfig.from_dict(config)
-        config = base.replace(**options) if options else base
+    config = config_argument(config, "simulate", options)
+    workload = workload_argument(workload, "simulate", seed=config.seed)
+    cluster = cluster_argument(cluster, "simulate")
+    check_scheduler_columns(workload, config, "simulate")
     sim = Simulation(workload, cluster, config, progress=progress)
     return sim.run(until=until).result()

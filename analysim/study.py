@@ -2,7 +2,8 @@
 
 Four *arms* run the same workload, cluster, scheduler and seed; only the two switches differ,
 so any difference in JCT, queueing or fragmentation is theirs. ``docs/study.md`` reports the
-numbers on the ``venus`` preset and how to regenerate them (``analysim study``).
+numbers on the ``venus_overloaded`` preset (the default here and of ``analysim study``) and
+how to regenerate them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from analysim import presets
+from analysim.arguments import cluster_argument, workload_argument
 from analysim.simulate import simulate
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: the preset the study runs on when no workload or cluster is given (``docs/study.md``)
+DEFAULT_PRESET = "venus_overloaded"
 #: the four arms: name -> the switches that differ
 ARMS: dict[str, dict[str, bool]] = {
     "baseline": {"preemption": False, "migration": False},
@@ -53,17 +56,21 @@ def run_arms(
 ) -> dict[str, Result]:
     """Run each arm (default :data:`ARMS`) and return its :class:`Result` by arm name.
 
-    ``workload``/``cluster`` default to the ``venus`` preset (seeded by ``options["seed"]``,
-    default 0); ``options`` are further :class:`~analysim.config.SimConfig` fields shared by
-    every arm (they may not set ``preemption`` or ``migration``).
+    ``workload``/``cluster``: a Workload and a Cluster, or preset names; they default to the
+    :data:`DEFAULT_PRESET` (``venus_overloaded``, the preset of ``docs/study.md``'s table;
+    ``analysim study`` has the same default). A preset workload is seeded by
+    ``options["seed"]`` (default 0). ``options`` are further
+    :class:`~analysim.config.SimConfig` fields shared by every arm (they may not set
+    ``preemption`` or ``migration``).
     """
     arms = ARMS if arms is None else arms
     clash = sorted({"preemption", "migration"} & set(options))
     if clash:
         raise ValueError(f"paper_study: {clash} are set by the arms; leave them out")
     seed = options.get("seed", 0)
-    workload = presets.workload("venus_overloaded", seed=seed) if workload is None else workload
-    cluster = presets.cluster("venus_overloaded") if cluster is None else cluster
+    workload = DEFAULT_PRESET if workload is None else workload
+    workload = workload_argument(workload, "paper_study", seed=seed)
+    cluster = cluster_argument(DEFAULT_PRESET if cluster is None else cluster, "paper_study")
     results = {}
     for name, switches in arms.items():
         logger.info("study arm %s: %s", name, switches)

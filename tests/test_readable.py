@@ -37,6 +37,7 @@ def test_a_duration_is_shown_in_the_unit_that_reads_best(seconds, text):
         ("preemptions", 21_761, "21,761"),
         ("borrowed_gpu_hours", 1234.5, "1,234 GPU-h"),
         ("share_gpu_hours", float("nan"), "-"),
+        ("share_gpu_hours", 512.25, "512 GPU-h"),  # GPU-hours, not a fraction
         ("avg_jct", 2.164513e04, "21,645 s (6.0 h)"),  # never 2.164513e+04
     ],
 )
@@ -98,3 +99,12 @@ def test_progress_bars_wait_a_second_before_drawing():
     bar.close()
     assert DELAY == 1.0 and bar.delay == DELAY
     assert quiet.getvalue() == ""  # finished before the delay: never drawn
+
+
+def test_per_vc_share_of_gpu_hours_is_labelled_in_gpu_hours():
+    import analysim as asim
+
+    table = asim.simulate("toy", "toy").summary(by="vc")
+    shown = readable.table_text(table)
+    assert "share_gpu_hours (GPU-h)" in shown.columns
+    assert "share_gpu_hours (fraction)" not in shown.columns

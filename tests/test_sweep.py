@@ -582,3 +582,11 @@ def test_plots_never_pool_runs_across_a_parameter_they_do_not_show(load_frame):
     with pytest.raises(ValueError, match="give it as hue="):
         metric_bars(three, x="scheduler")
     matplotlib.pyplot.close("all")
+
+
+def test_one_worker_runs_in_this_process(tmp_path):
+    """``workers=1`` would start a cluster of one process that runs the runs one after
+    another, as this process does, after seconds of start-up: it runs here."""
+    frame = asim.sweep({"scheduler": ["fifo", "sjf"]}, workload="toy", workers=1, progress=False)
+    assert frame.attrs["where"] == "in-process"
+    assert frame["status"].tolist() == ["ok", "ok"]

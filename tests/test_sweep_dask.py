@@ -125,7 +125,7 @@ def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
     script = tmp_path / "unguarded.py"
     script.write_text(
         "import analysim\n"
-        "analysim.sweep({'scheduler': ['fifo', 'sjf']}, workload='toy', workers=1)\n"
+        "analysim.sweep({'scheduler': ['fifo', 'sjf']}, workload='toy', workers=2)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run(

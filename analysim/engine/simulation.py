@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from analysim.arguments import simulation_arguments
 from analysim.config import SimConfig
 from analysim.domains import Domain, build_partition
 from analysim.engine.clock import EPS, Clock, on_multiple
@@ -92,6 +93,7 @@ class Simulation:
         progress: bool = False,
         reference: bool = False,
     ) -> None:
+        workload, cluster, config = simulation_arguments(workload, cluster, config)
         self.workload = workload
         self.cluster = cluster
         self.config = config or SimConfig()
@@ -123,6 +125,7 @@ class Simulation:
     def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
         """A workload that asks for GPU shares, CPU or memory, or a config that names a
         placer of the FGD study, runs in resource mode (:mod:`analysim.engine.resources`)."""
+        workload, cluster, config = simulation_arguments(workload, cluster, config)
         if cls is Simulation and (
             uses_resources(workload.jobs)
             or (config is not None and share_placer_of(config.placement) is not None)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
@@ -52,6 +53,11 @@ def check_explore_args(
     workload: Any, cluster: Any, days: Any, config: Any, debounce: Any, sync: Any, run: Any
 ) -> None:
     """Refuse (never clamp) arguments ``explore()`` cannot use, with a one-line reason."""
+    for name, value, call in (("workload", workload, "Workload"), ("cluster", cluster, "Cluster")):
+        if isinstance(value, pd.DataFrame):
+            raise ExploreArgumentError(
+                f"explore: {name} is a DataFrame: use asim.{call}.from_frame(df)"
+            )
     if not isinstance(workload, (str, Path, Workload)) and not hasattr(workload, "workload"):
         raise ExploreArgumentError(
             "explore: workload must be a preset or scenario name, a trace folder, a Trace or a "

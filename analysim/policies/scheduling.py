@@ -142,6 +142,9 @@ class Scheduler(Policy):
     #: never because a job starts, stops or is evicted: the engine then keeps a group's
     #: ranking until one of those happens
     ranking_kept: ClassVar[bool] = False
+    #: the optional workload columns the ranking reads: a workload without one of them is
+    #: refused where the simulation's arguments are checked (``analysim/arguments.py``)
+    columns: ClassVar[tuple[str, ...]] = ()
 
     def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:
         """Called once when a simulation starts with the VC names and GPUs each may use."""
@@ -199,9 +202,11 @@ class SRTF(Scheduler):
 
 @SCHEDULERS.register("priority")
 class Priority(Scheduler):
-    """The workload's ``priority`` column, lower first (missing counts as 0), then submit order."""
+    """The workload's ``priority`` column, lower first, then submit order (a workload
+    without the column is refused)."""
 
     static = True
+    columns = ("priority",)
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.priority, jobs.submit_time)
@@ -211,6 +216,8 @@ class Priority(Scheduler):
 class LAS(Scheduler):
     """Tiresias-style discretised two-dimensional least attained service.
 
+    ``thresholds``: the queue limits in **GPU-seconds** of attained service (GPUs held x
+    seconds run), increasing; the default ``[18000]`` (5 GPU-hours) makes two queues.
     Jobs sit in queues by attained GPU-seconds (``thresholds`` split the queues), in submit
     order within a queue. Starvation guard: a waiting job that has waited
     ``starvation_factor`` times as long as it has run, since it last ran, is promoted to the

@@ -28,8 +28,11 @@ REQUIRED = ("grid",)
 log = logging.getLogger("analysim.sweep")
 
 
-def load_sweep_file(path: str | Path) -> dict[str, Any]:
+def load_sweep_file(path: str | Path, *, own_data: bool = False) -> dict[str, Any]:
     """The keyword arguments of :func:`analysim.sweep` that a sweep file gives.
+
+    ``own_data=True``: the workload comes from elsewhere (``analysim sweep --jobs``), so the
+    file need not name one.
 
     Raises ``ValueError`` naming the file and the problem (unreadable, not YAML, not a
     mapping, an unknown or missing key).
@@ -59,16 +62,16 @@ def load_sweep_file(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"sweep file {path}: missing key(s) {missing}")
     if values.get("modules") is None:
         values.pop("modules", None)
-    return _with_trace(values, path)
+    return _with_trace(values, path, own_data)
 
 
-def _with_trace(values: dict[str, Any], path: Path) -> dict[str, Any]:
+def _with_trace(values: dict[str, Any], path: Path, own_data: bool = False) -> dict[str, Any]:
     """Replace ``trace`` (and ``trace_format``) by the trace's workload and cluster."""
     trace, trace_format = values.pop("trace", None), values.pop("trace_format", None)
     if trace is None:
         if trace_format is not None:
             raise ValueError(f"sweep file {path}: trace_format needs trace (a folder)")
-        if values.get("workload") is None:
+        if values.get("workload") is None and not own_data:
             raise ValueError(f"sweep file {path}: give workload (a preset) or trace (a folder)")
         return values
     if values.get("workload") is not None:

@@ -3,9 +3,10 @@
 Where runs go:
 
 * ``client=`` or ``scheduler_address=``: on that cluster.
-* ``workers=0`` (or Dask not installed): one after another in this process.
-* ``workers=N``: a ``dask.distributed.LocalCluster`` of ``N`` worker processes of one thread
-  each, bound to 127.0.0.1, started for the call and closed after it. It speaks TLS with
+* ``workers=0`` or ``1`` (or Dask not installed): one after another in this process (a
+  cluster of one worker would run them one after another too, after seconds of start-up).
+* ``workers=N`` (N >= 2): a ``dask.distributed.LocalCluster`` of ``N`` worker processes of
+  one thread each, bound to 127.0.0.1, started for the call and closed after it. It speaks TLS with
   temporary credentials made for it (``Security.temporary()``; clients and workers must show
   them), so no other local process can submit work to it; it serves no dashboard unless
   ``dashboard=True``.
@@ -306,7 +307,8 @@ def _dispatch(runs: list[Run], finish: Finish, where: Placement) -> str:
         return f"Dask scheduler {where.scheduler_address}"
     auto = where.workers is None
     count = _cores() if auto else where.workers
-    if count == 0 or len(runs) <= 1 or (auto and count == 1):
+    # one worker process would run the runs one after another, as here, after its start-up
+    if count <= 1 or len(runs) <= 1:
         _in_process(runs, finish, modules, None)
         return "in-process"
     if not _have_dask():
@@ -412,7 +414,8 @@ def sweep(
     and the run.
 
     ``client`` / ``scheduler_address`` run on that Dask cluster; otherwise ``workers`` (None:
-    automatic, 0: this process, N: a local cluster of N processes; see the module docstring).
+    automatic, 0 or 1: this process, N >= 2: a local cluster of N processes; see the module
+    docstring).
     ``out``: a folder where each finished run is saved at once; calling the same sweep again
     returns the runs saved there instead of running them (``retry_errors=True`` re-runs the
     failed ones); runs are claimed there first, so two sweeps on one folder share the work

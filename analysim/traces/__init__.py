@@ -16,6 +16,7 @@ from analysim.traces.bundled import BUNDLED, bundled_folder
 from analysim.traces.folders import TRACE_FORMATS, detect_format, read_folder
 from analysim.traces.generic import read_csv_trace
 from analysim.traces.helios import read_helios, read_helios_cluster, read_vc_sizes
+from analysim.traces.nodes import read_nodes_table
 from analysim.traces.openb import read_openb, read_openb_tasks
 from analysim.traces.pai import read_pai
 from analysim.traces.philly import read_philly
@@ -34,6 +35,7 @@ __all__ = [
     "read_folder",
     "read_helios",
     "read_helios_cluster",
+    "read_nodes_table",
     "read_openb",
     "read_openb_tasks",
     "read_pai",

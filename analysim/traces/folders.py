@@ -31,6 +31,13 @@ TRACE_FORMATS = tuple(MARKERS)
 def detect_format(folder: str | Path) -> str:
     """The format of the trace in ``folder``, told by which of the known files it holds."""
     folder = resolve(folder)
+    if folder.is_file():
+        raise TraceError(
+            folder,
+            "is a file, not a trace folder",
+            expected="a folder holding a trace; for a jobs table of your own use "
+            "asim.traces.read_csv_trace(path) (on the command line: --jobs FILE)",
+        )
     if not folder.is_dir():
         raise TraceError(folder, "no such folder", expected="a folder holding a trace")
     found = [name for name, files in MARKERS.items() if any((folder / f).exists() for f in files)]
@@ -40,7 +47,8 @@ def detect_format(folder: str | Path) -> str:
         else:
             problem = "holds no trace of a known format"
         markers = "; ".join(f"{name}: {' or '.join(files)}" for name, files in MARKERS.items())
-        raise TraceError(folder, problem, expected=f"the files of one format ({markers})")
+        own = "; for a jobs table of your own: asim.traces.read_csv_trace, or --jobs FILE"
+        raise TraceError(folder, problem, expected=f"the files of one format ({markers}){own}")
     return found[0]
 
 

@@ -75,7 +75,7 @@ class TraceError(ValueError):
         self.expected = expected
         found = found.item() if isinstance(found, np.generic) else found
         self.found = found
-        place = [Path(self.path).name]
+        place = [_file_name(Path(self.path))]
         if line is not None:
             place.append(f"line {line}")
         if where is not None:
@@ -89,6 +89,12 @@ class TraceError(ValueError):
             message += f", found {found!r}" if not isinstance(found, str) else f", found {found}"
         message += f" (file: {self.path})"
         super().__init__(message)
+
+
+def _file_name(path: Path) -> str:
+    """The name a message calls ``path`` by: its last part, also for ``.`` (the current
+    folder's name) and ``/``."""
+    return path.name or path.resolve().name or str(path)
 
 
 def _plain(value: Any) -> Any:
