@@ -439,8 +439,9 @@ class Simulation:
         self._skip_unschedulable()
         if self.unschedulable.any():
             logger.warning(
-                "%d job(s) ask for more than their VC's nodes or quota could ever give; they "
-                "are reported as unschedulable",
+                "%d job(s) can never run (more than their VC's nodes or quota hold, or a GPU "
+                "type none of them has); they are reported as unschedulable and why_waiting "
+                "says why",
                 int(self.unschedulable.sum()),
             )
 
