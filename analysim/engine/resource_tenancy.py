@@ -14,7 +14,7 @@ planned for the ledger.
 
 from __future__ import annotations
 
-from itertools import combinations
+import heapq
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -168,24 +168,27 @@ class ResourceTenancy(Tenancy):
         leaves: dict[int, bool] = {}
         best = None
         for node in facts.domain[j].nodes.tolist():
-            if node not in on_node or not self._holds_alone(j, node, []):
+            if node not in on_node or not self._holds_alone(j, node, empty=True):
                 continue  # nothing to move, or too small even when empty
-            if self._holds_alone(j, node, None):
+            if self._holds_alone(j, node, empty=False):
                 continue  # it fits there already: not this node's fragmentation
             jobs = sorted(on_node[node], key=lambda r: (usage[r], cpu[r], r))
             jobs = jobs[:MOST_MOVABLE_PER_NODE]
-            if bound is not None and bound.first(node, jobs) is None:
-                continue  # j fits nowhere even with all of them gone
+            least = 0
+            if bound is not None:
+                if bound.first(node, jobs) is None:
+                    continue  # j fits nowhere even with all of them gone
+                # a job with nowhere else to go fails every trial that moves it; and a trial
+                # moving less GPU milli than the node must gain for j cannot make it fit
+                jobs = [r for r in jobs if self._could_leave(r, {node}, leaves)]
+                least = self._least_to_move(j, node)
+            fits_with = self._node_fit(j, node, jobs)
             for moved, chosen in _subsets_by_usage(jobs, usage):
                 key = (moved, len(chosen), node)
                 if best is not None and key >= best[0]:
                     break
-                if not self._holds_alone(j, node, chosen):
+                if moved < least or not fits_with(chosen):
                     continue
-                if bound is not None and not all(
-                    self._could_leave(r, {node}, leaves) for r in chosen
-                ):
-                    continue  # one of them has nowhere else to go
                 book = sim.book.clone()
                 for r in chosen:
                     for claim in ledger.claims[r]:
@@ -198,33 +201,79 @@ class ResourceTenancy(Tenancy):
             return None
         return best[1]
 
-    def _holds_alone(self, j: int, node: int, leaving: list[int] | None) -> bool:
-        """Whether ``node`` could hold ``j`` by itself once ``leaving`` (running jobs) gave
-        back what they hold there; with ``leaving`` None, as it is now; with [] when empty."""
-        sim = self.sim
-        facts, book = sim.facts, sim.book
-        if leaving is None or leaving:
-            cpu_left, mem_left = int(book.cpu_left[node]), int(book.mem_left[node])
-            left = book.gpu_left[node].copy()
-            for r in leaving or ():
-                for n, gpus, c, m, milli in self.ledger.claims[r]:
-                    if n == node:
-                        cpu_left, mem_left = cpu_left + c, mem_left + m
-                        for g in gpus:
-                            left[g] += milli
-        else:
+    def _holds_alone(self, j: int, node: int, empty: bool) -> bool:
+        """Whether ``node`` could hold ``j`` by itself: as it is now, or when ``empty``."""
+        book = self.sim.book
+        if empty:
             cpu_left, mem_left = int(book.nodes.cpu[node]), int(book.nodes.memory[node])
             left = self._empty_gpu_left[node]
+        else:
+            cpu_left, mem_left = int(book.cpu_left[node]), int(book.mem_left[node])
+            left = book.gpu_left[node]
+        return self._node_fit(j, node, [], cpu_left, mem_left, left)([])
+
+    def _least_to_move(self, j: int, node: int) -> int:
+        """The fewest GPU milli that must leave ``node`` for ``j`` to fit there: for whole
+        GPUs, the milli in use on the emptiest GPUs that must become fully free; for a share,
+        what its roomiest GPU lacks."""
+        facts, book = self.sim.facts, self.sim.book
+        need, milli = facts.gpus[j], facts.milli[j]
+        if not need:
+            return 0
+        left = book.gpus_of(node)
+        if milli < MILLI:
+            return max(0, milli - max(left))
+        in_use = sorted(MILLI - x for x in left if x < MILLI)
+        short = need - (len(left) - len(in_use))
+        return sum(in_use[:short]) if short > 0 else 0
+
+    def _node_fit(
+        self,
+        j: int,
+        node: int,
+        jobs: list[int],
+        cpu_left: int | None = None,
+        mem_left: int | None = None,
+        gpu_left: np.ndarray | None = None,
+    ):
+        """A test of whether ``node`` (as it is now, or with the given CPU, memory and GPU
+        milli left) could hold ``j`` by itself once some of ``jobs`` (running there) gave
+        back what they hold there: each job's share of the node counted once."""
+        facts, book = self.sim.facts, self.sim.book
         need, milli = facts.gpus[j], facts.milli[j]
         cpu, mem = facts.cpu[j], facts.mem[j]
         if need > 1:
             cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
-        if cpu_left < cpu or mem_left < mem:
-            return False
-        if not need:
-            return True
-        holds = (left == MILLI) if milli == MILLI else (left >= milli)
-        return int(holds.sum()) >= need
+        if cpu_left is None:
+            cpu_left, mem_left = int(book.cpu_left[node]), int(book.mem_left[node])
+            gpu_left = book.gpu_left[node]
+        base = gpu_left[: book.nodes.gpus[node]].tolist()
+        held: dict[int, tuple[int, int, list[tuple[int, int]]]] = {}
+        for r in jobs:
+            c = m = 0
+            gpus: list[tuple[int, int]] = []
+            for n, taken, cc, mm, share in self.ledger.claims[r]:
+                if n == node:
+                    c, m = c + cc, m + mm
+                    gpus += [(g, share) for g in taken]
+            held[r] = (c, m, gpus)
+
+        def fits_with(chosen: list[int]) -> bool:
+            c, m, left = cpu_left, mem_left, list(base)
+            for r in chosen:
+                cc, mm, gpus = held[r]
+                c, m = c + cc, m + mm
+                for g, share in gpus:
+                    left[g] += share
+            if c < cpu or m < mem:
+                return False
+            if not need:
+                return True
+            if milli == MILLI:
+                return sum(1 for x in left if x == MILLI) >= need
+            return any(x >= milli for x in left)
+
+        return fits_with
 
     def _plan_many_nodes(
         self, j: int, on_node: dict[int, list[int]]
@@ -283,7 +332,7 @@ class ResourceTenancy(Tenancy):
         answers, for one ``avoid`` set per job)."""
         could = known.get(r)
         if could is None:
-            could = known[r] = _FitBound(self.sim, r).fits_without(avoid)
+            could = known[r] = _FitBound(self.sim, r, one_node=True).fits_without(avoid)
         return could
 
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
@@ -366,12 +415,16 @@ class _FitBound:
     what cannot hold ``j`` then cannot hold it after the moves either (the trial's
     ``fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
 
-    def __init__(self, sim: ResourceSimulation, j: int) -> None:
+    def __init__(self, sim: ResourceSimulation, j: int, one_node: bool | None = None) -> None:
+        """``one_node``: whether ``j`` goes on one node (a moved job does); by default as its
+        placement would put it."""
         self.sim, self.j = sim, j
         need, milli = sim.facts.gpus[j], sim.facts.milli[j]
         cpu, mem = sim.facts.cpu[j], sim.facts.mem[j]
         domain = sim.facts.domain[j]
-        self.one_node = sim.placement.takes_one_node(j, sim.placement.topology_for(j, domain))
+        if one_node is None:
+            one_node = sim.placement.takes_one_node(j, sim.placement.topology_for(j, domain))
+        self.one_node = one_node
         if self.one_node:
             if need > 1:
                 cpu, mem = -(-cpu // need) * need, -(-mem // need) * need
@@ -381,7 +434,7 @@ class _FitBound:
         book = sim.book
         nodes = domain.nodes
         self.room = self._room(book.cpu_left[nodes], book.mem_left[nodes], book.gpu_left[nodes])
-        self.index = {n: i for i, n in enumerate(nodes.tolist())}
+        self.index = sim.facts.node_position[sim.facts.domain_index[j]]  # node -> position
         self.total = int(self.room.sum())
 
     def _room(self, cpu_left: np.ndarray, mem_left: np.ndarray, gpu_left: np.ndarray):
@@ -433,12 +486,22 @@ class _FitBound:
         return None
 
 
-def _subsets_by_usage(jobs: list[int], usage: list[int]) -> list[tuple[int, list[int]]]:
-    """Every non-empty subset of ``jobs``, fewest GPU milli (then fewest jobs) first, as
-    (GPU milli, subset): the order of ``tenancy._subsets_by_size``."""
-    found = []
-    for k in range(1, len(jobs) + 1):
-        for chosen in combinations(jobs, k):
-            found.append((sum(usage[r] for r in chosen), k, chosen))
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [(moved, list(chosen)) for moved, _, chosen in found]
+def _subsets_by_usage(jobs: list[int], usage: list[int]):
+    """Every non-empty subset of ``jobs`` (sorted by usage, lowest first), fewest GPU milli
+    (then fewest jobs, then in ``itertools.combinations`` order) first, as (GPU milli,
+    subset): the order of ``tenancy._subsets_by_size``, made lazily. A best-first walk: a
+    subset's children (add the next job; swap its last job for the next) never sort before
+    it, so the heap hands them out in order without listing all 2^n first."""
+    weight = [usage[r] for r in jobs]
+    n = len(jobs)
+    if not n:
+        return
+    heap = [(weight[0], 1, (0,))]
+    while heap:
+        moved, k, chosen = heapq.heappop(heap)
+        yield moved, [jobs[i] for i in chosen]
+        last = chosen[-1]
+        if last + 1 < n:
+            heapq.heappush(heap, (moved + weight[last + 1], k + 1, (*chosen, last + 1)))
+            swapped = moved - weight[last] + weight[last + 1]
+            heapq.heappush(heap, (swapped, k, (*chosen[:-1], last + 1)))
