@@ -379,6 +379,7 @@ def workload(
     generator overrides). Raises ``ValueError`` for an unknown name or parameter.
     """
     preset = _lookup(name, params, lambda p: p.workload_params, ("seed", "load_scale", "days"))
+    seed = generators.check_seed(seed)
     days = preset.days if days is None else days
     if days is not None:
         bounded(days, "days", low=0.0, high=MAX_DAYS, low_open=True)
