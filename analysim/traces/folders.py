@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysim.traces._io import check_folder
 from analysim.traces.bundled import resolve
 from analysim.traces.helios import read_helios
 from analysim.traces.openb import read_openb
@@ -31,8 +32,7 @@ TRACE_FORMATS = tuple(MARKERS)
 def detect_format(folder: str | Path) -> str:
     """The format of the trace in ``folder``, told by which of the known files it holds."""
     folder = resolve(folder)
-    if not folder.is_dir():
-        raise TraceError(folder, "no such folder", expected="a folder holding a trace")
+    check_folder(folder, "a trace")
     found = [name for name, files in MARKERS.items() if any((folder / f).exists() for f in files)]
     if len(found) != 1:
         if found:
