@@ -109,3 +109,17 @@ def test_date_times_as_submit_times_are_refused_naming_the_column():
 
 def test_the_package_still_exports_the_classes():
     assert asim.Workload is Workload and asim.Cluster is Cluster
+
+
+@pytest.mark.parametrize("time", [float("nan"), float("inf"), -1.0, "10", None, True])
+def test_explain_refuses_a_time_that_is_not_a_moment_naming_it(toy, time):
+    from analysim.explain import explain, waiting_jobs, why_waiting
+
+    result = simulate(*toy)
+    for ask in (
+        lambda: explain(result, "j4", time),
+        lambda: why_waiting(result, "j4", time),
+        lambda: waiting_jobs(result, time),
+    ):
+        with pytest.raises(ValueError, match="time"):
+            ask()
