@@ -247,3 +247,22 @@ def test_a_cli_out_error_names_the_file(tmp_path, capsys, command):
     assert main([*command, "--quiet", "--out", str(out)]) != 0
     err = capsys.readouterr().err
     assert "--out" in err and str(tmp_path / "f") in err and "Traceback" not in err
+
+
+def test_save_figure_into_a_file_path_names_it(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from analysim.plotting.save import save_figure
+
+    (tmp_path / "taken").write_text("x")
+    fig = plt.figure()
+    try:
+        with pytest.raises(ValueError, match=r"save_figure: folder: .*taken.* is a file"):
+            save_figure(fig, "f", tmp_path / "taken")
+        with pytest.raises(ValueError, match=r"save_figure: folder: cannot write to .*taken"):
+            save_figure(fig, "f", tmp_path / "taken" / "sub")
+    finally:
+        plt.close(fig)
