@@ -51,7 +51,11 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 FRAME_FILES = ("jobs.parquet", "events.parquet", "timeline.parquet")
 DECISION_FILES = tuple(DECISION_FILE_NAMES.values())
 #: what ``meta`` must hold for ``summary()`` (and its kinds)
-REQUIRED_META = {"total_gpus": (int, float), "vcs": list, "vc_capacity": list}
+REQUIRED_META: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "total_gpus": ((int, float), "a number"),
+    "vcs": (list, "a list"),
+    "vc_capacity": (list, "a list"),
+}
 RESAVE = "run the simulation again and save it with Result.save"
 
 
@@ -154,12 +158,11 @@ def _check_payload(folder: Path, payload: Any) -> dict[str, Any]:
             got = repr(payload.get(key))[:60]
             raise _error(folder, RESULT_JSON, f"{key!r} must be an object, got {got}")
     meta = payload["meta"]
-    for key, kind in REQUIRED_META.items():
+    for key, (kind, wanted) in REQUIRED_META.items():
         value = meta.get(key)
         if isinstance(value, bool) or not isinstance(value, kind):
-            raise _error(
-                folder, RESULT_JSON, f"meta[{key!r}] is {repr(value)[:60]}; expected {kind}"
-            )
+            got = repr(value)[:60]
+            raise _error(folder, RESULT_JSON, f"meta[{key!r}] must be {wanted}, got {got}")
     if len(meta["vcs"]) != len(meta["vc_capacity"]):
         raise _error(folder, RESULT_JSON, "meta['vcs'] and meta['vc_capacity'] differ in length")
     return payload
