@@ -177,3 +177,20 @@ def test_the_task_reader_drops_the_same_rows(tmp_path, change, reason):
     trace = read_openb_tasks(*_openb(tmp_path, change))
     assert trace.tasks["name"].tolist() == ["p0"]
     assert trace.report.count(reason) == 1
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    folder = helios_folder(tmp_path)
+    real = Path.iterdir
+
+    def refuse(self):
+        if self == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    for read in (read_folder, read_helios):
+        with pytest.raises(ValueError, match=r"Venus.*cannot be read \(Permission denied\)"):
+            read(folder)
