@@ -4,7 +4,7 @@ from analysim import policies, presets, traces
 from analysim.cluster import Cluster
 from analysim.config import SimConfig
 from analysim.engine import Simulation
-from analysim.errors import PolicyError
+from analysim.errors import PolicyError, ResultFormatError
 from analysim.result import Result
 from analysim.sharing import SHARE_PLACERS, saturate
 from analysim.simulate import simulate
@@ -15,6 +15,7 @@ __all__ = [
     "Cluster",
     "PolicyError",
     "Result",
+    "ResultFormatError",
     "SHARE_PLACERS",
     "SimConfig",
     "Simulation",

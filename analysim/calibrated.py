@@ -42,6 +42,7 @@ import pandas as pd
 
 from analysim import generators
 from analysim.generators import DAY, clipped_lognormal_mean
+from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, bounded, plain_number
 from analysim.workload import Workload
 
 JOB_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
@@ -76,6 +77,23 @@ class Targets:
 
 ARRIVALS = ("iid", "dealt")
 """The ways :class:`Shape` may place a month's jobs in time."""
+
+
+SHAPE_RANGES: dict[str, tuple[float, float, bool]] = {
+    # field: (low, high, low open): what the generator can honour
+    "one_gpu_share": (0.0, 1.0, False),
+    "max_job_fraction": (0.0, 1.0, True),
+    "size_growth": (-10.0, 10.0, False),
+    "load_skew": (-10.0, 10.0, False),
+    "min_duration": (0.0, MAX_SECONDS, True),
+    "max_duration": (0.0, MAX_SECONDS, True),
+    "daily_amplitude": (0.0, 1.0, False),
+    "user_zipf": (0.0, 100.0, False),
+    "max_gpu_days": (0.0, MAX_SECONDS / DAY * MAX_JOB_GPUS, True),
+}
+"""The range of each number of :class:`Shape` (and ``peak_hour`` in ``[0, 24)``)."""
+OPTIONAL_FIELDS = ("size_growth", "max_gpu_days")
+MAX_USERS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -119,9 +137,23 @@ class Shape:
     max_gpu_days: float | None = None
 
     def __post_init__(self) -> None:
-        if self.arrivals not in ARRIVALS:
+        if not isinstance(self.arrivals, str) or self.arrivals not in ARRIVALS:
             raise ValueError(
                 f"Shape: arrivals must be one of {list(ARRIVALS)}, got {self.arrivals!r}"
+            )
+        for name, (low, high, low_open) in SHAPE_RANGES.items():
+            value = getattr(self, name)
+            if value is None and name in OPTIONAL_FIELDS:
+                continue
+            bounded(value, f"Shape: {name}", low=low, high=high, low_open=low_open)
+        hour = plain_number(self.peak_hour, "Shape: peak_hour")
+        if not 0 <= hour < 24:
+            raise ValueError(f"Shape: peak_hour must be in [0, 24), got {self.peak_hour!r}")
+        bounded(self.users_per_vc, "Shape: users_per_vc", low=1, high=MAX_USERS, whole=True)
+        if not self.min_duration < self.max_duration:
+            raise ValueError(
+                f"Shape: min_duration ({self.min_duration:g} s) must be below max_duration "
+                f"({self.max_duration:g} s)"
             )
 
 
@@ -490,9 +522,13 @@ def calibrated_workload(
     """
     span = generators._check_number("days", days, low=0.0) * DAY
     load_scale = generators._check_number("load_scale", load_scale, low=0.0)
+    seed = generators.check_seed(seed)
+    if not isinstance(shape, Shape):
+        raise ValueError(f"shape must be a Shape, got {type(shape).__name__}")
+    expected = targets.jobs_per_day * load_scale * span / DAY
+    generators.check_generated_jobs(expected, f"days={days:g} or load_scale={load_scale:g}")
     solved = plan(targets, vc_gpus, shape)
     rng = np.random.default_rng(seed)
-    expected = targets.jobs_per_day * load_scale * span / DAY
     total = int(rng.poisson(expected))
     dealt = shape.arrivals == "dealt"
     if dealt:

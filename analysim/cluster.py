@@ -8,7 +8,7 @@ neither is one shared pool that every job may use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError
 from typing import Any
 
 import numpy as np
@@ -139,18 +139,51 @@ def validate_quotas(quotas: Mapping[str, Any]) -> dict[str, int]:
     return clean
 
 
-@dataclass(frozen=True, eq=False)
 class Cluster:
-    """Nodes (``.nodes``: node, rack, gpus, gpu_type, vc) and per-VC quotas over the pool."""
+    """Nodes (``.nodes``: node, rack, gpus, gpu_type, vc) and per-VC quotas over the pool.
 
-    nodes: pd.DataFrame
-    quotas: dict[str, int] = field(default_factory=dict)
-    name: str = "cluster"
+    A cluster is read-only: ``nodes`` and ``quotas`` give new copies on every read (the
+    frame shares the validated data, pandas copy-on-write), so editing them never reaches
+    the cluster a run uses. To change nodes, edit the frame and call :meth:`from_frame`.
+    """
 
-    def __post_init__(self) -> None:
-        owners = {str(v) for v in self.nodes["vc"].dropna().tolist()}
-        object.__setattr__(self, "_vcs", sorted(owners | set(self.quotas)))
-        for vc, quota in self.quotas.items():
+    __slots__ = ("_nodes", "_quotas", "_vcs", "name")
+
+    def __init__(
+        self, nodes: pd.DataFrame, quotas: Mapping[str, int] | None = None, name: str = "cluster"
+    ) -> None:
+        object.__setattr__(self, "_nodes", nodes)
+        object.__setattr__(self, "_quotas", dict(quotas or {}))
+        object.__setattr__(self, "name", name)
+        self._check_tenancy()
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise FrozenInstanceError(
+            f"Cluster is read-only: cannot set {key!r}; build a new one with "
+            "Cluster.from_frame(...)"
+        )
+
+    def __delattr__(self, key: str) -> None:
+        raise FrozenInstanceError(f"Cluster is read-only: cannot delete {key!r}")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self._nodes, self._quotas, self.name))
+
+    @property
+    def nodes(self) -> pd.DataFrame:
+        """The validated node table: a new frame on every read, sharing the cluster's data
+        (an edit to it copies first and never reaches the cluster)."""
+        return self._nodes.copy(deep=False)
+
+    @property
+    def quotas(self) -> dict[str, int]:
+        """``{vc: GPUs}`` of the VCs holding a quota over the pool (a copy)."""
+        return dict(self._quotas)
+
+    def _check_tenancy(self) -> None:
+        owners = {str(v) for v in self._nodes["vc"].dropna().tolist()}
+        object.__setattr__(self, "_vcs", sorted(owners | set(self._quotas)))
+        for vc, quota in self._quotas.items():
             if vc in owners:
                 raise ValueError(
                     f"Cluster: VC {vc!r} both owns nodes and holds a quota; choose one"
@@ -160,7 +193,7 @@ class Cluster:
                     f"Cluster: quota of VC {vc!r} must be a whole number >= 0, got {quota!r}"
                 )
         pool = self.pool_gpus
-        total_quota = sum(self.quotas.values())
+        total_quota = sum(self._quotas.values())
         if total_quota > pool:
             raise ValueError(
                 f"Cluster: quotas add up to {total_quota} GPUs but the shared pool (nodes no VC "
@@ -229,25 +262,25 @@ class Cluster:
         """A JSON-serialisable description that :meth:`from_dict` turns back into this cluster."""
         return {
             "name": self.name,
-            "nodes": self.nodes.to_dict("records"),
+            "nodes": self._nodes.to_dict("records"),
             "quotas": dict(self.quotas),
         }
 
     # -- facts ------------------------------------------------------------------------------
     def __repr__(self) -> str:
         return (
-            f"Cluster({self.name!r}: {self.total_gpus} GPUs on {len(self.nodes)} nodes in "
-            f"{self.nodes['rack'].nunique()} racks, {len(self.vcs)} VCs)"
+            f"Cluster({self.name!r}: {self.total_gpus} GPUs on {len(self._nodes)} nodes in "
+            f"{self._nodes['rack'].nunique()} racks, {len(self.vcs)} VCs)"
         )
 
     @property
     def total_gpus(self) -> int:
-        return int(self.nodes["gpus"].sum())
+        return int(self._nodes["gpus"].sum())
 
     @property
     def pool_gpus(self) -> int:
         """GPUs on nodes that no VC owns (the shared pool quotas are drawn from)."""
-        return int(self.nodes.loc[self.nodes["vc"].isna(), "gpus"].sum())
+        return int(self._nodes.loc[self._nodes["vc"].isna(), "gpus"].sum())
 
     @property
     def vcs(self) -> list[str]:
@@ -261,7 +294,7 @@ class Cluster:
 
     def vc_capacity(self) -> dict[str, int]:
         """GPUs each VC may use: the GPUs of its nodes, or its quota."""
-        owned = self.nodes.dropna(subset=["vc"]).groupby("vc")["gpus"].sum()
+        owned = self._nodes.dropna(subset=["vc"]).groupby("vc")["gpus"].sum()
         capacity = {str(vc): int(n) for vc, n in owned.items()}
         capacity.update(self.quotas)
         return capacity

@@ -71,7 +71,7 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
             "nothing_free": (flags & nothing_free_flag) > 0,
             "protected_until": np.array(columns[4], dtype=float),
             "first": first,
-            "stop": np.r_[first[1:], tries].astype(np.int64),
+            "stop": np.r_[first[1:], tries][:count].astype(np.int64),
         }
     )
     job = np.array(records.try_job[:tries], dtype=np.int64)
@@ -108,7 +108,7 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
     return Decisions(rounds, frame, np.asarray(sim.job_group).copy(), queue.astype(np.int64))
 
 
-#: the files :func:`save_decisions` writes into a result's folder
+#: the decision files of a saved result's folder (:func:`decision_frames`)
 DECISION_FILES = {
     "rounds": "decision_rounds.parquet",
     "tries": "decision_tries.parquet",
@@ -116,29 +116,36 @@ DECISION_FILES = {
 }
 
 
-def save_decisions(decisions: Decisions, folder: Path) -> None:
-    """Write ``decisions`` as three parquet files (rounds, tries, per-job group and queue)."""
-    decisions.rounds.to_parquet(folder / DECISION_FILES["rounds"], index=False)
-    decisions.tries.to_parquet(folder / DECISION_FILES["tries"], index=False)
+def decision_frames(decisions: Decisions) -> dict[str, pd.DataFrame]:
+    """``decisions`` as the three frames a saved result holds (file name -> frame)."""
     per_job = pd.DataFrame({"group": decisions.job_group, "queue": decisions.job_queue})
-    per_job.to_parquet(folder / DECISION_FILES["jobs"], index=False)
+    return {
+        DECISION_FILES["rounds"]: decisions.rounds,
+        DECISION_FILES["tries"]: decisions.tries,
+        DECISION_FILES["jobs"]: per_job,
+    }
 
 
-def load_decisions(folder: Path) -> Decisions | None:
-    """The decisions :func:`save_decisions` wrote into ``folder``; None if it wrote none
-    (a result saved before decisions were kept), and an error naming the missing file if it
-    wrote only some."""
-    paths = {name: folder / file for name, file in DECISION_FILES.items()}
-    present = [name for name, path in paths.items() if path.exists()]
-    if not present:
-        return None
-    if len(present) < len(paths):
-        missing = [str(paths[n].name) for n in paths if n not in present]
-        raise FileNotFoundError(f"Result.load: {folder} has decisions but is missing {missing}")
-    per_job = pd.read_parquet(paths["jobs"])
+def decisions_from_frames(frames: dict[str, pd.DataFrame], jobs: int, folder: Path) -> Decisions:
+    """The :class:`Decisions` of a loaded result's three frames (checked by
+    :mod:`analysim.result_format`); ``jobs``: the result's job count, which the per-job file
+    must match."""
+    from analysim.errors import ResultFormatError
+
+    per_job = frames[DECISION_FILES["jobs"]]
+    if len(per_job) != jobs:
+        raise ResultFormatError(
+            f"Result.load: {folder / DECISION_FILES['jobs']}: {len(per_job)} rows for "
+            f"{jobs} jobs in jobs.parquet"
+        )
+    try:
+        group = per_job["group"].to_numpy(dtype=np.int64)
+        queue = per_job["queue"].to_numpy(dtype=np.int64)
+    except (TypeError, ValueError) as error:
+        raise ResultFormatError(
+            f"Result.load: {folder / DECISION_FILES['jobs']}: 'group' and 'queue' must be "
+            f"whole numbers ({error})"
+        ) from None
     return Decisions(
-        pd.read_parquet(paths["rounds"]),
-        pd.read_parquet(paths["tries"]),
-        per_job["group"].to_numpy(dtype=np.int64),
-        per_job["queue"].to_numpy(dtype=np.int64),
+        frames[DECISION_FILES["rounds"]], frames[DECISION_FILES["tries"]], group, queue
     )

@@ -16,6 +16,12 @@ class InputTypeError(TypeError, ValueError):
     all bad input."""
 
 
+class ResultFormatError(ValueError):
+    """A saved result's folder is damaged or not one: a file missing, unreadable, not the
+    parquet or JSON it should be, or without a column it needs (the message names the file
+    and what is wrong; see :mod:`analysim.result_format`)."""
+
+
 class PolicyError(RuntimeError):
     """A policy made a decision the engine refuses (a double-booked GPU, a VC over its limit)."""
 

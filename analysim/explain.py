@@ -112,16 +112,25 @@ def explain(
 ) -> WaitReason:
     """The structured form of :func:`why_waiting` (``spells``: :func:`allocations` of the
     result, if already computed)."""
-    return _Moment(result, float(time), _cluster_of(result, cluster), spells).reason(job_id)
+    moment = _checked_time(time, "explain: time")
+    return _Moment(result, moment, _cluster_of(result, cluster), spells).reason(job_id)
 
 
 def waiting_jobs(result: Result, time: float) -> pd.DataFrame:
     """The jobs waiting at ``time`` (after that moment's decisions), in submit order."""
-    status = _status_at(result, float(time))
+    status = _status_at(result, _checked_time(time, "waiting_jobs: time"))
     jobs = result.jobs
     return jobs.loc[status == "waiting", ["job_id", "vc", "num_gpus", "submit_time"]].reset_index(
         drop=True
     )
+
+
+def _checked_time(time: Any, name: str) -> float:
+    """``time`` as seconds: a finite number >= 0 (NaN is no moment: every comparison with
+    it is false, so every job would look not yet submitted)."""
+    from analysim.validation import seconds
+
+    return seconds(time, name, positive=False)
 
 
 # -- replaying the events ------------------------------------------------------------------------

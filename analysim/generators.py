@@ -48,6 +48,49 @@ GPU time (Helios Venus: median 1 GPU, mean 6.7)."""
 
 _PROBABILITY_TOLERANCE = 1e-6
 
+MAX_GENERATED_BYTES = 4 * 2**30
+"""Most memory a generated workload may take while it is built (4 GiB)."""
+BYTES_PER_JOB = 500
+"""Peak memory of one generated job while its workload is built (measured: a 300-day
+``saturn`` month of 1.1 million jobs peaks at about 500 bytes a job)."""
+MAX_GENERATED_JOBS = MAX_GENERATED_BYTES // BYTES_PER_JOB
+
+
+def check_seed(seed: object, name: str = "seed") -> int:
+    """``seed`` as an int in ``[0, 2**63 - 1]``; a ValueError naming ``name`` otherwise. A
+    bool is not a seed, and neither is None: a generator seeded from the clock would give a
+    different workload on every call (pass ``seed=0`` for the default)."""
+    from analysim.validation import MAX_SEED
+
+    if seed is None:
+        raise ValueError(
+            f"{name} must be a whole number from 0 to {MAX_SEED}, got None (a seed drawn "
+            "afresh would give a different workload on every call; pass seed=0 for the default)"
+        )
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(
+            f"{name} must be a whole number from 0 to {MAX_SEED}, got {seed!r} "
+            f"({type(seed).__name__})"
+        )
+    if not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"{name} must be a whole number from 0 to {MAX_SEED}, got {seed!r}")
+    return int(seed)
+
+
+def check_generated_jobs(expected: float, lower: str) -> None:
+    """Refuse, before drawing anything, a workload of about ``expected`` jobs that would not
+    fit in :data:`MAX_GENERATED_BYTES`: the message gives the estimate, the limit and
+    ``lower`` (what to lower, e.g. ``"days or load_scale"``)."""
+    if expected <= MAX_GENERATED_JOBS:
+        return
+    need = expected * BYTES_PER_JOB / 2**30
+    factor = MAX_GENERATED_JOBS / expected
+    raise ValueError(
+        f"the workload would have about {expected:,.0f} jobs, about {need:,.1f} GiB to build; "
+        f"the limit is {MAX_GENERATED_BYTES / 2**30:g} GiB ({MAX_GENERATED_JOBS:,} jobs): "
+        f"lower {lower} by a factor of at least {1 / factor:,.3g}"
+    )
+
 
 # -- parameter checks --------------------------------------------------------------------------
 def _check_number(
@@ -367,9 +410,13 @@ def synthetic(
     tables = [demand_table(gpu_demand, caps.get(vc, math.inf)) for vc in names]
     rates = np.fromiter(rates_by_vc.values(), dtype=float)
 
+    seed = check_seed(seed)
+    expected = rates * cumulative_cycle(span, daily_amplitude, peak_hour)
+    lower = "jobs" if jobs is not None else f"days={days:g} or load_scale={load_scale:g}"
+    check_generated_jobs(float(expected.sum()) if jobs is None else jobs, lower)
     rng = np.random.default_rng(seed)
     if jobs is None:
-        counts = rng.poisson(rates * cumulative_cycle(span, daily_amplitude, peak_hour))
+        counts = rng.poisson(expected)
     else:
         counts = rng.multinomial(jobs, rates / rates.sum())
     total = int(counts.sum())

@@ -376,9 +376,14 @@ def workload(
     ``load_scale`` multiplies the arrival rate; ``days`` is the trace length where the preset
     has one (default: 30 for the Helios presets, 26 for ``venus_overloaded``); ``params`` are
     the preset's own parameters (``large``: ``jobs``, ``gpus``; ``venus_overloaded``:
-    generator overrides). Raises ``ValueError`` for an unknown name or parameter.
+    generator overrides). ``seed`` is a whole number from 0 (a bool is refused, and so is
+    ``None``: a seed drawn afresh would give another month on every call; the default is 0).
+    A workload that would take more than 4 GiB to build (days x load_scale far beyond a
+    trace) is refused before it is drawn, with the estimate and what to lower. Raises
+    ``ValueError`` for an unknown name or parameter.
     """
     preset = _lookup(name, params, lambda p: p.workload_params, ("seed", "load_scale", "days"))
+    seed = generators.check_seed(seed)
     days = preset.days if days is None else days
     if days is not None:
         bounded(days, "days", low=0.0, high=MAX_DAYS, low_open=True)

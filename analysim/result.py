@@ -12,9 +12,12 @@ import numpy as np
 import pandas as pd
 
 from analysim import metrics
-from analysim.decisions import build_decisions, load_decisions, save_decisions
+from analysim.decisions import build_decisions, decision_frames, decisions_from_frames
 from analysim.readable import Summary, SummaryTable
+from analysim.result_format import MANIFEST, RESULT_JSON, manifest_for, read_result_files
 from analysim.status import STATUS_NAMES
+from analysim.validation import writable_output
+from analysim.version import VERSION
 
 if TYPE_CHECKING:
     from analysim.decisions import Decisions
@@ -216,33 +219,44 @@ class Result:
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
-        """Write ``jobs``/``events``/``timeline`` and the decisions as parquet, and config +
-        meta as JSON."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in FRAMES:
-            getattr(self, name).to_parquet(folder / f"{name}.parquet", index=False)
+        """Write ``jobs``/``events``/``timeline`` and the decisions as parquet, config + meta
+        as JSON, and a ``manifest.json`` listing the files and their columns (the format of
+        :mod:`analysim.result_format`). A ValueError naming the folder if it cannot be
+        written (a file, a read-only folder)."""
+        folder = Path(folder).expanduser()
+        writable_output(folder, "Result.save", folder=True)
+        frames = {f"{name}.parquet": getattr(self, name) for name in FRAMES}
         if self.decisions is not None:
-            save_decisions(self.decisions, folder)
+            frames.update(decision_frames(self.decisions))
         payload = {"config": self.config, "meta": self.meta}
-        (folder / "result.json").write_text(json.dumps(payload, indent=2, sort_keys=True))
+        manifest = manifest_for(frames, VERSION)
+        try:
+            for file, frame in frames.items():
+                frame.to_parquet(folder / file, index=False)
+            (folder / RESULT_JSON).write_text(json.dumps(payload, indent=2, sort_keys=True))
+            # written last: a folder whose save was interrupted has none (or an older one
+            # whose rows no longer match) and is refused on load
+            (folder / MANIFEST).write_text(json.dumps(manifest, indent=2))
+        except OSError as error:
+            path = error.filename or folder
+            raise ValueError(
+                f"Result.save: cannot write {str(path)!r} ({error.strerror or error})"
+            ) from None
         return folder
 
     @classmethod
     def load(cls, folder: str | Path) -> Result:
-        """Read a result written by :meth:`save`."""
-        folder = Path(folder)
-        missing = [
-            f
-            for f in (*(f"{n}.parquet" for n in FRAMES), "result.json")
-            if not (folder / f).exists()
-        ]
-        if missing:
-            raise FileNotFoundError(f"Result.load: {folder} is missing {missing}")
-        frames = {name: pd.read_parquet(folder / f"{name}.parquet") for name in FRAMES}
-        payload = json.loads((folder / "result.json").read_text())
-        decisions = load_decisions(folder)
-        return cls(**frames, config=payload["config"], meta=payload["meta"], decisions=decisions)
+        """Read a result written by :meth:`save`. Every file is checked first (present,
+        readable, with the columns it needs): a damaged folder raises one
+        :class:`~analysim.errors.ResultFormatError` naming the file and what is wrong. A
+        folder saved before the manifest loads if its files pass the same checks."""
+        folder = Path(folder).expanduser()
+        files = read_result_files(folder)
+        frames = {name: files["frames"][f"{name}.parquet"] for name in FRAMES}
+        decisions = None
+        if files["decisions"] is not None:
+            decisions = decisions_from_frames(files["decisions"], len(frames["jobs"]), folder)
+        return cls(**frames, config=files["config"], meta=files["meta"], decisions=decisions)
 
 
 class _Layout:

@@ -8,7 +8,7 @@ build a workload with :meth:`Workload.from_frame`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,7 +45,10 @@ def _booleans(values: pd.Series) -> np.ndarray:
 
 
 def _to_numbers(values: pd.Series) -> pd.Series:
-    """Numbers as they are; text only when it is a plain decimal number (not ``"0x10"``)."""
+    """Numbers as they are, timedeltas as seconds; text only when it is a plain decimal
+    number (not ``"0x10"``)."""
+    if pd.api.types.is_timedelta64_dtype(values.dtype):
+        return values.dt.total_seconds()
     if pd.api.types.is_numeric_dtype(values.dtype):
         return pd.to_numeric(values, errors="coerce")
     text = values.map(lambda v: isinstance(v, str))
@@ -61,6 +64,8 @@ def _numeric(frame: pd.DataFrame, column: str) -> pd.Series:
     flags = _booleans(frame[column])
     if flags.any():
         _fail(frame, flags, column, "numeric (not True/False)")
+    if pd.api.types.is_datetime64_any_dtype(frame[column].dtype):
+        _fail(frame, frame[column].notna(), column, "seconds from the trace start (not date-times)")
     values = _to_numbers(frame[column])
     unparsable = values.isna() & frame[column].notna()
     if unparsable.any():
@@ -211,18 +216,53 @@ def _check_shares(frame: pd.DataFrame, out: pd.DataFrame) -> None:
         )
 
 
+def gpu_seconds(jobs: pd.DataFrame) -> pd.Series:
+    """GPU-seconds each job asks for: GPUs x duration, a share of one GPU counted as its
+    share (``gpu_milli`` / 1000)."""
+    held = jobs["num_gpus"].astype("float64")
+    if "gpu_milli" in jobs.columns:
+        held = held * jobs["gpu_milli"].astype("float64") / MILLI
+    return held * jobs["duration"]
+
+
 def uses_resources(jobs: pd.DataFrame) -> bool:
     """Whether a jobs table asks for GPU shares, CPU or memory (then it runs in resource
     mode)."""
     return any(c in jobs.columns for c in RESOURCE_COLUMNS)
 
 
-@dataclass(frozen=True, eq=False)
 class Workload:
-    """A validated jobs table (``.jobs``), sorted by submit time; build with :meth:`from_frame`."""
+    """A validated jobs table (``.jobs``), sorted by submit time; build with :meth:`from_frame`.
 
-    jobs: pd.DataFrame
-    name: str = "workload"
+    A workload is read-only: ``jobs`` gives a new frame on every read that shares the
+    validated data (pandas copy-on-write), so editing it changes that frame only, never the
+    workload the engine runs (its arrays are read-only too). To change jobs, edit the frame
+    and build a new workload: ``Workload.from_frame(edited)``.
+    """
+
+    __slots__ = ("_jobs", "name")
+
+    def __init__(self, jobs: pd.DataFrame, name: str = "workload") -> None:
+        object.__setattr__(self, "_jobs", jobs)
+        object.__setattr__(self, "name", name)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise FrozenInstanceError(
+            f"Workload is read-only: cannot set {key!r}; build a new one with "
+            "Workload.from_frame(...)"
+        )
+
+    def __delattr__(self, key: str) -> None:
+        raise FrozenInstanceError(f"Workload is read-only: cannot delete {key!r}")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self._jobs, self.name))
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """The validated jobs table: a new frame on every read, sharing the workload's data
+        (an edit to it copies first and never reaches the workload)."""
+        return self._jobs.copy(deep=False)
 
     @classmethod
     def from_frame(
@@ -232,23 +272,24 @@ class Workload:
         return cls(validate_jobs(jobs, vcs), name=name)
 
     def __len__(self) -> int:
-        return len(self.jobs)
+        return len(self._jobs)
 
     def __repr__(self) -> str:
         return (
-            f"Workload({self.name!r}: {len(self)} jobs, {self.jobs['vc'].nunique()} VCs, "
+            f"Workload({self.name!r}: {len(self)} jobs, {self._jobs['vc'].nunique()} VCs, "
             f"{self.gpu_hours:,.0f} GPU-hours)"
         )
 
     @property
     def gpu_hours(self) -> float:
-        """GPU-hours of work the jobs ask for."""
-        return float((self.jobs["num_gpus"] * self.jobs["duration"]).sum() / 3600.0)
+        """GPU-hours of work the jobs ask for (a share of one GPU counts its share: 500
+        milli for an hour is half a GPU-hour)."""
+        return float(gpu_seconds(self._jobs).sum() / 3600.0)
 
     @property
     def span(self) -> float:
         """Seconds from time 0 to the last submission (at least one second)."""
-        return max(float(self.jobs["submit_time"].max()) if len(self) else 0.0, 1.0)
+        return max(float(self._jobs["submit_time"].max()) if len(self) else 0.0, 1.0)
 
     def describe(self, cluster: Cluster | None = None, by: str = "vc") -> pd.DataFrame:
         """Per-VC jobs, GPU-hours and offered load, with a final ``all`` row.
@@ -263,7 +304,7 @@ class Workload:
             return self._describe_gpu_types(cluster)
         if by != "vc":
             raise ValueError(f"describe: by must be 'vc' or 'gpu_type', got {by!r}")
-        jobs = self.jobs.assign(gpu_seconds=self.jobs["num_gpus"] * self.jobs["duration"])
+        jobs = self._jobs.assign(gpu_seconds=gpu_seconds(self._jobs))
         groups = {"all": jobs, **dict(tuple(jobs.groupby("vc", sort=True)))}
         rows = []
         for vc, part in groups.items():
@@ -289,9 +330,9 @@ class Workload:
 
     def _describe_gpu_types(self, cluster: Cluster | None) -> pd.DataFrame:
         """``describe`` per GPU-model constraint (the ``gpu_type`` column; ``any`` if none)."""
-        types = self.jobs["gpu_type"] if "gpu_type" in self.jobs.columns else None
+        types = self._jobs["gpu_type"] if "gpu_type" in self._jobs.columns else None
         key = "any" if types is None else types.where(types.notna(), "any").astype(str)
-        jobs = self.jobs.assign(gpu_type=key)
+        jobs = self._jobs.assign(gpu_type=key)
         renamed = Workload(jobs.assign(vc=jobs["gpu_type"]), name=self.name)
         table = renamed.describe().rename_axis("gpu_type")
         if cluster is not None:

@@ -1,5 +1,6 @@
 """Run the fuzz corpus of ``tests/fuzz_corpus.py`` and print one row per category: cases
-tried, clear error, counted drop, correct, silent, crash (the target: no silent, no crash).
+tried, clear error, counted drop, correct, silent, crash, misleading (an error that does not
+name its subject); the target: no silent, no crash, no misleading.
 
     PYTHONPATH=. python benchmarks/fuzz_table.py [--random N] [--show silent,crash]
 """
@@ -22,7 +23,9 @@ from fuzz_corpus import OUTCOMES, all_cases, classify  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--random", type=int, default=60, help="random generic-CSV cells")
-    parser.add_argument("--show", default="silent,crash", help="outcomes to list case by case")
+    parser.add_argument(
+        "--show", default="silent,crash,misleading", help="outcomes to list case by case"
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     shown = set(args.show.split(","))
@@ -50,7 +53,7 @@ def main() -> int:
     print(f"\n{time.process_time() - start:.1f} s of CPU")
     for text in listed:
         print(text)
-    return 1 if total["silent"] or total["crash"] else 0
+    return 1 if total["silent"] or total["crash"] or total["misleading"] else 0
 
 
 if __name__ == "__main__":

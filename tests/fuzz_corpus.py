@@ -11,7 +11,8 @@ grid, the CLI) and is classified:
 * ``correct``: the value was loaded (or the run went) exactly as the oracle says;
 * ``silent``: a wrong answer: a value loaded that the oracle refuses or loaded differently,
   another row changed, a row lost without a count, a valid value refused;
-* ``crash``: any other exception, an error that does not name its subject, or a hang.
+* ``crash``: any other exception, or a hang;
+* ``misleading``: a ValueError that does not name its subject (the file, the argument).
 
 ``tests/test_fuzz_borders.py`` asserts no case is silent or a crash; ``benchmarks/
 fuzz_table.py`` prints the table by category.
@@ -56,7 +57,7 @@ from analysim.traces import read_csv_trace, read_helios, read_pai, read_philly
 from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
 from analysim.workload import Workload
 
-OUTCOMES = ("clear error", "counted drop", "correct", "silent", "crash")
+OUTCOMES = ("clear error", "counted drop", "correct", "silent", "crash", "misleading")
 DROP = "drop"
 TIMEOUT = 60
 
@@ -100,7 +101,7 @@ def classify(case: Case, tmp: Path) -> tuple[str, str]:
         message = str(error)
         missing = [n for n in case.names if n not in message]
         if missing:
-            return "crash", f"error does not name {missing}: {message}"
+            return "misleading", f"error does not name {missing}: {message}"
         if not case.errors_ok:
             return "silent", f"a valid input refused: {message}"
         return "clear error", message
@@ -1442,6 +1443,8 @@ def random_cells(seed: int, count: int) -> list[Case]:
 
 
 def all_cases(random_count: int = 60) -> list[Case]:
+    from fuzz_corpus_30 import round_two_cases
+
     return (
         _helios_cases()
         + _csv_cases()
@@ -1451,4 +1454,5 @@ def all_cases(random_count: int = 60) -> list[Case]:
         + _explorer_cases()
         + _sweep_cases()
         + _cli_cases()
+        + round_two_cases()
     )

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim import Result
+from analysim import Result, ResultFormatError
 from analysim.explain import explain
 
 COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
@@ -49,8 +49,9 @@ def test_a_loaded_result_explains_as_the_run_did(tmp_path, waited):
 
 def test_a_result_saved_without_decisions_loads_and_explain_says_so(tmp_path, waited):
     folder = waited.save(tmp_path / "run")
-    for name in ("decision_rounds", "decision_tries", "decision_jobs"):
-        (folder / f"{name}.parquet").unlink()
+    # as a version that kept no decisions saved it: no decision files, no manifest
+    for name in ("decision_rounds", "decision_tries", "decision_jobs", "manifest"):
+        next(folder.glob(f"{name}.*")).unlink()
     again = Result.load(folder)
     assert again.decisions is None
     job_id, time = _longest_wait(waited)
@@ -61,7 +62,7 @@ def test_a_result_saved_without_decisions_loads_and_explain_says_so(tmp_path, wa
 def test_a_partial_set_of_decision_files_is_named(tmp_path, waited):
     folder = waited.save(tmp_path / "run")
     (folder / "decision_tries.parquet").unlink()
-    with pytest.raises(FileNotFoundError, match=r"decision_tries\.parquet"):
+    with pytest.raises(ResultFormatError, match=r"decision_tries\.parquet: missing"):
         Result.load(folder)
 
 

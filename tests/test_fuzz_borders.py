@@ -45,7 +45,15 @@ GOOD = ("clear error", "counted drop", "correct")
 def test_the_corpus_is_large_and_covers_every_border():
     assert len(CASES) >= 300
     categories = {case.category.split(":")[0] for case in CASES}
-    assert categories == {"reader", "API", "sweep grids", "CLI"}
+    assert categories == {
+        "reader",
+        "API",
+        "sweep grids",
+        "CLI",
+        "saved results",
+        "saturate",
+        "presets and Shape",
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.category} / {c.name}"[:120] for c in CASES])

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysim import Cluster, Result, Workload, presets, simulate
+from analysim import Cluster, Result, ResultFormatError, Workload, presets, simulate
 from analysim.metrics import SUMMARY_FIELDS
 
 # One 4-GPU node, FIFO, strict head-of-line blocking:
@@ -228,7 +228,7 @@ def test_save_load_round_trip_with_unschedulable_and_typed_jobs(tmp_path):
 def test_load_names_a_missing_file(tmp_path, three, missing):
     folder = three.save(tmp_path)
     (folder / missing).unlink()
-    with pytest.raises(FileNotFoundError, match=missing.replace(".", r"\.")):
+    with pytest.raises(ResultFormatError, match=missing.replace(".", r"\.") + ": missing"):
         Result.load(folder)
 
 

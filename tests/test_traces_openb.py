@@ -194,7 +194,9 @@ def test_describe_on_the_real_openb_trace_reports_demand_per_gpu_model(real, sha
     constrained = kept["gpu_type"].notna()
     assert table.loc["V100M16|V100M32", "jobs"] == constrained.sum()
     assert table.loc["any", "jobs"] == (~constrained).sum()
-    gpu_hours = (kept["num_gpus"] * kept["duration"])[constrained].sum() / 3600
+    # a share counts as its share of one GPU (500 milli for an hour: half a GPU-hour)
+    held = kept["num_gpus"] * kept["gpu_milli"] / 1000
+    gpu_hours = (held * kept["duration"])[constrained].sum() / 3600
     assert table.loc["V100M16|V100M32", "gpu_hours"] == pytest.approx(gpu_hours)
 
 

@@ -24,6 +24,8 @@ from analysim.explorer.inputs import (
     DEFAULT_DAYS,
     MissingFolderError,
     check_explore_args,
+    check_export_folder,
+    check_export_target,
     cost_text,
     looks_like_path,
     name_of,
@@ -74,7 +76,7 @@ class Explorer:
     ) -> None:
         check_explore_args(workload, cluster, days, config, debounce, sync, run)
         self.sync, self.debounce = sync, float(debounce)
-        self.export_dir = Path(export_dir)
+        self.export_dir = check_export_folder(export_dir, "export_dir")
         self._folder: str | None = None
         workload = self._read_folder(workload)
         if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
@@ -625,7 +627,10 @@ class Explorer:
         (default ``export_dir/run-<n>``); shows download links. Returns the files by name."""
         if self.result is None:
             raise ValueError("nothing to export: no run yet")
-        folder = Path(folder) if folder is not None else self.export_dir / f"run-{self.runs}"
+        if folder is None:
+            folder = self.export_dir / f"run-{self.runs}"
+        folder = check_export_folder(folder, "export folder")
+        check_export_target(folder, "export folder")
         figures = {
             "timelines": self._timeline_figure(),
             "jct_cdf": render.cdf_figure(self._labelled),

@@ -30,6 +30,7 @@ __all__ = [
     "ExploreArgumentError",
     "MissingFolderError",
     "check_explore_args",
+    "check_export_folder",
     "cost_text",
     "looks_like_path",
     "name_of",
@@ -85,6 +86,31 @@ def check_explore_args(
     for name, value in (("sync", sync), ("run", run)):
         if not isinstance(value, bool):
             raise ExploreArgumentError(f"explore: {name} must be True or False, got {value!r}")
+
+
+def check_export_folder(folder: Any, name: str) -> Path:
+    """``folder`` as a Path, refused (naming ``name`` and the path) unless it is text or a
+    path and not a file."""
+    if isinstance(folder, bool) or not isinstance(folder, (str, Path)):
+        raise ExploreArgumentError(
+            f"explore: {name} must be a folder path (text or a Path), got {folder!r} "
+            f"({type(folder).__name__})"
+        )
+    path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ExploreArgumentError(f"explore: {name} {str(path)!r} is a file; give a folder")
+    return path
+
+
+def check_export_target(folder: Path, name: str) -> None:
+    """Before an export writes: ``folder`` can be created and written to (a ValueError naming
+    ``name`` and the path otherwise, not a raw OSError)."""
+    from analysim.validation import writable_output
+
+    try:
+        writable_output(folder, f"explore: {name}", folder=True)
+    except ValueError as error:
+        raise ExploreArgumentError(str(error)) from None
 
 
 def looks_like_path(text: str) -> bool:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from analysim.plotting.base import plotted_data
 from analysim.plotting.style import RC
+from analysim.validation import writable_output
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -59,8 +60,8 @@ def save_figure(
     unknown = sorted(set(formats) - {"svg", "png"})
     if unknown:
         raise ValueError(f"save_figure: formats must be 'svg' and/or 'png', got {unknown}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder).expanduser()
+    writable_output(folder, "save_figure: folder", folder=True)  # names a file or read-only one
     written = []
     with mpl.rc_context(RC):
         if "svg" in formats:

@@ -75,6 +75,10 @@ def add_saturate_command(commands: Any, common: argparse.ArgumentParser) -> None
 
 
 def cmd_saturate(args: argparse.Namespace) -> int:
+    from analysim.validation import writable_output
+
+    if args.out is not None:  # before any work, so a bad --out costs no run
+        writable_output(args.out, "--out", folder=False)
     for name in args.placement:
         if name not in SHARE_PLACERS.names:
             raise ValueError(f"--placement: unknown {name!r}; choose from {SHARE_PLACERS.names}")

@@ -19,9 +19,22 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysim.validation import MAX_CLUSTER_GPUS, MAX_JOB_GPUS, MAX_NODE_AMOUNT
+
 MILLI = 1000
 TASK_COLUMNS = ("cpu_milli", "memory_mib", "num_gpus", "gpu_milli")
 NODE_COLUMNS = ("node", "cpu_milli", "memory_mib", "gpus", "gpu_type")
+
+
+#: the largest value of each column (the bounds of ``analysim.validation``: far past any
+#: machine, well inside an int64, so sums never wrap around)
+MAX_AMOUNT = {
+    "cpu_milli": MAX_NODE_AMOUNT,
+    "memory_mib": MAX_NODE_AMOUNT,
+    "num_gpus": MAX_JOB_GPUS,
+    "gpu_milli": MAX_NODE_AMOUNT,
+    "gpus": MAX_CLUSTER_GPUS,
+}
 
 
 class ResourceError(ValueError):
@@ -33,9 +46,11 @@ def _bad(frame: pd.DataFrame, mask: np.ndarray, table: str, column: str, rule: s
         rows = np.flatnonzero(mask)
         first = rows[0]
         label = frame.index[first]
+        value = frame[column].iloc[first]
+        value = value.item() if isinstance(value, np.generic) else value
         raise ResourceError(
             f"{table}: column {column!r} must be {rule}; row {label!r} has "
-            f"{frame[column].iloc[first]!r} ({len(rows)} bad row(s))"
+            f"{value!r} ({len(rows)} bad row(s))"
         )
 
 
@@ -46,8 +61,14 @@ def _whole(
         if default is None:
             raise ResourceError(f"{table}: missing column {column!r}; found {list(frame.columns)}")
         return np.full(len(frame), default, dtype=np.int64)
-    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype="float64")
+    raw = frame[column]
+    if pd.api.types.is_bool_dtype(raw.dtype):
+        _bad(frame, np.ones(len(frame), dtype=bool), table, column, "a number, not True/False")
+    flags = raw.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    _bad(frame, flags, table, column, "a number, not True/False")
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype="float64")
     _bad(frame, np.isnan(values) | (values < 0), table, column, "a number >= 0")
+    _bad(frame, values > MAX_AMOUNT[column], table, column, f"at most {MAX_AMOUNT[column]:,}")
     _bad(frame, values != np.round(values), table, column, "a whole number")
     return values.astype(np.int64)
 
@@ -158,8 +179,11 @@ class Nodes:
                     f"{list(NODE_COLUMNS)} (found {list(frame.columns)})"
                 )
         gpus = _whole(frame, table, "gpus")
+        names = frame["node"].astype(str)
+        _bad(frame, names.duplicated(keep="first").to_numpy(), table, "node", "unique names")
+        _bad(frame, frame["node"].isna().to_numpy(), table, "node", "a name (not empty)")
         return cls(
-            frame["node"].astype(str).to_numpy(dtype=object),
+            names.to_numpy(dtype=object),
             _whole(frame, table, "cpu_milli"),
             _whole(frame, table, "memory_mib"),
             gpus,

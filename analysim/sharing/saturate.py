@@ -29,6 +29,7 @@ from analysim.sharing.resources import (
     task_kind,
 )
 from analysim.traces.report import SharedTrace
+from analysim.validation import MAX_SEED, bounded
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,70 @@ def _as_tables(workload: Any, cluster: Any) -> tuple[Tasks, Nodes]:
     if hasattr(nodes_frame, "nodes") and not isinstance(nodes_frame, pd.DataFrame):
         nodes_frame = nodes_frame.nodes
     return Tasks.from_frame(workload), Nodes.from_frame(nodes_frame)
+
+
+MAX_INFLATE = 100.0
+"""Largest ``inflate``: demand up to 100 x the GPU capacity (the FGD study goes to 1.3)."""
+MAX_SATURATION_BYTES = 2 * 2**30
+"""Most memory a saturation run may take for its per-arrival log (2 GiB)."""
+BYTES_PER_ARRIVAL = 160
+"""Memory of one arrival: its row of the log (nine columns, two of them text) and its
+place in the arrival order."""
+
+
+def check_inflate(inflate: Any) -> float:
+    """``inflate`` as a float in ``(0, MAX_INFLATE]``; a ValueError naming it otherwise
+    (text, None or a bool are not numbers)."""
+    return bounded(inflate, "saturate: inflate", low=0.0, high=MAX_INFLATE, low_open=True)
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as a whole number in ``[0, MAX_SEED]``; a ValueError naming it otherwise."""
+    return int(bounded(seed, "saturate: seed", low=0, high=MAX_SEED, whole=True))
+
+
+def estimated_arrivals(tasks: Tasks, nodes: Nodes, inflate: float) -> int:
+    """How many arrivals the sampling will make: every task, plus the clones (of the mean
+    GPU demand per task) that bring the demand up to ``inflate`` x the capacity."""
+    total = tasks.total_gpu_milli().astype(float)
+    target = inflate * nodes.total_gpu_milli
+    missing = target - float(total.sum())
+    if missing <= 0 or len(tasks) == 0:
+        return len(tasks)
+    return len(tasks) + int(np.ceil(missing / max(float(total.mean()), 1e-300)))
+
+
+def check_saturation_size(tasks: Tasks, nodes: Nodes, inflate: float, sampling: bool) -> None:
+    """Refuse, before placing anything, a run that cannot end or would not fit in memory: no
+    GPUs in the cluster, no task asking for GPUs while the demand must grow, or more
+    arrivals than :data:`MAX_SATURATION_BYTES` holds (the estimate, the limit and how to
+    lower it in the message). Without ``sampling`` (given arrivals) only the first two."""
+    if len(tasks) == 0:
+        raise ResourceError("saturate: the workload has no tasks")
+    if nodes.total_gpu_milli == 0:
+        raise ResourceError(
+            "saturate: cluster: no node has GPUs (column 'gpus' sums to 0); the saturation "
+            "experiment measures GPU allocation, give nodes with GPUs"
+        )
+    if not sampling:
+        return
+    demand = int(tasks.total_gpu_milli().sum())
+    if demand == 0:
+        raise ResourceError(
+            "saturate: workload: no task asks for GPUs (num_gpus is 0 for all), so the arrived "
+            "GPU demand never reaches inflate x the capacity"
+        )
+    arrivals = estimated_arrivals(tasks, nodes, inflate)
+    need = arrivals * BYTES_PER_ARRIVAL
+    if need > MAX_SATURATION_BYTES:
+        per_task = float(tasks.total_gpu_milli().mean())
+        most = (MAX_SATURATION_BYTES / BYTES_PER_ARRIVAL) * per_task / nodes.total_gpu_milli
+        raise ResourceError(
+            f"saturate: inflate={inflate:g} on {nodes.total_gpu_milli // 1000:,} GPUs needs "
+            f"about {arrivals:,} arrivals ({need / 2**30:,.1f} GiB); the limit is "
+            f"{MAX_SATURATION_BYTES / 2**30:g} GiB: lower inflate to at most {most:.3g}, or use "
+            "a smaller cluster"
+        )
 
 
 def sample_arrivals(
@@ -206,10 +271,10 @@ def saturation_log(
     kept for unchanged nodes, memoised fragmentation and FGD scores): every node is scored
     afresh at every arrival, for comparing whole runs against the plain rules.
     """
+    inflate, seed = check_inflate(inflate), check_seed(seed)
     tasks, nodes = _as_tables(workload, cluster)
+    check_saturation_size(tasks, nodes, inflate, sampling=arrivals is None)
     check_tasks_fit_somewhere(tasks, nodes)
-    if not inflate > 0:
-        raise ValueError(f"saturate: inflate must be > 0, got {inflate!r}")
     rng = np.random.default_rng(seed)
     placer = SHARE_PLACERS.make(placement)
     if isinstance(arrivals, (str, Path)):
@@ -367,6 +432,7 @@ def saturate(
     ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
     See :func:`saturation_log` for ``arrivals`` and ``tie_break``.
     """
+    inflate = check_inflate(inflate)
     frame = saturation_log(
         workload,
         cluster,

@@ -56,11 +56,15 @@ def saturate_sweep(
     files) instead of sampling. ``client``: a Dask client; ``workers=N``: a local Dask
     cluster of N processes (``analysim.sweep``'s); neither: in this process.
     """
+    from analysim.sharing.saturate import check_inflate, check_seed
+
+    inflate = check_inflate(inflate)
+    seeds = [check_seed(s) for s in seeds]
     if isinstance(workload, str):
         from analysim.traces.openb import read_openb_tasks
 
         workload = read_openb_tasks(workload)
-    runs = [(p, int(s)) for p in placements for s in seeds]
+    runs = [(p, s) for p in placements for s in seeds]
     if client is None and not workers:
         return pd.concat(
             [_one(workload, cluster, p, s, inflate, orders) for p, s in runs], ignore_index=True

@@ -23,8 +23,16 @@ END_DATE = pd.Timestamp("2100-01-01")
 (a year-1020 typo must not become the trace's time origin)."""
 
 
+def naive_utc(stamp: pd.Timestamp) -> pd.Timestamp:
+    """A Timestamp with a time zone as the same instant in UTC, without the zone; a naive
+    one as it is. Every reader reads times this way: a naive time is taken as UTC, a time
+    with a zone (a window, a column, a ``%z`` in a time format) is converted to UTC."""
+    return stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo is not None else stamp
+
+
 def moment(value: Any, name: str) -> pd.Timestamp | None:
-    """``value`` (a string, datetime or Timestamp) as a naive Timestamp; None stays None."""
+    """``value`` (a string, datetime or Timestamp) as a naive UTC Timestamp
+    (:func:`naive_utc`); None stays None."""
     if value is None:
         return None
     try:
@@ -33,7 +41,7 @@ def moment(value: Any, name: str) -> pd.Timestamp | None:
         raise ValueError(f"{name}={value!r} is not a date/time ({error})") from None
     if pd.isna(stamp):
         raise ValueError(f"{name}={value!r} is not a date/time")
-    return stamp.tz_localize(None) if stamp.tzinfo is not None else stamp
+    return naive_utc(stamp)
 
 
 def epoch_seconds(stamp: pd.Timestamp) -> float:

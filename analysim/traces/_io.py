@@ -79,12 +79,34 @@ def check_not_compressed(path: Path) -> None:
             )
 
 
+BOM = "\ufeff"
+"""The byte-order mark some editors write at the start of a UTF-8 file: not part of the
+first column's name."""
+
+
+def without_bom(line: str) -> str:
+    """``line`` without a leading byte-order mark (every reader reads headers through this)."""
+    return line[len(BOM) :] if line.startswith(BOM) else line
+
+
+def check_folder(folder: Path, what: str) -> None:
+    """A TraceError unless ``folder`` is a folder that can be listed: missing, a file, or
+    unreadable (naming the folder and why)."""
+    try:
+        if not folder.exists():
+            raise TraceError(folder, "no such folder", expected=f"a folder holding {what}")
+        if not folder.is_dir():
+            raise TraceError(folder, "is a file, not a folder", expected=f"a folder holding {what}")
+        next(iter(folder.iterdir()), None)
+    except OSError as error:
+        raise unreadable(folder, error) from None
+
+
 def find_file(folder: str | Path, names: Sequence[str], what: str) -> Path:
     """The first of ``names`` that exists in ``folder``."""
     folder = Path(folder)
+    check_folder(folder, what)
     try:
-        if not folder.is_dir():
-            raise TraceError(folder, "no such folder", expected=f"a folder holding {what}")
         for name in names:
             if (folder / name).exists():
                 return existing_file(folder / name, what)
@@ -156,7 +178,7 @@ def _first_line(path: Path) -> str:
     except OSError as error:
         raise unreadable(path, error) from None
     try:
-        return raw.decode("utf-8").rstrip("\r\n")
+        return without_bom(raw.decode("utf-8").rstrip("\r\n"))
     except UnicodeDecodeError:
         _utf8_error(path, None)
         raise  # pragma: no cover - _utf8_error raises
@@ -469,10 +491,11 @@ def labels(values: pd.Series) -> tuple[pd.Series, np.ndarray]:
 
 
 def load_json(path: Path) -> Any:
-    """Parse a JSON file; a TraceError naming the line and column of a syntax error."""
+    """Parse a JSON file (a leading byte-order mark skipped, as :func:`without_bom` does for
+    CSV headers); a TraceError naming the line and column of a syntax error."""
     check_utf8(path, names=())
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:
             return json.load(handle)
     except RecursionError:
         raise TraceError(

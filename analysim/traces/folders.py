@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from analysim.traces._io import check_folder
 from analysim.traces.bundled import resolve
 from analysim.traces.helios import read_helios
 from analysim.traces.openb import read_openb
@@ -34,12 +35,11 @@ def detect_format(folder: str | Path) -> str:
     if folder.is_file():
         raise TraceError(
             folder,
-            "is a file, not a trace folder",
+            "is a file, not a folder",
             expected="a folder holding a trace; for a jobs table of your own use "
             "asim.traces.read_csv_trace(path) (on the command line: --jobs FILE)",
         )
-    if not folder.is_dir():
-        raise TraceError(folder, "no such folder", expected="a folder holding a trace")
+    check_folder(folder, "a trace")
     found = [name for name, files in MARKERS.items() if any((folder / f).exists() for f in files)]
     if len(found) != 1:
         if found:

@@ -92,6 +92,12 @@ def read_csv_trace(
         if key in theirs
     }
     origin = 0.0
+    if start is not None and time_format is None and not dated:
+        raise ValueError(
+            f"start={start!r}: the times of {path.name} are numbers (seconds from the trace "
+            "start), so a start date cannot apply; give time_format= for date-times, or "
+            "leave start out"
+        )
     if time_format is not None or dated:
         known = times["submit_time"][filt.alive & ~np.isnan(times["submit_time"])]
         start_at = moment(start, "start")
@@ -153,6 +159,7 @@ def _read(path: Path, mapping: Mapping[str, str], time_format: str | None) -> pd
         except (pa.ArrowException, OSError, ValueError) as error:
             raise TraceError(path, f"not a readable parquet file ({error})") from None
         present = list(frame.columns)
+        _refuse_nested(path, frame, [mapping[c] for c in (*REQUIRED, *OPTIONAL)])
     else:
         present = check_header(path, needed)
         wanted = [mapping[c] for c in OPTIONAL if mapping[c] in present]
@@ -178,6 +185,24 @@ def _read(path: Path, mapping: Mapping[str, str], time_format: str | None) -> pd
     if frame.empty:
         raise TraceError(path, "no data rows", expected="at least one row")
     return frame
+
+
+def _refuse_nested(path: Path, frame: pd.DataFrame, columns: list[str]) -> None:
+    """A TraceError naming the first of ``columns`` whose cells hold lists, dicts or arrays
+    (a parquet list or struct column): a cell must hold one value."""
+    for column in columns:
+        if column not in frame.columns or frame[column].dtype != object:
+            continue
+        nested = frame[column].map(lambda v: isinstance(v, (list, tuple, dict, np.ndarray)))
+        if nested.any():
+            row = int(np.flatnonzero(nested.to_numpy(dtype=bool))[0])
+            raise TraceError(
+                path,
+                f"row {row} holds {type(frame[column].iloc[row]).__name__} "
+                f"{frame[column].iloc[row]!r:.60} ({int(nested.sum())} such row(s))",
+                column=column,
+                expected="one value per cell (not a list or a struct)",
+            )
 
 
 def _check_mapping(columns: Mapping[str, str]) -> None:
@@ -255,7 +280,7 @@ def _as_seconds(path: Path, values: pd.Series, column: str) -> pd.Series:
 def _epoch_seconds(values: pd.Series) -> np.ndarray:
     """A date-time column as seconds since 1970 (UTC for zone-aware ones), NaN where NaT;
     computed in the column's own unit, so no date overflows."""
-    if isinstance(values.dtype, pd.DatetimeTZDtype):
+    if isinstance(values.dtype, pd.DatetimeTZDtype):  # as naive_utc does for one time
         values = values.dt.tz_convert("UTC").dt.tz_localize(None)
     stamps = values.to_numpy()
     seconds = (stamps - np.datetime64("1970-01-01")) / np.timedelta64(1, "s")

@@ -98,6 +98,9 @@ def read_openb(
     created = keep_counts(filt, raw["creation_time"], "creation_time", whole=False)
     scheduled, _, bad = parse_numbers(raw["scheduled_time"])
     filt.drop(bad | (scheduled < 0), "bad_value", "scheduled_time", raw["scheduled_time"])
+    with np.errstate(invalid="ignore"):  # a pod cannot be scheduled before it was created
+        early = scheduled < created
+    filt.drop(early, "bad_value", "scheduled_time", raw["scheduled_time"])
     deleted, deleted_missing, bad = parse_numbers(raw["deletion_time"])
     filt.drop(bad | (deleted < 0), "bad_value", "deletion_time", raw["deletion_time"])
     drop_duplicates(filt, pod, "name")
@@ -184,14 +187,15 @@ def _cluster(path: Path, name: str, report: LoadReport, resources: tuple[str, ..
 
 
 def _amounts(filt: RowFilter, raw: pd.DataFrame, cluster: Cluster) -> dict[str, np.ndarray]:
-    """The pods' CPU and memory (0 where the column is absent or empty); a pod asking for
-    more than any node has is dropped (``oversized``)."""
+    """The pods' CPU and memory (0 where the column is absent; an empty cell is dropped as
+    ``missing_value``, as :func:`read_openb_tasks` does); a pod asking for more than any
+    node has is dropped (``oversized``)."""
     out = {}
     for column in ("cpu_milli", "memory_mib"):
         if column not in raw.columns:
             out[column] = np.zeros(len(raw))
             continue
-        values = keep_counts(filt, raw[column].fillna(0), column, high=MAX_NODE_AMOUNT)
+        values = keep_counts(filt, raw[column], column, high=MAX_NODE_AMOUNT)
         most = int(cluster.nodes[column].max()) if column in cluster.nodes.columns else None
         if most is not None:
             filt.drop(values > most, "oversized", column, raw[column])
