@@ -30,12 +30,10 @@ version = release = VERSION
 extensions = [
     "myst_nb",  # Markdown (MyST) pages and notebooks; it brings myst_parser
     "sphinx.ext.autodoc",
-
-
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
-exclude_patterns = ["_build", "README.md", "img/README.md", "**/.ipynb_checkpoints"]
+exclude_patterns = ["_build", "**/.ipynb_checkpoints"]
 templates_path: list[str] = []
 
 # -- warnings are errors (``analysim docs`` runs sphinx with -W --keep-going) ------------------
@@ -54,7 +52,6 @@ nb_merge_streams = True
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_typehints_format = "short"
-autodoc_preserve_defaults = False
 autodoc_class_signature = "mixed"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 add_module_names = False
