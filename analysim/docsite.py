@@ -35,6 +35,8 @@ DOCS = REPO / "docs"
 GALLERY = "gallery"
 """The folder of ``docs/`` the gallery is generated into (git-ignored)."""
 NOTEBOOKS = "[0-9][0-9]_*.ipynb"
+SCREENSHOTS = {"00_explorer": "img/explorer-compare.png"}
+"""The picture of a notebook whose output is interactive (no figure), under ``docs/``."""
 FIGURE_CALL = re.compile(r"""save_figure\([^)]*?["']([A-Za-z0-9][A-Za-z0-9_.-]*)["']""", re.S)
 
 # Names of other projects that docstrings and signatures mention: there is no network for
@@ -210,7 +212,9 @@ def _figure_cell(name: str, figures: Path) -> dict[str, Any]:
     return {"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": text}
 
 
-def _note_cell(notebook_name: str, figure_names: Sequence[str]) -> dict[str, Any]:
+def _note_cell(
+    notebook_name: str, figure_names: Sequence[str], screenshot: str | None = None
+) -> dict[str, Any]:
     if figure_names:
         shown = (
             "The figures below each cell that saves one are the files committed in "
@@ -223,6 +227,8 @@ def _note_cell(notebook_name: str, figure_names: Sequence[str]) -> dict[str, Any
             "The notebook is stored without outputs and is not run to build this page; "
             "its output is interactive: see [the explorer](../explorer.md)."
         )
+    if screenshot:
+        shown += f"\n\n![{notebook_name} in JupyterLab](../{screenshot})\n"
     text = (
         f":::{{note}}\n`notebooks/{notebook_name}`: {shown} Run it yourself in JupyterLab "
         "(`pip install -e '.[notebooks]'`, then `jupyter lab notebooks/`).\n:::\n"
@@ -262,7 +268,10 @@ def make_gallery(repo: Path = REPO, docs: Path | None = None) -> list[str]:
                 cells.append(_figure_cell(png.stem, figures))
                 names.append(png.stem)
         first_heading = next((k for k, c in enumerate(cells) if c["cell_type"] == "markdown"), -1)
-        cells.insert(first_heading + 1, _note_cell(path.name, names))
+        screenshot = SCREENSHOTS.get(path.stem)
+        if screenshot and not (docs / screenshot).is_file():
+            screenshot = None
+        cells.insert(first_heading + 1, _note_cell(path.name, names, screenshot))
         copy = {**notebook, "cells": cells}
         target = gallery / path.name
         _write_if_changed(target, json.dumps(copy, indent=1, ensure_ascii=False) + "\n")
@@ -274,7 +283,8 @@ def make_gallery(repo: Path = REPO, docs: Path | None = None) -> list[str]:
                     _copy_if_changed(source, gallery / "figures" / source.name)
                     wanted.add(gallery / "figures" / source.name)
         title, intro = _title_and_intro(notebook)
-        entries.append((path.stem, title or path.stem, intro, names[:1]))
+        thumb = f"figures/{names[0]}.png" if names else f"../{screenshot}" if screenshot else ""
+        entries.append((path.stem, title or path.stem, intro, thumb))
     index = [
         "# Gallery: the notebooks",
         "",
@@ -294,8 +304,8 @@ def make_gallery(repo: Path = REPO, docs: Path | None = None) -> list[str]:
         index += [f"## [{title}]({stem}.ipynb)", ""]
         if thumb:
             index += [
-                f":::{{image}} figures/{thumb[0]}.png",
-                f":alt: {thumb[0]}",
+                f":::{{image}} {thumb}",
+                f":alt: {Path(thumb).stem}",
                 ":width: 360px",
                 f":target: {stem}.html",
                 ":class: analysim-thumb",

@@ -179,6 +179,15 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
     ]
 
 
+def test_the_docs_command_says_what_is_wrong(tmp_path, capsys):
+    from analysim.cli import main
+
+    with pytest.raises(docsite.DocsError, match="no Sphinx project"):
+        docsite.build(source=tmp_path)
+    assert main(["docs", "--help"]) == 0
+    assert "docs/_build/html" in capsys.readouterr().out
+
+
 def _plain(text: str) -> str:
     """Text without tags, entities or runs of spaces, to find code in highlighted HTML."""
     import html as html_module
