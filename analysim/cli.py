@@ -313,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_figures_command(commands, common)
     add_sweep_command(commands, common)
     add_explain_command(commands, common)
+    add_docs_command(commands, common)
     return parser
 
 
@@ -756,6 +757,40 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         job_story(result, args.job, waits=0)  # an unknown job: the same error as without --at
         print(why_waiting(result, args.job, at))
+def add_docs_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    docs = commands.add_parser(
+        "docs",
+        parents=[common],
+        help="build the documentation site (Sphinx) into docs/_build/html",
+        description="Build the documentation site of this checkout with Sphinx (the 'docs' "
+        "extra: pip install -e '.[docs]'): the guide pages of docs/, the API reference from "
+        "the docstrings and the gallery of notebooks with their committed figures (nothing is "
+        "executed). Every Sphinx warning is an error and every internal link is checked.",
+    )
+    docs.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write the site here (default: docs/_build/html of the checkout)",
+    )
+    docs.add_argument(
+        "--no-strict",
+        action="store_true",
+        help="report warnings without failing (the internal links are still checked)",
+    )
+    docs.set_defaults(handler=cmd_docs)
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    from analysim.docsite import DocsError, build
+
+    try:
+        out = build(out=args.out, strict=not args.no_strict, quiet=not args.verbose)
+    except DocsError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    print(out / "index.html")
     return 0
 
 

@@ -21,6 +21,7 @@ EXTRA_OF = {
         "notebooks",
     ),
     **dict.fromkeys(("dask", "distributed", "cryptography", "yaml"), "sweeps"),
+    **dict.fromkeys(("sphinx", "furo", "myst_nb", "myst_parser"), "docs"),
 }
 """The extra of ``setup.cfg`` that installs each optional package (by import name)."""
 

@@ -24,7 +24,7 @@ venus_overloaded
     (its GPU jobs wait 35 h on average under strict FIFO, Venus' waited 21 min).
 
 toy
-    16 GPUs (2 racks ``r0``/``r1`` x 2 nodes ``n0``..``n3`` x 4 GPUs), one shared pool; with
+    16 GPUs (2 racks ``r0``/``r1`` x 2 nodes ``n0`` to ``n3`` x 4 GPUs), one shared pool; with
     ``partition="nodes"`` VC ``a`` owns rack ``r0`` and ``b`` owns ``r1``; with
     ``partition="quota"`` ``a`` and ``b`` each hold an 8-GPU quota over the pool. The workload
     is the fixed table :data:`TOY_JOBS` (8 jobs in the first 15 minutes), small enough to
@@ -66,7 +66,7 @@ venus_overloaded (was ``venus``)
 
 large
     For benchmarks: ``gpus`` GPUs (default 10,000; a multiple of 8) on 8-GPU nodes in racks of
-    10 nodes, split as evenly as possible among 25 VCs ``vc00``..``vc24`` that own whole nodes
+    10 nodes, split as evenly as possible among 25 VCs ``vc00`` to ``vc24`` that own whole nodes
     (fewer VCs when there are fewer than 25 nodes). The workload has exactly ``jobs`` jobs
     (default 1,000,000, ids ``j0000001``..) from the same generator, each VC offering load
     0.7 (times ``load_scale``); the trace length follows from the job count, so ``days`` is

@@ -3,7 +3,9 @@
 The Python blocks run one after another in one fresh ``python`` fed on standard input (as if
 pasted into it), the shell blocks each in ``bash -e``, all in a scratch folder, with the
 ``analysim`` of this checkout. The two install commands at the top are what ``.ci/run`` runs
-itself (the test command, then the main job), so they are checked there, not here.
+itself (the test command, then the main job), so they are checked there, not here; and so
+is the docs command of the "Documentation" section (``analysim docs``, which builds the site
+into the checkout; ``tests/test_docs_site.py`` builds it into a temporary folder).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 INSTALL = "pip install"  # the two commands of the README's head, run by .ci/run
+DOCS = "analysim docs"  # the README's docs command, run by .ci/run too
 
 
 def blocks(language: str) -> list[str]:
@@ -47,6 +50,7 @@ def test_the_readme_has_the_blocks_this_test_runs():
     assert len(blocks("python")) >= 5
     assert len(blocks("bash")) >= 4
     assert sum(INSTALL in code for code in blocks("bash")) == 2  # the two commands
+    assert sum(DOCS in code for code in blocks("bash")) == 1  # and the docs command
 
 
 def test_the_python_blocks_run_in_order_in_one_fresh_interpreter(tmp_path):
@@ -76,7 +80,7 @@ def run_python(code: str, path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-SHELL_BLOCKS = [c for c in blocks("bash") if INSTALL not in c]
+SHELL_BLOCKS = [c for c in blocks("bash") if INSTALL not in c and DOCS not in c]
 
 
 @pytest.mark.parametrize(
