@@ -757,6 +757,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         job_story(result, args.job, waits=0)  # an unknown job: the same error as without --at
         print(why_waiting(result, args.job, at))
+
+
 def add_docs_command(commands: Any, common: argparse.ArgumentParser) -> None:
     docs = commands.add_parser(
         "docs",
