@@ -2,7 +2,8 @@
 
 ``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
 :func:`analysim.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by the
-VC of the job holding it, free GPUs pale, borrowed GPUs (a job on another VC's node) marked
+VC of the job holding it, free GPUs pale, the cells past the last GPU of a node with fewer
+GPUs than others white and hatched ("no GPU"), borrowed GPUs (a job on another VC's node) marked
 with a cross; a strip under the grid shows which VC owns each node. In resource mode (a
 snapshot with ``milli_used``) a GPU held by shares is filled from the bottom to its milli in
 use / 1000, one band per VC of its holders, with a white line between shares.
@@ -29,25 +30,28 @@ if TYPE_CHECKING:
 
 FREE = "#eeeeee"
 NO_OWNER = "#ffffff"
-# seaborn's "colorblind" palette (as for the policies), then its "pastel" one, spelled out
+NO_GPU = "#ffffff"  # a cell of the grid past a node's last GPU (nodes with fewer GPUs)
+NO_GPU_HATCH = "#c8c8c8"
+# seaborn's "colorblind" palette (as for the policies), then its "pastel" and "dark" ones
+# (without their greys, which read as free), spelled out: 29 distinct colours, so the VCs of
+# every bundled cluster (venus: 19) get one each
 VC_COLORS = (
     *COLORBLIND,
-    "#a1c9f4",
-    "#ffb482",
-    "#8de5a1",
-    "#ff9f9b",
-    "#d0bbff",
-    "#debb9b",
+    *("#a1c9f4", "#ffb482", "#8de5a1", "#ff9f9b", "#d0bbff", "#debb9b", "#fab0e4", "#fffea3"),
+    "#b9f2f0",
+    *("#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582", "#3c3c3c"),
+    *("#b8850a", "#006374"),
 )
 LABEL_CELLS = 64  # job ids are written in the cells of grids up to this size
 
 MILLI = 1000  # GPU milli in one GPU
 
-__all__ = ["gantt", "occupancy_heatmap", "share_bands", "vc_palette"]
+__all__ = ["gantt", "no_gpu_patch", "occupancy_heatmap", "share_bands", "vc_palette"]
 
 
 def vc_palette(vcs: Any) -> dict[str, str]:
-    """A fixed colour per VC, in sorted order of the names (the same VCs, the same colours)."""
+    """A fixed colour per VC, in sorted order of the names (the same VCs, the same colours);
+    distinct for up to ``len(VC_COLORS)`` (29) VCs, then repeating."""
     names = sorted({str(v) for v in vcs if v is not None and not pd.isna(v)})
     return {vc: VC_COLORS[i % len(VC_COLORS)] for i, vc in enumerate(names)}
 
@@ -87,9 +91,11 @@ def occupancy_heatmap(
     has_owner = owners.notna().any()
     rows = depth + (1 if has_owner else 0)
     image = np.ones((rows, len(nodes), 3))
-    image[:depth] = mcolors.to_rgb(FREE)
+    image[:depth] = mcolors.to_rgb(NO_GPU)
     x = snapshot["node"].map(column).to_numpy(dtype=int)
     y = snapshot["gpu"].to_numpy(dtype=int)
+    image[y, x] = mcolors.to_rgb(FREE)  # the GPUs each node has; the rest stay "no GPU"
+    absent = _absent_cells(x, y, len(nodes), depth)
     vcs = snapshot["job_vc"].to_numpy(dtype=object)
     bands = share_bands(snapshot)
     for i in np.flatnonzero(pd.notna(vcs)):
@@ -102,6 +108,7 @@ def occupancy_heatmap(
             image[depth, column[node]] = mcolors.to_rgb(color)
     ax.imshow(image, aspect="auto", origin="lower", interpolation="nearest")
     ax.grid(False)
+    _hatch_absent(ax, absent)
     if "milli_used" in snapshot.columns:
         _draw_shares(ax, snapshot, x, y, bands, palette)
     if "borrowed" in snapshot.columns:
@@ -123,6 +130,8 @@ def occupancy_heatmap(
     _axes_labels(ax, nodes, depth, has_owner)
     handles = [Patch(color=c, label=vc) for vc, c in palette.items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
+    if len(absent):
+        handles.append(no_gpu_patch())
     if "borrowed" in snapshot.columns:
         from matplotlib.lines import Line2D
 
@@ -137,6 +146,40 @@ def occupancy_heatmap(
     if title:
         ax.set_title(title)
     return ax
+
+
+def no_gpu_patch() -> Patch:
+    """The legend entry of the cells past a node's last GPU."""
+    return Patch(facecolor=NO_GPU, edgecolor=NO_GPU_HATCH, hatch="////", label="no GPU")
+
+
+def _absent_cells(x: np.ndarray, y: np.ndarray, nodes: int, depth: int) -> np.ndarray:
+    """(column, row) of the grid cells that are no GPU: past the last GPU of their node."""
+    present = np.zeros((depth, nodes), dtype=bool)
+    present[y, x] = True
+    rows, columns = np.nonzero(~present)
+    return np.column_stack([columns, rows])
+
+
+def _hatch_absent(ax: Axes, cells: np.ndarray) -> None:
+    """Hatch the cells that are no GPU, so that they do not read as free GPUs."""
+    if not len(cells):
+        return
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    boxes = [Rectangle((cx - 0.5, cy - 0.5), 1.0, 1.0) for cx, cy in cells]
+    ax.add_collection(
+        PatchCollection(
+            boxes,
+            facecolor="none",
+            edgecolor=NO_GPU_HATCH,
+            hatch="////",
+            linewidth=0.0,
+            label="_no_gpu",
+        ),
+        autolim=False,
+    )
 
 
 def share_bands(snapshot: pd.DataFrame) -> dict[int, list[tuple[str, float, float]]]:
