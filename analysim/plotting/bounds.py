@@ -30,7 +30,7 @@ def _texts(fig: Figure) -> list[tuple[str, Any]]:
     if fig._suptitle is not None:  # noqa: SLF001 - matplotlib keeps it only there
         found.append(("suptitle", fig._suptitle))  # noqa: SLF001
     found += [("figure legend", legend) for legend in fig.legends]
-    found += [("figure text", text) for text in fig.texts]
+    found += [("figure text", text) for text in fig.texts if text is not fig._suptitle]  # noqa: SLF001
     for k, ax in enumerate(fig.axes):
         if not ax.get_visible():
             continue
@@ -92,21 +92,33 @@ def check_inside(fig: Figure, name: str = "figure") -> None:
         raise FigureLayoutError(f"{name}: " + "; ".join(problems))
 
 
-def wrap_wide_titles(fig: Figure, margin: float = 0.98) -> None:
-    """Break an axes title (or the suptitle) wider than the figure into lines that fit."""
+def wrap_wide_titles(fig: Figure, margin: float = 4.0) -> None:
+    """Break a line of an axes title (or of the suptitle) that would extend past the
+    figure's edges into lines that fit (a title is centred on its axes or on the figure)."""
     import textwrap
 
     renderer = _renderer(fig)
     titles = [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title)]  # noqa: SLF001
     if fig._suptitle is not None:  # noqa: SLF001
         titles.append(fig._suptitle)  # noqa: SLF001
+    box = fig.bbox
     for title in titles:
         text = title.get_text()
-        width = title.get_window_extent(renderer).width
-        if not text or width <= fig.bbox.width * margin:
+        if not text or not title.get_visible():
             continue
-        chars = max(20, int(len(text) * fig.bbox.width * margin / width) - 2)
-        title.set_text("\n".join(textwrap.wrap(text.replace("\n", " "), chars)))
+        extent = title.get_window_extent(renderer)
+        if extent.x0 >= box.x0 + margin and extent.x1 <= box.x1 - margin:
+            continue
+        middle = (extent.x0 + extent.x1) / 2
+        if title.get_horizontalalignment() == "left":
+            room = box.x1 - margin - extent.x0
+        else:
+            room = 2 * min(middle - box.x0, box.x1 - middle) - 2 * margin
+        lines = text.split("\n")
+        longest = max(len(line) for line in lines)
+        chars = max(20, int(longest * room / extent.width) - 1)
+        wrapped = [part for line in lines for part in textwrap.wrap(line, chars) or [""]]
+        title.set_text("\n".join(wrapped))
 
 
 def fit_margins(

@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib import colors as mcolors
 from matplotlib.patches import Patch
 
+from analysim.plotting.base import get_ax, remember
 from analysim.plotting.style import COLORBLIND
 
 if TYPE_CHECKING:
@@ -57,11 +58,9 @@ def vc_palette(vcs: Any) -> dict[str, str]:
 
 
 def _get_ax(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    return plt.figure(figsize=figsize).add_subplot()
+    """``ax``, or the Axes of a new figure in the AnalySIM style (constrained layout: the
+    legend beside the grid stays inside the figure)."""
+    return get_ax(ax, figsize)
 
 
 def occupancy_heatmap(
@@ -273,11 +272,13 @@ def gantt(
     cluster: Cluster | None = None,
     now: float | None = None,
     spells: pd.DataFrame | None = None,
+    title: str | None = None,
 ) -> Axes:
     """Jobs on GPUs over time: one row per GPU (``node:gpu``), one bar per spell, coloured
     by job and labelled with its id. A job still running at ``now`` (default: the result's
-    end) is drawn up to then, and a line marks ``now``. ``spells`` defaults to
-    :func:`analysim.explain.allocations` of ``result`` on ``cluster``. Returns the Axes."""
+    end) is drawn up to then, and a dashed line marks ``now`` (in the legend). ``spells``
+    defaults to :func:`analysim.explain.allocations` of ``result`` on ``cluster``; they are
+    recorded for the CSV with ``start_s, end_s`` in seconds. Returns the Axes."""
     from analysim.explain import allocations, gpu_snapshot
 
     if spells is None:
@@ -296,11 +297,15 @@ def gantt(
         ax.broken_barh([(start, stop - start)], (row - 0.4, 0.8), color=color[job])
         if stop > start:
             ax.text((start + stop) / 2, row, str(job), ha="center", va="center", fontsize=7)
-    ax.axvline(now, color="black", linewidth=1, linestyle="--")
+    ax.axvline(now, color="black", linewidth=1, linestyle="--", label=f"now (t = {now:,.0f} s)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # what the dashed line is
     ax.set_yticks(range(len(rows)), [f"{n}:{g}" for n, g in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(0, max(now, float(spells["end"].max()) if len(spells) else 0.0, 1.0) * 1.02)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("node:GPU")
     ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(title)
+    remember(ax, spells.rename(columns={"start": "start_s", "end": "end_s"}))
     return ax
