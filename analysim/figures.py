@@ -133,8 +133,7 @@ def span_text(results: Mapping[str, Result], until: float | None) -> str:
     unit, size = readable_unit(until)
     whole, whole_size = readable_unit(end)
     return (
-        f"the first {until / size:,.3g} {unit} of a {end / whole_size:,.0f}-{whole.rstrip('s')} "
-        "run"
+        f"the first {until / size:,.3g} {unit} of a {end / whole_size:,.0f}-{whole.rstrip('s')} run"
     )
 
 

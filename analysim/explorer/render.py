@@ -418,7 +418,9 @@ def gantt_figure(
         handles = [Patch(color=c, label=f"VC {vc}") for vc, c in palette.items()]
         handles.append(Patch(facecolor="white", edgecolor="#555", hatch="///", label="waiting"))
         if marks:
-            handles.append(Line2D([], [], linestyle="", markersize=8, label="preempted", **PREEMPTED))
+            handles.append(
+                Line2D([], [], linestyle="", markersize=8, label="preempted", **PREEMPTED)
+            )
         handles.append(Line2D([], [], color="#c00000", linewidth=2, label="now"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
         fit_margins(fig, sides=("left", "right"))

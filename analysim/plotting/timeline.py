@@ -130,8 +130,9 @@ def timeline(
     ax.set_ylabel(MILLI_LABELS.get(column) or label_for(column))
     if column in FRACTION_METRICS:
         ax.set_ylim(0, 1.02)
-    if column in COUNT_COLUMNS:  # whole GPUs and jobs: no ticks at 2.5
+    if column in COUNT_COLUMNS:  # whole GPUs and jobs: from 0, no ticks at 2.5
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(bottom=0)
     if vc != ALL_VCS:
         ax.set_title(f"VC {vc}")
     if len(labels) > 1:
