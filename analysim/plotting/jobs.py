@@ -174,6 +174,8 @@ def _stats(values: np.ndarray) -> dict[str, float]:
     }
 
 
+SAME_BARS = {"hatch": "//", "hatchcolor": "white", "linewidth": 0}
+"""Bars of a run identical to an earlier one: hatched in white, so both stay visible."""
 MEAN_MARK = {"marker": "D", "markerfacecolor": "black", "markeredgecolor": "white", "markersize": 7}
 """The mean on a box plot: a filled black diamond (no outlier is drawn, so nothing else is a
 point), with its own legend entry."""
@@ -322,8 +324,7 @@ def per_vc_bars(
             width,
             label=wrapped(f"{label} (same as {same[label]})" if label in same else label),
             color=palette[label],
-            hatch="//" if label in same else None,
-            edgecolor="white" if label in same else None,
+            **(SAME_BARS if label in same else {}),
         )
     crowded = len(order) > 6
     ax.set_xticks(x, order, rotation=45 if crowded else 0, ha="right" if crowded else "center")
