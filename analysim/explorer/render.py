@@ -124,8 +124,8 @@ def cdf_figure(runs: dict[str, Result]) -> Figure:
 
 
 def legend_label(label: str, width: int = LEGEND_CHARS) -> str:
-    """A run's name for a legend: broken into lines of at most ``width`` characters, after
-    a ``+`` where it can (``las + preemption + ...``)."""
+    """A run's name for a legend: broken at spaces into lines of at most ``width``
+    characters (``las + preemption + LAS queues at ...``)."""
     import textwrap
 
     return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
@@ -193,7 +193,7 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
 def _legend_above(fig: Figure, ax: Any, columns: int) -> None:
     """The runs' legend above the panels, right-aligned, in as many columns (at most
     ``columns``) as fit the figure's width; the panels start under it."""
-    from analysim.plotting.bounds import _renderer
+    from analysim.plotting.bounds import laid_out_renderer
 
     handles, names = ax.get_legend_handles_labels()
     for ncols in range(columns, 0, -1):
@@ -205,7 +205,7 @@ def _legend_above(fig: Figure, ax: Any, columns: int) -> None:
             ncols=ncols,
             frameon=False,
         )
-        extent = legend.get_window_extent(_renderer(fig))
+        extent = legend.get_window_extent(laid_out_renderer(fig))
         if extent.x0 >= fig.bbox.x0 + 2 or ncols == 1:
             break
         legend.remove()

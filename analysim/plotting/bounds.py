@@ -15,6 +15,7 @@ __all__ = [
     "FigureLayoutError",
     "check_inside",
     "fit_margins",
+    "laid_out_renderer",
     "outside_figure",
     "wrap_wide_titles",
 ]
@@ -47,7 +48,7 @@ def _texts(fig: Figure) -> list[tuple[str, Any]]:
     return found
 
 
-def _renderer(fig: Figure) -> Any:
+def laid_out_renderer(fig: Figure) -> Any:
     """A renderer of ``fig`` after laying it out as it will be saved (Agg, as PNGs are)."""
     if not hasattr(fig.canvas, "get_renderer"):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -61,7 +62,7 @@ def outside_figure(fig: Figure) -> list[str]:
     """What extends past the figure's edges, one line each (``[]`` when everything shows):
     every legend, title, axis label and visible tick label with text, by
     ``artist.get_window_extent(renderer)`` against ``fig.bbox``."""
-    renderer = _renderer(fig)
+    renderer = laid_out_renderer(fig)
     box = fig.bbox
     problems = []
     for what, artist in _texts(fig):
@@ -97,7 +98,7 @@ def wrap_wide_titles(fig: Figure, margin: float = 4.0) -> None:
     figure's edges into lines that fit (a title is centred on its axes or on the figure)."""
     import textwrap
 
-    renderer = _renderer(fig)
+    renderer = laid_out_renderer(fig)
     titles = [t for ax in fig.axes for t in (ax.title, ax._left_title, ax._right_title)]  # noqa: SLF001
     if fig._suptitle is not None:  # noqa: SLF001
         titles.append(fig._suptitle)  # noqa: SLF001
@@ -133,7 +134,7 @@ def fit_margins(
     inside the figure; wide titles are wrapped first (:func:`wrap_wide_titles`)."""
     wrap_wide_titles(fig)
     for _ in range(rounds):
-        renderer = _renderer(fig)
+        renderer = laid_out_renderer(fig)
         box = fig.bbox
         over = dict.fromkeys(("left", "right", "bottom", "top"), 0.0)
         for what, artist in _texts(fig):
