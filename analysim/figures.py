@@ -122,6 +122,21 @@ def queue_window(results: Mapping[str, Result], margin: float = 1.5) -> float | 
     return min(last * margin, end) if last > 0 else None
 
 
+def span_text(results: Mapping[str, Result], until: float | None) -> str:
+    """How much of the runs a timeline cut at ``until`` seconds shows, for its title: ``"the
+    first 35 h of a 145-day run"``, or ``"the whole run"``."""
+    from analysim.readable import readable_unit
+
+    end = max(float(r.meta.get("now", r.timeline["time"].max())) for r in results.values())
+    if until is None or until >= end:
+        return "the whole run"
+    unit, size = readable_unit(until)
+    whole, whole_size = readable_unit(end)
+    return (
+        f"the first {until / size:,.3g} {unit} of a {end / whole_size:,.0f}-{whole.rstrip('s')} run"
+    )
+
+
 def conditions(workload: str, **settings: Any) -> str:
     """A figure title's statement of the conditions a result holds under:
     ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is

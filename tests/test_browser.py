@@ -18,6 +18,7 @@ does not work here, so the system Chromium is used.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -29,6 +30,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,22 +275,40 @@ def test_a_click_on_a_timeline_moves_the_moment(page, failure_shot):
     _kernel_idle(page)
 
 
+def _timed(name: str, page, change: Any, prefix: str) -> None:
+    """Make ``change`` in the page and wait until the status says ``prefix`` and the kernel
+    is idle (everything shown); with ANALYSIM_BROWSER_TIMES, add the seconds it took to
+    that JSON file under ``name`` (``benchmarks/screenshots.py`` reports them)."""
+    started = time.perf_counter()
+    change()
+    _status_starts(page, prefix)
+    _kernel_idle(page)
+    seconds = time.perf_counter() - started
+    out = os.environ.get("ANALYSIM_BROWSER_TIMES")
+    if out:
+        path = Path(out)
+        times = json.loads(path.read_text()) if path.exists() else {}
+        times[name] = round(seconds, 2)
+        path.write_text(json.dumps(times, indent=1) + "\n")
+
+
 def test_pinning_a_baseline(page, failure_shot):
     page.locator(".analysim-pin").click()
     page.wait_for_function(
         "() => document.querySelector('.analysim-summary').innerText.includes('baseline')",
         timeout=30_000,
     )
-    page.locator(".analysim-scheduler select").select_option("sjf")
-    _status_starts(page, "run 2: sjf")
-    _kernel_idle(page)
+    scheduler = page.locator(".analysim-scheduler select")
+    _timed("venus 7 days: fifo -> sjf", page, lambda: scheduler.select_option("sjf"), "run 2: sjf")
     head = page.locator(".analysim-summary tr").first.inner_text()
     # named by what differs; the baseline first, the change against it last
     assert head.split() == "metric unit fifo baseline sjf this run change vs fifo".split(), head
-    page.locator(".analysim-scheduler select").select_option("las")
-    page.locator(".analysim-preemption input").check()
-    _status_starts(page, "run 3: las")
-    _kernel_idle(page)
+
+    def las_with_preemption() -> None:
+        scheduler.select_option("las")
+        page.locator(".analysim-preemption input").check()
+
+    _timed("venus 7 days: sjf -> las + preemption", page, las_with_preemption, "run 3: las")
     head = page.locator(".analysim-summary tr").first.inner_text()
     assert head.split()[:5] == ["metric", "unit", "fifo", "baseline", "las"], head
     assert "las + preemption" in head

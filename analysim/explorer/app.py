@@ -23,6 +23,7 @@ from analysim.explorer import compare, export, layout, render
 from analysim.explorer.inputs import (
     DEFAULT_DAYS,
     MissingFolderError,
+    check_control,
     check_explore_args,
     check_export_folder,
     check_export_target,
@@ -34,6 +35,7 @@ from analysim.explorer.inputs import (
     parse_thresholds,
     scale_cluster,
     scale_load,
+    thresholds_text,
 )
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
 from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
@@ -245,15 +247,14 @@ class Explorer:
         }
         las = dict(config.scheduler) if isinstance(config.scheduler, dict) else {}
         values["las_thresholds"] = (
-            ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", []))
-            or layout.LAS_DEFAULT_HOURS
+            thresholds_text(las.get("thresholds", [])) or layout.LAS_DEFAULT_HOURS
         )
         factor = las.get("starvation_factor", 4.0)
         values["las_starvation"] = "off" if factor is None else f"{factor:g}"
         self._set_controls(values)
         off = scenario.off
         flip = (
-            f"set the LAS queues to {', '.join(f'{t / 3600:g}' for t in off['thresholds'])} GPU-h"
+            f"set the LAS queues to {thresholds_text(off['thresholds'])} GPU-h"
             if isinstance(off, dict)
             else f"set {scenario.lesson} to {off}"
             if not isinstance(off, bool)
@@ -389,14 +390,14 @@ class Explorer:
         source = v["workload"]
         base = self._clusters[source]
         load = float(v["load_scale"])
+        check_control("seed", v["seed"])
         if source == TRACE:
             workload = scale_load(self._trace, load)
         elif source.startswith(SCENARIO):
             workload = scale_load(scenarios.get(source[len(SCENARIO) :]).workload(), load)
         else:
             days = float(v["days"])
-            if not days > 0:
-                raise ValueError(f"days must be > 0, got {days}")
+            check_control("days", days)
             workload = presets.workload(source, seed=v["seed"], load_scale=load, days=days)
         cluster = scale_cluster(base, float(v["cluster_size"]))
         problem = newly_unschedulable(workload, base, cluster)

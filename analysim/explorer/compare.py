@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analysim.explorer.inputs import name_of
+from analysim.explorer.inputs import GPU_SECONDS_PER_GPU_HOUR, name_of, thresholds_text
 
 if TYPE_CHECKING:
     from analysim.result import Result
@@ -33,6 +33,8 @@ SETTINGS = (
 )
 """The settings a run's label may name (the workload is the same for all compared runs)."""
 SWITCHES = ("preemption", "migration", "borrowing", "backfill")
+LAS_DEFAULTS = {"thresholds": (18_000.0,), "starvation_factor": 4.0}
+"""LAS's own parameters when the scheduler is given as plain ``"las"``."""
 
 
 @dataclass
@@ -51,6 +53,8 @@ def settings_of(config: Any, cluster_size: float) -> dict[str, Any]:
     """The comparable settings of a run from its :class:`~analysim.config.SimConfig`."""
     scheduler = config.scheduler
     params = dict(scheduler) if isinstance(scheduler, dict) else {}
+    if name_of(scheduler) == "las":
+        params = {**LAS_DEFAULTS, **params}
     return {
         "scheduler": name_of(scheduler),
         "placement": name_of(config.placement),
@@ -74,15 +78,36 @@ def _plain(spec: Any) -> str:
     return name_of(spec) if not isinstance(spec, dict) or set(spec) == {"name"} else str(spec)
 
 
-def differing(runs: list[dict[str, Any]]) -> list[str]:
-    """The settings that are not the same in all of ``runs``."""
-    return [k for k in SETTINGS if len({repr(r.get(k)) for r in runs}) > 1]
+def applies(key: str, settings: dict[str, Any]) -> bool:
+    """Whether the setting ``key`` does anything in a run of ``settings``: LAS's parameters
+    only under LAS, the checkpoint cost only with preemption or borrowing (reclaims), the
+    migration cost only with migration."""
+    if key in ("las_thresholds", "starvation_factor"):
+        return settings.get("scheduler") == "las"
+    if key == "checkpoint_cost":
+        return bool(settings.get("preemption") or settings.get("borrowing"))
+    if key == "migration_cost":
+        return bool(settings.get("migration"))
+    return True
+
+
+def differing(runs: list[dict[str, Any]], *, everywhere: bool = False) -> list[str]:
+    """The settings that are not the same in all of ``runs`` where they apply (``everywhere``:
+    in all of ``runs``, whether they apply or not)."""
+    return [
+        k
+        for k in SETTINGS
+        if len({repr(r.get(k)) for r in runs if everywhere or applies(k, r)}) > 1
+    ]
 
 
 def label(settings: dict[str, Any], keys: list[str]) -> str:
-    """A run named by the settings in ``keys``: ``fifo``, ``las + preemption``."""
+    """A run named by the settings in ``keys`` that apply to it (:func:`applies`):
+    ``fifo``, ``las + preemption``, ``las + LAS queues at 0.5, 2 GPU-h``."""
     parts, offs = [], []
     for key in keys:
+        if not applies(key, settings):
+            continue
         value = settings.get(key)
         if key == "backfill" and value == "easy":
             parts.append("EASY backfill")
@@ -91,8 +116,10 @@ def label(settings: dict[str, Any], keys: list[str]) -> str:
         elif key in ("scheduler", "placement"):
             parts.append(str(value))
         elif key == "las_thresholds":
-            hours = ", ".join(f"{t / 3600:g}" for t in value) if value else "default"
+            hours = thresholds_text(value or LAS_DEFAULTS["thresholds"])
             parts.append(f"LAS queues at {hours} GPU-h")
+        elif key == "starvation_factor":
+            parts.append("no starvation promotion" if value is None else f"starvation ×{value:g}")
         elif key == "quantum":
             parts.append(f"quantum {value:g} s")
         elif key == "cluster_size":
@@ -143,7 +170,7 @@ def same_decisions(a: Result, b: Result) -> bool:
 
 def why_identical(before: dict[str, Any], after: dict[str, Any], result: Result) -> str:
     """Why a change of settings gave the same decisions, where it can be said."""
-    keys = differing([before, after])
+    keys = differing([before, after], everywhere=True)
     counts = result.summary()
     reasons = []
     schedulers = {before["scheduler"], after["scheduler"]}
@@ -153,13 +180,14 @@ def why_identical(before: dict[str, Any], after: dict[str, Any], result: Result)
             "waiting job has attained no service yet and LAS orders them by arrival, as FIFO does"
         )
     if "las" in schedulers and after["preemption"] and "scheduler" in keys:
-        first = (after.get("las_thresholds") or (18_000.0,))[0]
+        first = (after.get("las_thresholds") or LAS_DEFAULTS["thresholds"])[0]
         jobs = result.jobs
         most = float((jobs["run_time"] * jobs["num_gpus"]).max()) if len(jobs) else 0.0
         if most < first:
+            hour = GPU_SECONDS_PER_GPU_HOUR
             reasons.append(
-                f"no job attained LAS's first threshold ({first / 3600:g} GPU-h; the most any "
-                f"job received was {most / 3600:.2g} GPU-h), so every job stayed in the top "
+                f"no job attained LAS's first threshold ({first / hour:g} GPU-h; the most any "
+                f"job received was {most / hour:.2g} GPU-h), so every job stayed in the top "
                 "queue, where LAS orders by arrival as FIFO does"
             )
     if "preemption" in keys and counts.get("preemptions", 0) == 0:

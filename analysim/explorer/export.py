@@ -27,6 +27,7 @@ RAW_UNITS = {
     "fraction": "fraction",
     "gpu_hours": "GPU-h",
     "gpus": "GPUs",
+    "milli": "GPU milli",
     "count": "count",
     "ratio": "ratio",
 }

@@ -14,21 +14,32 @@ from analysim.cluster import Cluster
 from analysim.config import SimConfig
 from analysim.domains import build_partition
 from analysim.scaling import scale_cluster, scale_load
+from analysim.validation import MAX_SEED
 from analysim.workload import Workload
 
 DEFAULT_DAYS = 7.0
 """Days of the ``venus`` workload the explorer simulates by default (a month takes longer)."""
 MAX_DAYS = 400.0
-LOAD_RANGE = (0.05, 200.0)
+LOAD_STEPS = (
+    0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0
+)  # fmt: skip
+"""The load scales the slider stops at: readable values, 1 (the trace as recorded) among them,
+so the slider can always return to exactly 1."""
+LOAD_RANGE = (LOAD_STEPS[0], LOAD_STEPS[-1])
 """Load scales the control offers: from a sparse trace to a queue that never empties (the
 bundled openb trace queues at 200x on a tenth of its cluster)."""
-CLUSTER_RANGE = (0.05, 4.0)
+CLUSTER_STEPS = (0.05, 0.1, 0.2, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0)
+"""The cluster sizes the slider stops at (1: the workload's own cluster)."""
+CLUSTER_RANGE = (CLUSTER_STEPS[0], CLUSTER_STEPS[-1])
 """Cluster sizes the control offers, as factors of the workload's own cluster."""
+SEED_RANGE = (0, MAX_SEED)
+"""Seeds the seed control takes (as ``SimConfig.seed``)."""
 
 
 __all__ = [
     "ExploreArgumentError",
     "MissingFolderError",
+    "check_control",
     "check_explore_args",
     "check_export_folder",
     "cost_text",
@@ -37,6 +48,7 @@ __all__ = [
     "newly_unschedulable",
     "parse_cost",
     "parse_thresholds",
+    "thresholds_text",
     "scale_cluster",  # from analysim.scaling, where it lives
     "scale_load",
 ]
@@ -113,6 +125,20 @@ def check_export_target(folder: Path, name: str) -> None:
         raise ExploreArgumentError(str(error)) from None
 
 
+def check_control(name: str, value: Any) -> None:
+    """Refuse (never clamp) a value typed into the ``days`` or ``seed`` control, naming the
+    control and the range it takes."""
+    if name == "days":
+        if not (math.isfinite(float(value)) and 0 < float(value) <= MAX_DAYS):
+            raise ValueError(f"days must be > 0 and <= {MAX_DAYS:g}, got {value:g}")
+    elif name == "seed":
+        low, high = SEED_RANGE
+        if not (float(value).is_integer() and low <= int(value) <= high):
+            raise ValueError(f"seed must be a whole number from {low} to 2**63 - 1, got {value}")
+    else:
+        raise KeyError(f"check_control: no range for the control {name!r}")
+
+
 def looks_like_path(text: str) -> bool:
     """Whether a workload string names a folder rather than a preset."""
     return text.startswith(("bundled:", ".", "~")) or "/" in text or "\\" in text
@@ -150,8 +176,21 @@ def cost_text(spec: Any) -> str:
     return json.dumps(spec) if isinstance(spec, dict) else str(spec)
 
 
+GPU_SECONDS_PER_GPU_HOUR = 3600.0
+"""The explorer shows LAS's thresholds in GPU-hours; the API takes GPU-seconds. Every
+conversion between the two goes through :func:`parse_thresholds` and
+:func:`thresholds_text`."""
+
+
+def thresholds_text(seconds: Any) -> str:
+    """LAS's thresholds (GPU-seconds, as the API takes them) as the control shows them:
+    GPU-hours, comma-separated (``[1800, 7200]`` → ``"0.5, 2"``)."""
+    return ", ".join(f"{float(t) / GPU_SECONDS_PER_GPU_HOUR:g}" for t in seconds)
+
+
 def parse_thresholds(text: str) -> list[float]:
-    """LAS's queue thresholds from a control's text: hours, comma-separated (``5, 20``)."""
+    """LAS's queue thresholds from a control's text, GPU-hours comma-separated (``5, 20``),
+    as the GPU-seconds the API takes (``[18000.0, 72000.0]``)."""
     parts = [p.strip() for p in str(text).split(",") if p.strip()]
     if not parts:
         raise ValueError("LAS thresholds: give at least one number of GPU-hours, e.g. 5")
@@ -163,7 +202,7 @@ def parse_thresholds(text: str) -> list[float]:
         ) from None
     if any(not math.isfinite(h) or h <= 0 for h in hours) or hours != sorted(set(hours)):
         raise ValueError(f"LAS thresholds must be increasing and > 0 GPU-hours, got {text!r}")
-    return [h * 3600.0 for h in hours]
+    return [h * GPU_SECONDS_PER_GPU_HOUR for h in hours]
 
 
 def name_of(spec: Any) -> str:

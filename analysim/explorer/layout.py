@@ -4,14 +4,13 @@ wide, tables that scroll sideways inside their own box) and reads from a distanc
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import ipywidgets as widgets
 
 from analysim.config import SimConfig
 from analysim.explorer import render
-from analysim.explorer.inputs import CLUSTER_RANGE, LOAD_RANGE, cost_text, name_of
+from analysim.explorer.inputs import CLUSTER_STEPS, LOAD_STEPS, cost_text, name_of, thresholds_text
 from analysim.policies import PLACERS, SCHEDULERS
 from analysim.sharing.sweep import FGD_STUDY
 
@@ -19,12 +18,13 @@ LAS_DEFAULT_HOURS = "5"  # LAS's default threshold, 18,000 GPU-seconds
 LAS_DEFAULT_STARVATION = "4"
 TOOLTIPS = {
     "workload": "a preset, a teaching scenario, or the trace given to explore()",
-    "days": "days of the venus workload (jobs submitted in that span)",
     "load_scale": "arrivals this many times faster (0.05x to 200x)",
     "cluster_size": "each VC's nodes scaled by this factor (0.05x to 4x)",
-    "seed": "seed of the venus workload and of random placement and ties",
+    "days": "days of the venus workload (jobs submitted in that span), > 0 and <= 400",
+    "seed": "seed of the venus workload and of random placement and ties, a whole number >= 0",
     "scheduler": "the ranking policy",
-    "las_thresholds": "attained service splitting LAS's queues, GPU-hours, comma-separated",
+    "las_thresholds": "attained service splitting LAS's queues, in GPU-hours (1 GPU-h = 3,600 "
+    "GPU-seconds, the unit of the API's thresholds), comma-separated",
     "las_starvation": "promote a job that waited this many times as long as it ran (off: never)",
     "placement": "the placement policy",
     "quantum": "seconds between scheduling rounds (preemption and re-ranking happen then)",
@@ -90,20 +90,22 @@ STYLE = """
 """
 
 
-def factor_slider(name: str, label: str, bounds: tuple[float, float]) -> widgets.ValueWidget:
-    """A log slider of a factor (1 at the start) from ``bounds[0]`` to ``bounds[1]``."""
+def factor_slider(name: str, label: str, steps: tuple[float, ...]) -> widgets.ValueWidget:
+    """A slider of a factor that stops only at ``steps`` (readable values, 1 among them, so
+    it can always return to exactly 1), starting at 1 and read out as ``1×``, ``0.25×``."""
     return box(
-        widgets.FloatLogSlider,
+        widgets.SelectionSlider,
         name,
         label,
+        options=[(factor_text(v), v) for v in steps],
         value=1.0,
-        base=10,
-        min=math.log10(bounds[0]),
-        max=math.log10(bounds[1]),
-        step=0.05,
-        readout_format=".2f",
         continuous_update=False,
     )
+
+
+def factor_text(value: float) -> str:
+    """A factor as the slider reads it out: ``1×``, ``0.25×``, ``200×``."""
+    return f"{value:g}×"
 
 
 def box(kind: Any, name: str, description: str, **kw: Any) -> widgets.ValueWidget:
@@ -148,14 +150,15 @@ def make_controls(
     ``placers``: the placement list (default: the whole-GPU placers)."""
     c = config
     las = dict(c.scheduler) if isinstance(c.scheduler, dict) else {}
-    hours = ", ".join(f"{t / 3600:g}" for t in las.get("thresholds", [])) or LAS_DEFAULT_HOURS
+    hours = thresholds_text(las.get("thresholds", [])) or LAS_DEFAULT_HOURS
     starvation = las.get("starvation_factor", 4.0)
     controls = {
         "workload": box(widgets.Dropdown, "workload", "workload", options=options, value=start),
-        "days": box(widgets.BoundedFloatText, "days", "days (venus)", value=days, min=0.1),
-        "load_scale": factor_slider("load_scale", "load scale ×", LOAD_RANGE),
-        "cluster_size": factor_slider("cluster_size", "cluster size ×", CLUSTER_RANGE),
-        "seed": box(widgets.BoundedIntText, "seed", "seed", value=c.seed, min=0, max=2**31),
+        "days": box(widgets.FloatText, "days", "days (venus)", value=days),
+        "load_scale": factor_slider("load_scale", "load scale", LOAD_STEPS),
+        "cluster_size": factor_slider("cluster_size", "cluster size", CLUSTER_STEPS),
+        # plain number boxes: a value out of range is refused with a message, not clamped
+        "seed": box(widgets.IntText, "seed", "seed", value=c.seed),
         "scheduler": box(
             widgets.Dropdown,
             "scheduler",

@@ -16,6 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysim.explorer.units import time_unit
+from analysim.plotting.bounds import fit_margins
 from analysim.plotting.occupancy import FREE, MILLI, occupancy_heatmap, vc_palette
 from analysim.plotting.style import colors_for
 
@@ -30,6 +31,8 @@ LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (1, 1)))
 TIMELINE_LEFT, TIMELINE_RIGHT = 0.07, 0.98
 """Where the timelines' axes start and end, as fractions of the figure's width (the time
 slider under them is placed to match)."""
+PREEMPTED = {"marker": "v", "color": "black"}
+"""The mark at the end of a Gantt bar that a preemption (or a reclaim) cut short."""
 DETAILED_NODES = 160
 """Clusters with more nodes are drawn wrapped: rows of nodes, one pixel row per GPU."""
 WRAP = 100  # nodes per row of the wrapped heatmap
@@ -38,6 +41,8 @@ TIMELINES = (
     ("waiting_jobs", "waiting jobs", 1.0),
     ("fragmented_gpus", "fragmented GPUs", 1.0),
 )
+LEGEND_LINE = 0.27  # inches per line of a legend under or over the axes
+LEGEND_CHARS = 44  # characters per line of a run's name in a legend
 FGD_TIMELINE = ("fgd_frag_milli", "FGD fragmentation (GPUs: milli / 1000)", 1.0 / MILLI)
 """The panel added under the others when a run shown is in resource mode."""
 
@@ -66,13 +71,19 @@ def _styled(labels: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def cdf_figure(runs: dict[str, Result]) -> Figure:
-    """The JCT CDF of each run (finished jobs), in hours or days as natural."""
+    """The JCT CDF of each run (finished jobs), in hours or days as natural; the legend
+    under the axes, one run a line (long names wrapped), so it never covers the curves or
+    the y label."""
     from matplotlib import rc_context
 
+    names = {label: legend_label(label) for label in runs}
+    lines = sum(name.count("\n") + 1 for name in names.values())
     with rc_context(FONT):
-        fig = figure(5.4, 3.9)
+        height = 3.9 + LEGEND_LINE * lines
+        fig = figure(5.4, height)
         ax = fig.add_subplot()
-        fig.subplots_adjust(left=0.15, right=0.97, top=0.9, bottom=0.17)
+        bottom = (0.75 + LEGEND_LINE * lines + 0.1) / height
+        fig.subplots_adjust(left=0.15, right=0.97, top=1 - 0.4 / height, bottom=bottom)
         jcts = {
             k: np.sort(r.jobs.loc[r.jobs["status"] == "done", "jct"].to_numpy())
             for k, r in runs.items()
@@ -83,11 +94,24 @@ def cdf_figure(runs: dict[str, Result]) -> Figure:
             jct = jcts[label]
             if len(jct):
                 fraction = np.arange(1, len(jct) + 1) / len(jct)
-                ax.step(jct / size, fraction * 100, where="post", label=label, linewidth=2, **style)
+                ax.step(
+                    jct / size,
+                    fraction * 100,
+                    where="post",
+                    label=names[label],
+                    linewidth=2,
+                    **style,
+                )
         if len(runs) and any(len(j) for j in jcts.values()):
             ax.set_xscale("log")
             _plain_log_ticks(ax, [j / size for j in jcts.values() if len(j)])
-            ax.legend(loc="lower right", fontsize=13 if len(runs) <= 3 else 11)
+            fig.legend(
+                *ax.get_legend_handles_labels(),
+                loc="lower left",
+                bbox_to_anchor=(0.02, 0.01),
+                fontsize=13 if len(runs) <= 3 else 11,
+                frameon=False,
+            )
         else:
             ax.text(
                 0.5, 0.5, "no finished job yet", ha="center", va="center", transform=ax.transAxes
@@ -97,6 +121,14 @@ def cdf_figure(runs: dict[str, Result]) -> Figure:
         ax.set_title("JCT distribution")
         ax.grid(alpha=0.3)
     return fig
+
+
+def legend_label(label: str, width: int = LEGEND_CHARS) -> str:
+    """A run's name for a legend: broken at spaces into lines of at most ``width``
+    characters (``las + preemption + LAS queues at ...``)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width, break_on_hyphens=False)) or label
 
 
 def _plain_log_ticks(ax: Any, values: list[np.ndarray]) -> None:
@@ -130,20 +162,20 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
         extra = 1.5 * (len(panels) - len(TIMELINES))
         fig = figure(WIDE, 5.0 + extra + 0.3 * (rows - 1))
         axes = fig.subplots(len(panels), 1, sharex=True)
-        top = 1 - (0.4 + 0.3 * rows) / fig.get_figheight()
         fig.subplots_adjust(
-            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=top, bottom=0.11, hspace=0.42
+            left=TIMELINE_LEFT, right=TIMELINE_RIGHT, top=0.95, bottom=0.11, hspace=0.42
         )
         styles = _styled(list(runs))
         for ax, (column, title, scale) in zip(axes, panels, strict=True):
             for label, result in runs.items():
                 rows = result.timeline[result.timeline["vc"] == "(all)"]
-                if column in rows.columns:
+                if column in rows.columns:  # a sample holds until the next one: steps
                     ax.plot(
                         rows["time"] / size,
                         rows[column] * scale,
-                        label=label,
+                        label=legend_label(label),
                         linewidth=1.6,
+                        drawstyle="steps-post",
                         **styles[label],
                     )
             ax.set_title(title, loc="left", fontsize=14, pad=3)
@@ -154,14 +186,31 @@ def timeline_figure(runs: dict[str, Result], moment: float | None, end: float) -
         axes[0].set_xlim(0, end / size)
         axes[-1].set_xlabel(f"time ({unit}); the red line is the moment shown below")
         if runs:  # above the panels, right-aligned, in rows of at most 4 runs
-            fig.legend(
-                *axes[0].get_legend_handles_labels(),
-                loc="upper right",
-                bbox_to_anchor=(TIMELINE_RIGHT, 1.0),
-                ncols=columns,
-                frameon=False,
-            )
+            _legend_above(fig, axes[0], columns)
     return fig
+
+
+def _legend_above(fig: Figure, ax: Any, columns: int) -> None:
+    """The runs' legend above the panels, right-aligned, in as many columns (at most
+    ``columns``) as fit the figure's width; the panels start under it."""
+    from analysim.plotting.bounds import laid_out_renderer
+
+    handles, names = ax.get_legend_handles_labels()
+    for ncols in range(columns, 0, -1):
+        legend = fig.legend(
+            handles,
+            names,
+            loc="upper right",
+            bbox_to_anchor=(TIMELINE_RIGHT, 1.0),
+            ncols=ncols,
+            frameon=False,
+        )
+        extent = legend.get_window_extent(laid_out_renderer(fig))
+        if extent.x0 >= fig.bbox.x0 + 2 or ncols == 1:
+            break
+        legend.remove()
+    top = 1 - (extent.height + 0.35 * DPI) / fig.bbox.height  # and the first panel's title
+    fig.subplots_adjust(top=min(fig.subplotpars.top, top))
 
 
 def heatmap_figure(snapshot: pd.DataFrame, vcs: Any, title: str) -> Figure:
@@ -187,6 +236,7 @@ def heatmap_figure(snapshot: pd.DataFrame, vcs: Any, title: str) -> Figure:
                     text.set_fontsize(12)
             if nodes > 60:  # node names every few nodes, small enough not to collide
                 ax.tick_params(axis="x", labelsize=9)
+            fit_margins(fig)  # the legend's columns, the node names and the title inside
             return fig
         return _wrapped_heatmap(snapshot, palette, title)
 
@@ -242,7 +292,16 @@ def _wrapped_heatmap(snapshot: pd.DataFrame, palette: dict[str, str], title: str
     )
     handles = [Patch(color=c, label=vc) for vc, c in _legend_limit(palette, snapshot).items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
+    if (snapshot.groupby("node")["gpu"].count() < depth).any():  # white, as drawn here
+        handles.append(Patch(facecolor="white", edgecolor="#999999", label="no GPU"))
+    ax.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=12,
+        ncols=1 + (len(handles) - 1) // 14,
+    )
+    fit_margins(fig)
     return fig
 
 
@@ -292,6 +351,8 @@ def gantt_figure(
         fig = figure(WIDE, 1.3 + 0.3 * (len(gpu_rows) + len(waiters)))
         fig.subplots_adjust(left=0.1, right=0.86, top=0.97, bottom=0.6 / fig.get_figheight())
         ax = fig.add_subplot()
+        stopped = _stopped_at(result.events, now)
+        marks = []
         for job, vc, node, gpu, start, stop in zip(
             spells["job_id"],
             spells["vc"] if "vc" in spells else _vcs(result, spells),
@@ -305,11 +366,18 @@ def gantt_figure(
             if start > now:
                 continue
             row = row_of[(node, int(gpu))]
+            # one bar per job per run segment, edged in white: two jobs of one VC back to
+            # back, or a job preempted and resumed, stay two bars
             ax.broken_barh(
                 [(start / size, (stop - start) / size)],
                 (row - 0.4, 0.8),
-                color=palette.get(str(vc), "#333"),
+                facecolor=palette.get(str(vc), "#333"),
+                edgecolor="white",
+                linewidth=2.0,
+                label=f"_run {job}",
             )
+            if (job, stop) in stopped:  # the segment ended by a preemption or reclaim
+                marks.append((stop / size, row))
             wide = (stop - start) / end * 0.76 * WIDE * DPI  # the bar's width in pixels
             if wide > 9 * len(str(job)):  # the id fits in the bar
                 ax.text(
@@ -336,6 +404,8 @@ def gantt_figure(
                     hatch="///",
                     linewidth=1.2,
                 )
+        if marks:
+            ax.scatter(*zip(*marks, strict=True), s=60, zorder=3, **PREEMPTED)
         if waiters:
             ax.axhline(base - 0.5, color="#555555", linewidth=1)
         ax.axvline(now / size, color="#c00000", linewidth=2)
@@ -347,9 +417,21 @@ def gantt_figure(
         ax.grid(axis="x", alpha=0.3)
         handles = [Patch(color=c, label=f"VC {vc}") for vc, c in palette.items()]
         handles.append(Patch(facecolor="white", edgecolor="#555", hatch="///", label="waiting"))
+        if marks:
+            handles.append(
+                Line2D([], [], linestyle="", markersize=8, label="preempted", **PREEMPTED)
+            )
         handles.append(Line2D([], [], color="#c00000", linewidth=2, label="now"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12)
+        fit_margins(fig, sides=("left", "right"))
     return fig
+
+
+def _stopped_at(events: pd.DataFrame, now: float) -> set[tuple[str, float]]:
+    """(job, time) of each preemption or reclaim up to ``now``."""
+    kinds = events["event"].astype(str)
+    cut = events[kinds.isin(("preempt", "reclaim")) & (events["time"] <= now + 1e-9)]
+    return set(zip(cut["job_id"], cut["time"].astype(float), strict=True))
 
 
 def _vcs(result: Result, spells: pd.DataFrame) -> pd.Series:

@@ -12,7 +12,7 @@ import pandas as pd
 from analysim.readable import readable_unit
 
 # metric -> (kind, meaning); kinds: time (seconds in Result.summary), count, fraction, ratio,
-# gpus, gpu_hours
+# gpus, gpu_hours, milli (GPU milli in Result.summary, shown in GPUs)
 METRICS: dict[str, tuple[str, str]] = {
     "jobs": ("count", "jobs in the workload"),
     "finished": ("count", "jobs that finished"),
@@ -38,6 +38,11 @@ METRICS: dict[str, tuple[str, str]] = {
     "avg_fragmented_gpus": ("gpus", "time-mean of free GPUs no waiting job can use"),
     "avg_blocked_jobs": ("count", "time-mean of jobs blocked by fragmentation alone"),
     "avg_frag_index": ("fraction", "time-mean fragmentation index (0 = none)"),
+    "avg_fgd_frag_milli": (
+        "milli",
+        "time-mean of FGD's fragmentation (ATC'23): GPU capacity the workload's task shapes "
+        "could not use, cluster-wide; recorded in GPU milli, shown in GPUs (milli / 1000)",
+    ),
     "idle_while_waiting": ("fraction", "share of the time with free GPUs while jobs wait"),
     "jain_fairness": ("ratio", "Jain's fairness index over VCs (1 = equal)"),
 }
@@ -110,6 +115,7 @@ def metric_unit(metric: str, values: pd.Series) -> tuple[str, float]:
         "fraction": ("%", 0.01),
         "gpu_hours": ("GPU-h", 1.0),
         "gpus": ("GPUs", 1.0),
+        "milli": ("GPUs", 1000.0),
         "count": (
             "jobs" if "job" in metric or metric in ("finished", "unschedulable") else "times",
             1.0,

@@ -14,6 +14,18 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PRESET_COLORS = {"venus": "#0173b2", "earth": "#029e73", "saturn": "#de8f05", "uranus": "#cc78bc"}
+METRIC_UNITS = {
+    "jobs_per_day": "jobs/day",
+    "mean_run": "s",
+    "median_run": "s",
+    "mean_gpus": "GPUs",
+    "median_gpus": "GPUs",
+    "mean_queue": "s",
+    "median_queue": "s",
+    "total_gpus": "GPUs",
+    "gpu_seconds_per_job": "GPU-s",
+}
+"""The unit of each checked metric's simulated and published values (the CSV's ``unit``)."""
 ERROR_LIMIT = 1.0
 """Relative errors beyond ±100% are drawn at the edge (their value stays in the CSV)."""
 
@@ -49,8 +61,8 @@ def calibration_errors(table: pd.DataFrame) -> Figure:
     ax.xaxis.set_major_formatter(lambda value, _: f"{value:+.0%}")
     ax.set_xlabel("simulated vs published (relative error; hollow: outside tolerance)")
     ax.legend(title="preset (dot per seed)", loc="lower right", fontsize="small")
-    remember(
-        ax,
-        checked[["preset", "seed", "metric", "simulated", "published", "rel_error", "verdict"]],
-    )
+    columns = ["preset", "seed", "metric", "simulated", "published", "rel_error", "verdict"]
+    shown = checked[columns].copy()
+    shown.insert(5, "unit", shown["metric"].map(METRIC_UNITS).fillna(""))
+    remember(ax, shown.rename(columns={"rel_error": "rel_error_fraction"}))
     return fig

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from analysim.plotting.base import as_results, get_ax, remember
@@ -52,6 +53,10 @@ DEFAULT_TABLE_METRICS = (
     "gpu_utilization",
     "preemptions",
 )
+
+
+LABEL_CHARS = 28
+"""Characters per line of a run's label in a legend."""
 
 
 def _finished(result, column: str) -> np.ndarray:
@@ -104,7 +109,7 @@ def jct_cdf(
         ax.plot(
             part[column],
             part["fraction"],
-            label=f"{label} (same as {same[label]})" if label in same else label,
+            label=wrapped(f"{label} (same as {same[label]})" if label in same else label),
             color=palette[label],
             linestyle=LINESTYLES[k % len(LINESTYLES)],
             marker=MARKERS[k % len(MARKERS)],
@@ -123,6 +128,22 @@ def jct_cdf(
     return ax
 
 
+def wrapped(label: str, width: int = LABEL_CHARS) -> str:
+    """A run's label for a legend or tick: on lines of at most ``width`` characters, broken
+    at spaces only (``las+preemption`` stays whole)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width, break_long_words=False)) or label
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same values in the same order (NaN equal to NaN: a VC with no finished job)."""
+    try:
+        return bool(np.array_equal(a, b, equal_nan=True))
+    except TypeError:  # not numbers
+        return bool(np.array_equal(a, b))
+
+
 def identical_curves(data: pd.DataFrame, column: str) -> dict[str, str]:
     """``{label: earlier label}`` for each run whose CDF equals an earlier run's at every
     level (its line would hide under that one)."""
@@ -133,7 +154,7 @@ def identical_curves(data: pd.DataFrame, column: str) -> dict[str, str]:
     labels = list(curves)
     for k, label in enumerate(labels):
         for earlier in labels[:k]:
-            if earlier not in same and np.array_equal(curves[label], curves[earlier]):
+            if earlier not in same and _equal(curves[label], curves[earlier]):
                 same[label] = earlier
                 break
     return same
@@ -151,6 +172,17 @@ def _stats(values: np.ndarray) -> dict[str, float]:
         "p75": p75,
         "p95": p95,
     }
+
+
+SAME_BARS = {"hatch": "//", "hatchcolor": "white", "linewidth": 0}
+"""Bars of a run identical to an earlier one: hatched in white, so both stay visible."""
+MEAN_MARK = {"marker": "D", "markerfacecolor": "black", "markeredgecolor": "white", "markersize": 7}
+"""The mean on a box plot: a filled black diamond (no outlier is drawn, so nothing else is a
+point), with its own legend entry."""
+BOX_NOTE = (
+    "box: 25th-75th percentile; line: median\nwhiskers: 5th-95th percentile; no outliers drawn"
+)
+"""What a box plot's box and whiskers show, under its axis."""
 
 
 def distribution_stats(results: Any, column: str = "queue_delay") -> pd.DataFrame:
@@ -203,11 +235,20 @@ def queue_delay(
             patch_artist=True,
             showmeans=True,
             medianprops={"color": "black"},
-            meanprops={"marker": "o", "markerfacecolor": "white", "markeredgecolor": "black"},
+            meanprops=MEAN_MARK,
         )
         for patch, label in zip(drawn["boxes"], stats["label"], strict=True):
             patch.set_facecolor(palette[label])
             patch.set_alpha(0.8)
+        ax.legend(
+            handles=[
+                Line2D([], [], linestyle="", label="mean", **MEAN_MARK),
+                Line2D([], [], color="black", label="median"),
+            ],
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+        )
+        ax.set_xlabel(BOX_NOTE)
     else:
         width = 0.8 / 3
         for k, (stat, hatch) in enumerate((("mean", ""), ("median", "//"), ("p95", ".."))):
@@ -221,7 +262,7 @@ def queue_delay(
                 label=stat,
             )
         ax.legend(title=None)
-    ax.set_xticks(positions, stats["label"])
+    ax.set_xticks(positions, [wrapped(label, 16) for label in stats["label"]])
     ax.set_ylabel(label_for(column, unit))
     remember(ax, stats.assign(unit="s"))
     return ax
@@ -274,14 +315,16 @@ def per_vc_bars(
     ax = get_ax(ax, figsize=(max(6.0, 0.35 * len(order) * max(1, len(labels)) / 2), 4.0))
     width = 0.8 / len(labels)
     x = np.arange(len(order))
+    same = identical_curves(data, metric)
     for k, label in enumerate(labels):
         part = data[data["label"] == label].set_index("vc").reindex(order)
         ax.bar(
             x + (k - (len(labels) - 1) / 2) * width,
             part[metric] / scale,
             width,
-            label=label,
+            label=wrapped(f"{label} (same as {same[label]})" if label in same else label),
             color=palette[label],
+            **(SAME_BARS if label in same else {}),
         )
     crowded = len(order) > 6
     ax.set_xticks(x, order, rotation=45 if crowded else 0, ha="right" if crowded else "center")
@@ -289,7 +332,7 @@ def per_vc_bars(
     ax.set_ylabel(label_for(metric, unit))
     if metric in FRACTION_METRICS:
         ax.set_ylim(0, 1)
-    ax.legend(title=None)
+    ax.legend(title=None, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # beside, not on, bars
     remember(ax, data.assign(**{metric: data[metric] / scale}, unit=unit or ""))
     return ax
 

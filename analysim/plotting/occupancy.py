@@ -2,7 +2,8 @@
 
 ``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
 :func:`analysim.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by the
-VC of the job holding it, free GPUs pale, borrowed GPUs (a job on another VC's node) marked
+VC of the job holding it, free GPUs pale, the cells past the last GPU of a node with fewer
+GPUs than others white and hatched ("no GPU"), borrowed GPUs (a job on another VC's node) marked
 with a cross; a strip under the grid shows which VC owns each node. In resource mode (a
 snapshot with ``milli_used``) a GPU held by shares is filled from the bottom to its milli in
 use / 1000, one band per VC of its holders, with a white line between shares.
@@ -19,6 +20,7 @@ import pandas as pd
 from matplotlib import colors as mcolors
 from matplotlib.patches import Patch
 
+from analysim.plotting.base import get_ax, remember
 from analysim.plotting.style import COLORBLIND
 
 if TYPE_CHECKING:
@@ -29,35 +31,36 @@ if TYPE_CHECKING:
 
 FREE = "#eeeeee"
 NO_OWNER = "#ffffff"
-# seaborn's "colorblind" palette (as for the policies), then its "pastel" one, spelled out
+NO_GPU = "#ffffff"  # a cell of the grid past a node's last GPU (nodes with fewer GPUs)
+NO_GPU_HATCH = "#c8c8c8"
+# seaborn's "colorblind" palette (as for the policies), then its "pastel" and "dark" ones
+# (without their greys, which read as free), spelled out: 29 distinct colours, so the VCs of
+# every bundled cluster (venus: 19) get one each
 VC_COLORS = (
     *COLORBLIND,
-    "#a1c9f4",
-    "#ffb482",
-    "#8de5a1",
-    "#ff9f9b",
-    "#d0bbff",
-    "#debb9b",
+    *("#a1c9f4", "#ffb482", "#8de5a1", "#ff9f9b", "#d0bbff", "#debb9b", "#fab0e4", "#fffea3"),
+    "#b9f2f0",
+    *("#001c7f", "#b1400d", "#12711c", "#8c0800", "#591e71", "#592f0d", "#a23582", "#3c3c3c"),
+    *("#b8850a", "#006374"),
 )
 LABEL_CELLS = 64  # job ids are written in the cells of grids up to this size
 
 MILLI = 1000  # GPU milli in one GPU
 
-__all__ = ["gantt", "occupancy_heatmap", "share_bands", "vc_palette"]
+__all__ = ["gantt", "no_gpu_patch", "occupancy_heatmap", "share_bands", "vc_palette"]
 
 
 def vc_palette(vcs: Any) -> dict[str, str]:
-    """A fixed colour per VC, in sorted order of the names (the same VCs, the same colours)."""
+    """A fixed colour per VC, in sorted order of the names (the same VCs, the same colours);
+    distinct for up to ``len(VC_COLORS)`` (29) VCs, then repeating."""
     names = sorted({str(v) for v in vcs if v is not None and not pd.isna(v)})
     return {vc: VC_COLORS[i % len(VC_COLORS)] for i, vc in enumerate(names)}
 
 
 def _get_ax(ax: Axes | None, figsize: tuple[float, float]) -> Axes:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    return plt.figure(figsize=figsize).add_subplot()
+    """``ax``, or the Axes of a new figure in the AnalySIM style (constrained layout: the
+    legend beside the grid stays inside the figure)."""
+    return get_ax(ax, figsize)
 
 
 def occupancy_heatmap(
@@ -87,9 +90,11 @@ def occupancy_heatmap(
     has_owner = owners.notna().any()
     rows = depth + (1 if has_owner else 0)
     image = np.ones((rows, len(nodes), 3))
-    image[:depth] = mcolors.to_rgb(FREE)
+    image[:depth] = mcolors.to_rgb(NO_GPU)
     x = snapshot["node"].map(column).to_numpy(dtype=int)
     y = snapshot["gpu"].to_numpy(dtype=int)
+    image[y, x] = mcolors.to_rgb(FREE)  # the GPUs each node has; the rest stay "no GPU"
+    absent = _absent_cells(x, y, len(nodes), depth)
     vcs = snapshot["job_vc"].to_numpy(dtype=object)
     bands = share_bands(snapshot)
     for i in np.flatnonzero(pd.notna(vcs)):
@@ -102,6 +107,7 @@ def occupancy_heatmap(
             image[depth, column[node]] = mcolors.to_rgb(color)
     ax.imshow(image, aspect="auto", origin="lower", interpolation="nearest")
     ax.grid(False)
+    _hatch_absent(ax, absent)
     if "milli_used" in snapshot.columns:
         _draw_shares(ax, snapshot, x, y, bands, palette)
     if "borrowed" in snapshot.columns:
@@ -123,6 +129,8 @@ def occupancy_heatmap(
     _axes_labels(ax, nodes, depth, has_owner)
     handles = [Patch(color=c, label=vc) for vc, c in palette.items()]
     handles.append(Patch(facecolor=FREE, edgecolor="#999999", label="free"))
+    if len(absent):
+        handles.append(no_gpu_patch())
     if "borrowed" in snapshot.columns:
         from matplotlib.lines import Line2D
 
@@ -137,6 +145,40 @@ def occupancy_heatmap(
     if title:
         ax.set_title(title)
     return ax
+
+
+def no_gpu_patch() -> Patch:
+    """The legend entry of the cells past a node's last GPU."""
+    return Patch(facecolor=NO_GPU, edgecolor=NO_GPU_HATCH, hatch="////", label="no GPU")
+
+
+def _absent_cells(x: np.ndarray, y: np.ndarray, nodes: int, depth: int) -> np.ndarray:
+    """(column, row) of the grid cells that are no GPU: past the last GPU of their node."""
+    present = np.zeros((depth, nodes), dtype=bool)
+    present[y, x] = True
+    rows, columns = np.nonzero(~present)
+    return np.column_stack([columns, rows])
+
+
+def _hatch_absent(ax: Axes, cells: np.ndarray) -> None:
+    """Hatch the cells that are no GPU, so that they do not read as free GPUs."""
+    if not len(cells):
+        return
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    boxes = [Rectangle((cx - 0.5, cy - 0.5), 1.0, 1.0) for cx, cy in cells]
+    ax.add_collection(
+        PatchCollection(
+            boxes,
+            facecolor="none",
+            edgecolor=NO_GPU_HATCH,
+            hatch="////",
+            linewidth=0.0,
+            label="_no_gpu",
+        ),
+        autolim=False,
+    )
 
 
 def share_bands(snapshot: pd.DataFrame) -> dict[int, list[tuple[str, float, float]]]:
@@ -230,11 +272,13 @@ def gantt(
     cluster: Cluster | None = None,
     now: float | None = None,
     spells: pd.DataFrame | None = None,
+    title: str | None = None,
 ) -> Axes:
     """Jobs on GPUs over time: one row per GPU (``node:gpu``), one bar per spell, coloured
     by job and labelled with its id. A job still running at ``now`` (default: the result's
-    end) is drawn up to then, and a line marks ``now``. ``spells`` defaults to
-    :func:`analysim.explain.allocations` of ``result`` on ``cluster``. Returns the Axes."""
+    end) is drawn up to then, and a dashed line marks ``now`` (in the legend). ``spells``
+    defaults to :func:`analysim.explain.allocations` of ``result`` on ``cluster``; they are
+    recorded for the CSV with ``start_s, end_s`` in seconds. Returns the Axes."""
     from analysim.explain import allocations, gpu_snapshot
 
     if spells is None:
@@ -253,11 +297,15 @@ def gantt(
         ax.broken_barh([(start, stop - start)], (row - 0.4, 0.8), color=color[job])
         if stop > start:
             ax.text((start + stop) / 2, row, str(job), ha="center", va="center", fontsize=7)
-    ax.axvline(now, color="black", linewidth=1, linestyle="--")
+    ax.axvline(now, color="black", linewidth=1, linestyle="--", label=f"now (t = {now:,.0f} s)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # what the dashed line is
     ax.set_yticks(range(len(rows)), [f"{n}:{g}" for n, g in rows])
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlim(0, max(now, float(spells["end"].max()) if len(spells) else 0.0, 1.0) * 1.02)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("node:GPU")
     ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(title)
+    remember(ax, spells.rename(columns={"start": "start_s", "end": "end_s"}))
     return ax

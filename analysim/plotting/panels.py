@@ -170,12 +170,29 @@ def metric_curve(
     ax.set_xlabel(_with_spread(x_label or label_for(x), table, "band"))
     ax.set_ylabel(label_for(y, shown_unit))
     if y in FRACTION_METRICS:
-        ax.set_ylim(0, 1)
+        _zoom_fraction(ax, y, [*table["low"], *table["high"], *references[y]])
     if hue is not None or reference:
         ax.legend(title=hue)
     drawn = pd.concat([table, references], ignore_index=True) if reference else table
     remember(ax, _in_unit(drawn, [y, "low", "high"], scale, shown_unit))
     return ax
+
+
+def _zoom_fraction(ax: Axes, y: str, values: Sequence[float]) -> None:
+    """A fraction's axis from 0 to 1, or zoomed on the values (and references) when they
+    span less than a third of it, with a margin so that a line at 1 is not on the frame;
+    the y label says it is zoomed."""
+    finite = [float(v) for v in values if np.isfinite(v)]
+    if not finite:
+        ax.set_ylim(0, 1)
+        return
+    low, high = min(finite), max(finite)
+    if high - low >= 1 / 3:
+        ax.set_ylim(0, max(1.0, high * 1.02))
+        return
+    margin = max(0.15 * (high - low), 0.002)
+    ax.set_ylim(max(0.0, low - margin), high + margin)
+    ax.set_ylabel(f"{ax.get_ylabel()} (axis zoomed)")
 
 
 def summary_bars(

@@ -17,6 +17,7 @@ import matplotlib as mpl
 import pandas as pd
 
 from analysim.plotting.base import plotted_data
+from analysim.plotting.bounds import check_inside, wrap_wide_titles
 from analysim.plotting.style import RC
 from analysim.validation import writable_output
 
@@ -54,6 +55,9 @@ def save_figure(
 
     ``data`` defaults to what the analysim plot functions recorded on the figure's Axes (no
     CSV when there is none). ``name`` is a plain file stem (letters, digits, ``_.-``).
+    A title wider than the figure is wrapped; a legend, title, axis label or tick label that
+    would still be cut off at the figure's edge raises
+    :class:`~analysim.plotting.bounds.FigureLayoutError` naming it, and nothing is written.
     """
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"save_figure: name must be a plain file name stem, got {name!r}")
@@ -61,6 +65,9 @@ def save_figure(
     if unknown:
         raise ValueError(f"save_figure: formats must be 'svg' and/or 'png', got {unknown}")
     folder = Path(folder).expanduser()
+    with mpl.rc_context(RC):
+        wrap_wide_titles(fig)  # a title wider than the figure: on two lines, not cut
+        check_inside(fig, f"save_figure {name}")
     writable_output(folder, "save_figure: folder", folder=True)  # names a file or read-only one
     written = []
     with mpl.rc_context(RC):

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from analysim.plotting.base import as_results, get_ax, remember
-from analysim.plotting.jobs import LINESTYLES
+from analysim.plotting.jobs import LINESTYLES, identical_curves
 from analysim.plotting.style import (
     ALL_VCS,
     FRACTION_METRICS,
@@ -28,6 +29,16 @@ if TYPE_CHECKING:
 
     from analysim.result import Result
 
+MILLI_COLUMNS = {"fgd_frag_milli": 1000.0}
+"""Timeline columns in GPU milli, drawn in GPUs (milli / 1000)."""
+MILLI_LABELS = {"fgd_frag_milli": "FGD fragmentation (GPUs)"}
+MILLI_GPUS = {"fgd_frag_milli": "fgd_frag_gpus"}
+"""The CSV column of a milli column in GPUs, as drawn."""
+COUNT_COLUMNS = frozenset(
+    {"used_gpus", "free_gpus", "pending_gpus", "running_jobs", "waiting_jobs", "borrowed_gpus",
+     "fragmented_gpus", "blocked_jobs"}
+)  # fmt: skip
+"""Timeline columns of whole GPUs or jobs (integer ticks)."""
 MAX_POINTS = 500
 HEATMAP_COLUMNS = 150
 
@@ -102,27 +113,45 @@ def timeline(
     ax = get_ax(ax, figsize=(8.0, 3.5))
     labels = list(dict.fromkeys(data["label"]))
     palette = colors_for(labels)
+    per_gpu = MILLI_COLUMNS.get(column, 1.0)  # GPU milli drawn as GPUs
+    same = identical_curves(data, column)
     for k, label in enumerate(labels):
         part = data[data["label"] == label]
         ax.plot(
             part["time"] / scale,
-            part[column],
-            label=label,
+            part[column] / per_gpu,
+            label=f"{label} (same as {same[label]})" if label in same else label,
             color=palette[label],
             linewidth=1.0,
             linestyle=LINESTYLES[k % len(LINESTYLES)],  # lines that coincide stay visible
             drawstyle="steps-post",
         )
-    ax.set_xlabel(f"time ({unit})")
-    ax.set_ylabel(label_for(column))
+    ax.set_xlabel(f"time ({unit})" + _shown_part(results, until, unit, scale))
+    ax.set_ylabel(MILLI_LABELS.get(column) or label_for(column))
     if column in FRACTION_METRICS:
         ax.set_ylim(0, 1.02)
+    if column in COUNT_COLUMNS:  # whole GPUs and jobs: from 0, no ticks at 2.5
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(bottom=0)
     if vc != ALL_VCS:
         ax.set_title(f"VC {vc}")
     if len(labels) > 1:
         ax.legend(title=None)
-    remember(ax, data.assign(vc=vc))
+    shown = data.assign(vc=vc).rename(columns={"time": "time_s", "window": "window_s"})
+    if per_gpu != 1.0:
+        shown[MILLI_GPUS[column]] = shown[column] / per_gpu
+    remember(ax, shown)
     return ax
+
+
+def _shown_part(results: Any, until: float | None, unit: str, scale: float) -> str:
+    """``"; the first 35 of 3,480 h shown"`` when ``until`` cuts the runs short, else ``""``."""
+    if until is None:
+        return ""
+    end = max(float(r.timeline["time"].max()) for r in as_results(results).values())
+    if until >= end:
+        return ""
+    return f"; the first {until / scale:,.3g} of {end / scale:,.0f} {unit} shown"
 
 
 def node_usage_data(result: Result, columns: int = HEATMAP_COLUMNS) -> pd.DataFrame:
@@ -175,7 +204,7 @@ def node_time_heatmap(
         ax.set_ylabel(f"nodes ({usage.shape[1]}) by owning VC")
     else:
         ax.set_ylabel(f"node ({usage.shape[1]})")
-    tidy = usage.rename_axis(index="time", columns="node").stack().rename("used_gpus")
+    tidy = usage.rename_axis(index="time_s", columns="node").stack().rename("used_gpus")
     remember(ax, tidy.reset_index())
     return ax
 
