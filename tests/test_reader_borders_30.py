@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 import pytest
+from fuzz_corpus_30 import CSV, DATED, FORMAT, PODS
 from trace_samples import (
     HELIOS_HEADER,
     HELIOS_ROWS,
@@ -31,18 +32,6 @@ from analysim.traces import (
 from analysim.traces._common import moment
 
 BOM = "\ufeff"
-CSV = "job_id,submit_time,num_gpus,duration\nj1,0,1,10\nj2,5,2,20\n"
-DATED = (
-    "job_id,submit_time,num_gpus,duration\n"
-    "j1,2020-01-01 08:00:00,1,10\nj2,2020-01-01 09:00:00,2,20\n"
-)
-FORMAT = "%Y-%m-%d %H:%M:%S"
-PODS = (
-    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-    "deletion_time,scheduled_time\n"
-    "p0,12000,16384,1,1000,,LS,Succeeded,0,500,10\n"
-    "p1,6000,12288,1,460,,BE,Succeeded,100,400,150\n"
-)
 
 
 # -- byte-order marks ----------------------------------------------------------------------

@@ -7,30 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from fuzz_corpus_30 import NODES, TASKS
 
 from analysim.cli import main
 from analysim.sharing import saturate
 from analysim.sharing.sweep import saturate_sweep
-
-TASKS = pd.DataFrame(
-    {
-        "name": ["t0", "t1", "t2"],
-        "cpu_milli": [1000, 2000, 500],
-        "memory_mib": [100, 100, 50],
-        "num_gpus": [1, 0, 2],
-        "gpu_milli": [500, 0, 1000],
-        "gpu_type": ["", "", ""],
-    }
-)
-NODES = pd.DataFrame(
-    {
-        "node": ["n0", "n1"],
-        "cpu_milli": [8000, 8000],
-        "memory_mib": [1000, 1000],
-        "gpus": [2, 2],
-        "gpu_type": ["V100", "V100"],
-    }
-)
 
 
 def test_a_small_run_gives_the_curve_up_to_inflate():
