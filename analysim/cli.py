@@ -757,6 +757,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     else:
         job_story(result, args.job, waits=0)  # an unknown job: the same error as without --at
         print(why_waiting(result, args.job, at))
+    return 0
 
 
 def add_docs_command(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -796,7 +797,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- output -----------------------------------------------------------------------------------
 # -- entry point ------------------------------------------------------------------------------
 def _one_line(message: str) -> str:
     return " ".join(str(message).split())

@@ -21,7 +21,10 @@ An HTML comment on the line before a block marks it (the site does not show it):
 * ``<!-- run elsewhere: WHERE -->``: it is run as written by another test or by ``.ci/run``
   (the README's main job), which WHERE names;
 * before a ``text`` block, ``<!-- output of the block above -->``: that block's output is
-  what the ``python`` block above it prints, number for number.
+  what the ``python`` block above it prints, number for number;
+* before a ``text`` block that is a data file the page's commands read,
+  ``<!-- file: NAME -->``: it is written to NAME in the scratch folder before the page's
+  code runs.
 """
 
 from __future__ import annotations
@@ -40,11 +43,12 @@ DOCS = REPO / "docs"
 PAGES = sorted(p for p in DOCS.glob("*.md") if p.name != "README.md")
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 MARK = re.compile(
-    r"<!--\s*(needs|test with|run elsewhere|output of the block above)\s*:?\s*(.*?)\s*-->\s*$",
+    r"<!--\s*(needs|test with|run elsewhere|output of the block above|file)\s*:?\s*(.*?)\s*-->\s*$",
     re.DOTALL,
 )
 REPLACEMENT = re.compile(r'"((?:[^"\\]|\\.)*)"\s*->\s*"((?:[^"\\]|\\.)*)"')
 CODE = ("python", "bash", "yaml")
+DATA = ("text",)  # output, notation, or (marked "file") a file the page's commands read
 GUARD = 'if __name__ == "__main__":'
 END = "docs blocks: done"
 TIMEOUT = 600
@@ -111,8 +115,14 @@ def environment() -> dict[str, str]:
     return env
 
 
-def scratch(tmp_path: Path) -> Path:
+def scratch(tmp_path: Path, page: Path) -> Path:
+    """``tmp_path`` with ``benchmarks/`` linked in and ``page``'s data files written."""
     (tmp_path / "benchmarks").symlink_to(REPO / "benchmarks", target_is_directory=True)
+    for block in blocks(page):
+        if block.mark == "file":
+            path = tmp_path / block.detail
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.code)
     return tmp_path
 
 
@@ -129,14 +139,17 @@ def run(command: list[str], cwd: Path, what: str) -> subprocess.CompletedProcess
 def test_the_pages_have_blocks_to_run():
     assert len(PAGES) >= 9
     assert sum(block.runs for block in ALL) >= 20
-    assert {block.language for block in ALL} <= {*CODE, "text"}
+    assert {block.language for block in ALL} <= {*CODE, *DATA}
 
 
 @pytest.mark.parametrize("block", ALL, ids=[b.name for b in ALL])
 def test_every_block_is_tagged_and_run_or_marked(block):
-    assert block.language in (*CODE, "text"), (
-        f"{block.name}: tag the block with its language (python, bash, yaml; text for output)"
+    assert block.language in (*CODE, *DATA), (
+        f"{block.name}: tag the block with its language (python, bash, yaml; text for output "
+        "or a data file)"
     )
+    if block.mark == "file":
+        assert block.language == "text" and block.detail, f"{block.name}: a named text block"
     if block.mark == "needs":
         assert re.search(r"https?://|\.md#|from ", block.detail), (
             f"{block.name}: say where to get what it needs ({block.detail!r})"
@@ -203,7 +216,7 @@ def _python_session(page: Path, tmp_path: Path) -> None:
         "-c",
         "exec(compile(open('session.py').read(), 'session.py', 'exec'))",
     ]
-    done = run(command, scratch(tmp_path), f"the python blocks of {page.name}")
+    done = run(command, scratch(tmp_path, page), f"the python blocks of {page.name}")
     assert END in done.stdout
     printed = dict(
         re.findall(r"^--- (\S+) ---\n(.*?)(?=^--- \S+ ---$|\Z)", done.stdout, re.M | re.S)
@@ -222,12 +235,13 @@ def _lines(text: str) -> list[str]:
 
 def _script(block: Block, tmp_path: Path) -> None:
     (tmp_path / "script.py").write_text(block.runnable() + f"\nprint({END!r})\n")
-    done = run([sys.executable, "script.py"], scratch(tmp_path), block.name)
+    done = run([sys.executable, "script.py"], scratch(tmp_path, block.page), block.name)
     assert END in done.stdout
 
 
 def _bash(block: Block, tmp_path: Path) -> None:
-    run(["bash", "-e", "-c", block.runnable()], scratch(tmp_path), f"{block.name}:\n{block.code}")
+    cwd = scratch(tmp_path, block.page)
+    run(["bash", "-e", "-c", block.runnable()], cwd, f"{block.name}:\n{block.code}")
 
 
 def _yaml(block: Block, tmp_path: Path) -> None:

@@ -295,8 +295,10 @@ def test_registry_by_dict_with_params():
 
 
 def test_registry_by_instance():
+    # an instance is copied (each simulation binds a policy of its own), with its parameters
     fair = FairShare(weights={"a": 2.0})
-    assert SCHEDULERS.make(fair) is fair
+    made = SCHEDULERS.make(fair)
+    assert made is not fair and type(made) is FairShare and made.spec() == fair.spec()
 
 
 def test_registry_unknown_name_lists_the_names():
