@@ -309,7 +309,8 @@ def test_the_api_page_shows_simulates_signature(browser, served):
         signature = page.locator("dt[id='analysim.simulate']")
         signature.wait_for(timeout=10_000)
         text = " ".join(signature.inner_text().split())
-        assert text.startswith("simulate(workload: Workload | str, cluster: Cluster | str, config"), text
+        expected = "simulate(workload: Workload | str, cluster: Cluster | str, config"
+        assert text.startswith(expected), text
         assert "Result" in text
         assert signature.is_visible()
         link = page.locator("dt[id='analysim.simulate'] a", has_text="Workload").first
