@@ -269,9 +269,8 @@ def test_the_ledger_refuses_a_gpu_over_1000_milli():
     work = _jobs([_job("a", 0, 100, gpu_milli=600), _job("b", 0, 100, gpu_milli=600)])
     sim = Simulation(work, _cluster([1]), CONFIG).run(until=1)
     b = 1
-    sim.ledger.plans[b] = [(0, (0,), 0, 0, 600)]
     with pytest.raises(PolicyError, match="over 1000 milli"):
-        sim.ledger.take(b, np.array([0]), np.array([1]), False, sim.now)
+        sim.ledger.take(b, np.array([0]), np.array([1]), False, sim.now, [(0, (0,), 0, 0, 600)])
 
 
 # -- invariants -------------------------------------------------------------------------------

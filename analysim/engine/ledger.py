@@ -68,10 +68,17 @@ class Ledger:
 
     # -- the two changes ----------------------------------------------------------------------
     def take(
-        self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool, now: float
+        self,
+        j: int,
+        nodes: np.ndarray,
+        counts: np.ndarray,
+        borrowed: bool,
+        now: float,
+        claims: list | None = None,
     ) -> tuple[tuple[int, ...], ...]:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked); returns the
-        global indices of the GPUs taken, per node."""
+        global indices of the GPUs taken, per node. (``claims``: resource mode's, unused
+        here: whole GPUs need none.)"""
         taken: list[tuple[int, ...]] = []
         free = self.free
         pairs = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))

@@ -5,11 +5,11 @@ memory, and weighing evictions on trial copies of the resource book.
 :class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
 quotas in GPU milli, placements asked of the simulation's
 :class:`~analysim.engine.resource_placement.ResourcePlacement` (``place_on``, on the real
-book; the claims planned for the ledger), and trial evictions on a copy of the book
-(:class:`_ResourceTrial`). A round of a group with no whole GPU free does not end at once (a
-share or a CPU-only job may fit all the same). EASY backfill's reservations are made and kept
-on the resource book (``engine/reservations.py``): a job that runs past a reservation takes
-only what it leaves, in GPU milli, CPU and memory.
+book; the claims handed to the ledger through ``start_running``), and trial evictions on a
+copy of the book (:class:`_ResourceTrial`). A round of a group with no whole GPU free does
+not end at once (a share or a CPU-only job may fit all the same). EASY backfill's
+reservations are made and kept on the resource book (``engine/reservations.py``): a job that
+runs past a reservation takes only what it leaves, in GPU milli, CPU and memory.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from analysim.engine.rounds import Rounds, _Trial
 from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
-    from analysim.engine.resources import ResourceSimulation
+    from analysim.engine.resources import Claim, ResourceSimulation
 
 
 class ResourceRounds(Rounds):
@@ -41,9 +41,10 @@ class ResourceRounds(Rounds):
 
     def place(
         self, j: int, free: np.ndarray, domain: Domain | None = None
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes and
-        GPUs per node, its claims kept for the ledger; None (and why) if nowhere."""
+    ) -> tuple[np.ndarray, np.ndarray, list[Claim]] | None:
+        """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes, GPUs
+        per node and its claims (for the ledger, through ``start_running``); None (and why)
+        if nowhere."""
         placement = self.placement
         domain = domain or self._domain[j]
         claims = placement.place_on(placement.book, j, domain, self.rng)
@@ -51,8 +52,7 @@ class ResourceRounds(Rounds):
             self._why = placement.why_not(j, domain)
             self._room_seen = int(self.free[domain.nodes].sum())
             return None
-        self.ledger.plans[j] = claims
-        return np.array([c[0] for c in claims]), np.array([len(c[1]) for c in claims])
+        return _placed(claims)
 
     def quota_allows(self, j: int, vc_used) -> bool:
         quota = self._domain[j].quota
@@ -73,7 +73,7 @@ class ResourceRounds(Rounds):
 
     def _place_keeping(
         self, j: int, keep: list[Reservation]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, list[Claim]] | None:
         """Where ``j`` goes on what the reservations ``keep`` leave: CPU, memory and (for a
         share) milli per GPU no more than their books have at their times, whole GPUs no
         more per node than their books have fully free (the claims kept for the ledger)."""
@@ -94,10 +94,7 @@ class ResourceRounds(Rounds):
             else:
                 np.minimum(view.gpu_left, spare.gpu_left, out=view.gpu_left)
         claims = placement.place_on(view, j, self._domain[j], self.rng, cap=cap)
-        if claims is None:
-            return None
-        self.ledger.plans[j] = claims
-        return np.array([c[0] for c in claims]), np.array([len(c[1]) for c in claims])
+        return None if claims is None else _placed(claims)
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end (their
@@ -162,6 +159,11 @@ class ResourceRounds(Rounds):
                 del reservations[queue]
             elif r.runs_past(due):
                 r.claim_book(claims, self._usage[j], self._vc[j], own, self.placement.book)
+
+
+def _placed(claims: list[Claim]) -> tuple[np.ndarray, np.ndarray, list[Claim]]:
+    """A placement as ``start_running`` takes it: the nodes, GPUs per node, the claims."""
+    return np.array([c[0] for c in claims]), np.array([len(c[1]) for c in claims]), claims
 
 
 class _ResourceTrial(_Trial):

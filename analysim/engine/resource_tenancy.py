@@ -8,8 +8,8 @@ that moves the running one-node jobs off one node (fewest GPU milli moved) and
 defragmentation that empties the least-used nodes, both asking the simulation's
 :class:`~analysim.engine.resource_placement.ResourcePlacement` where a job fits on a trial
 book (``fits_on``) and skipping trials that cannot succeed (:class:`_FitBound`, under
-``Shortcuts.trial_bounds``). Moves go through the engine's ``migrate``, with the claims
-planned for the ledger.
+``Shortcuts.trial_bounds``). Moves go through the engine's ``migrate``, which hands their
+claims to the ledger.
 """
 
 from __future__ import annotations
@@ -336,9 +336,9 @@ class ResourceTenancy(Tenancy):
         return could
 
     def _move(self, r: int, claims: list[Claim], cause: int | None = None) -> None:
-        self.ledger.plans[r] = claims
         nodes = np.array([c[0] for c in claims])
-        self.sim.migrate(r, nodes, np.array([len(c[1]) for c in claims]), cause=cause)
+        counts = np.array([len(c[1]) for c in claims])
+        self.sim.migrate(r, nodes, counts, cause=cause, claims=claims)
 
     def defragment(self) -> set[int]:
         """Empty the least-used nodes (fewest GPU milli, then CPU, in use) by moving their

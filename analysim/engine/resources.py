@@ -136,8 +136,6 @@ class ResourceLedger(Ledger):
             else [0.0] * n_nodes
         )
         self.claims: dict[int, list[Claim]] = {}
-        # the placement decided for each job about to start or move (the rounds write it)
-        self.plans: dict[int, list[Claim]] = {}
         self._node_group: list[list[int]] = [[] for _ in range(len(sim.capacity))]
 
     def set_groups(self, group: list[int], group_nodes: list[np.ndarray]) -> None:
@@ -147,17 +145,16 @@ class ResourceLedger(Ledger):
             for node in nodes.tolist():
                 self._node_group[node].append(g)
 
-    def take(  # type: ignore[override]
+    def take(
         self,
         j: int,
         nodes: np.ndarray,
         counts: np.ndarray,
         borrowed: bool,
         now: float,
+        claims: list[Claim] | None = None,
     ) -> tuple[tuple[int, ...], ...]:
-        """Give job ``j`` the claims planned for it (checked): GPUs, CPU and memory on each
-        node."""
-        claims = self.plans.pop(j, None)
+        """Give job ``j`` its ``claims`` (checked): GPUs, CPU and memory on each node."""
         if claims is None:
             raise PolicyError(f"internal: job {self.job_ids[j]!r} started without a placement")
         if [c[0] for c in claims] != nodes.tolist():

@@ -542,13 +542,19 @@ class Simulation:
     # The public three, start_running, preempt and migrate, are what the rounds and the tenancy
     # call to change a job's state; the ledger checks every change of the cluster they make.
     def start_running(
-        self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool = False
+        self,
+        j: int,
+        nodes: np.ndarray,
+        counts: np.ndarray,
+        claims: list | None = None,
+        borrowed: bool = False,
     ) -> None:
         """Start (or resume) waiting job ``j`` on ``counts[i]`` GPUs of node ``nodes[i]``
-        (GPUs of other VCs when ``borrowed``): the ledger checks they are free and within
-        quota; ``j`` leaves the queue, runs from now, and may not be evicted for a quantum
-        past its restore cost."""
-        self._take(j, nodes, counts, borrowed)
+        (resource mode: with its ``claims`` of GPU milli, CPU and memory on them; GPUs of
+        other VCs when ``borrowed``): the ledger checks they are free and within quota;
+        ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
+        restore cost."""
+        self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
         resumed = self.versions[j] > 0
@@ -572,10 +578,13 @@ class Simulation:
         if self.las is not None:
             self.las.ran(j)
 
-    def _take(self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool) -> None:
-        """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (the ledger checks)."""
+    def _take(
+        self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool, claims: list | None
+    ) -> None:
+        """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (and, in resource mode, its
+        ``claims``); the ledger checks."""
         self.changes += 1
-        self.ledger.take(j, nodes, counts, borrowed, self.clock.now)
+        self.ledger.take(j, nodes, counts, borrowed, self.clock.now, claims)
         self.running[self._group[j]][j] = None
         self.decider.took(j, nodes, counts)
 
@@ -609,17 +618,22 @@ class Simulation:
         self.records.record(now, kind, j, nodes, cause=cause)
 
     def migrate(
-        self, j: int, nodes: np.ndarray, counts: np.ndarray, cause: int | None = None
+        self,
+        j: int,
+        nodes: np.ndarray,
+        counts: np.ndarray,
+        cause: int | None = None,
+        claims: list | None = None,
     ) -> None:
-        """Move running job ``j`` to ``counts`` GPUs on ``nodes``: it keeps its work and pays
-        its migration cost."""
+        """Move running job ``j`` to ``counts`` GPUs on ``nodes`` (resource mode: with its
+        ``claims`` there): it keeps its work and pays its migration cost."""
         left = self.last_nodes[j]
         borrowed = bool(self.borrowed[j])
         now = self.clock.now
         self._stop_running(j, now)
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
-        self._take(j, nodes, counts, borrowed)
+        self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)

@@ -119,7 +119,7 @@ class Tenancy:
         if placed is None:
             self._borrow_failed_at[j] = epoch
             return False
-        sim.start_running(j, *placed, borrowed=True)
+        sim.start_running(j, *placed, borrowed=True)  # (resource mode: with its claims)
         return True
 
     def try_reclaim(self, j: int) -> bool:
