@@ -206,7 +206,7 @@ def _blocks(section: str, end: str) -> dict[str, list[str]]:
 
 
 def test_the_documented_helios_folder_runs_as_the_docs_say(tmp_path, capsys):
-    log, sizes = _blocks("### A Helios folder of your own", "## Philly")["csv"]
+    log, sizes = _blocks("### A Helios folder of your own", "## Philly")["text"]
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "cluster_log.csv").write_text(log)
@@ -221,7 +221,7 @@ def test_the_documented_helios_folder_runs_as_the_docs_say(tmp_path, capsys):
 
 def test_the_documented_own_tables_run_as_the_docs_say(tmp_path, monkeypatch, capsys):
     blocks = _blocks("## Your own tables on the command line", "## Speed")
-    jobs, nodes = blocks["csv"]
+    jobs, nodes = blocks["text"]
     (tmp_path / "jobs.csv").write_text(jobs)
     (tmp_path / "nodes.csv").write_text(nodes)
     (command,) = blocks["bash"]
