@@ -2,9 +2,11 @@
 
 Runs 8 days of the ``venus`` workload at load 1.3 (seed 1) under 19 configurations (every
 scheduler, preemption, greedy and EASY backfill, migration, borrowing, and VCs that own
-nodes, hold quotas, or share one pool), hashes each run's ``jobs``, ``events`` and
+nodes, hold quotas, or share one pool), and the first 1,500 jobs of the bundled openb trace
+(GPU shares, CPU and memory: resource mode) under 8 more (FGD-study and whole-GPU placers,
+preemption, EASY backfill, migration), hashes each run's ``jobs``, ``events`` and
 ``timeline`` frames, and either saves the fingerprints or compares them with saved ones.
-About a minute.
+About two minutes.
 
     python benchmarks/same_results.py save /tmp/before.json     # before the change
     python benchmarks/same_results.py compare /tmp/before.json  # after it: exit 1 if any differ
@@ -80,6 +82,50 @@ RUNS: dict[str, dict] = {
 }
 
 
+#: resource-mode runs on the openb trace (``resource_trace``), every one with its placer
+RESOURCE_RUNS: dict[str, dict] = {
+    "openb_fifo_fgd": {"scheduler": "fifo", "placement": "fgd"},
+    "openb_fifo_best_fit": {"scheduler": "fifo", "placement": "best_fit"},
+    "openb_fifo_first_fit_easy": {
+        "scheduler": "fifo",
+        "placement": "first_fit",
+        "backfill": "easy",
+    },
+    "openb_las_pre_fgd": {"scheduler": "las", "preemption": True, "placement": "fgd"},
+    "openb_srtf_pre_mig_fgd": {
+        "scheduler": "srtf",
+        "preemption": True,
+        "migration": True,
+        "placement": "fgd",
+    },
+    "openb_fifo_mig_gpu_packing": {
+        "scheduler": "fifo",
+        "migration": True,
+        "placement": "gpu_packing",
+    },
+    "openb_fifo_easy_dot_product": {
+        "scheduler": "fifo",
+        "backfill": "easy",
+        "placement": "dot_product",
+    },
+    "openb_fifo_backfill_consolidate": {
+        "scheduler": "fifo",
+        "backfill": True,
+        "placement": "consolidate",
+    },
+}
+
+
+def resource_trace():
+    """The first 1,500 jobs of the bundled openb trace, 200 times faster, on a tenth of its
+    cluster."""
+    from analysim import Workload, figures
+
+    trace = figures.load_trace("bundled:openb", "openb", speedup=200.0, cluster_size=0.1)
+    jobs = trace.workload.jobs.sort_values("submit_time", kind="stable").head(1500)
+    return Workload.from_frame(jobs.reset_index(drop=True), name="openb first 1500"), trace.cluster
+
+
 def clusters() -> dict[str, Cluster]:
     """The venus cluster, and its 135 nodes as quota VCs over one pool, and as one pool."""
     return {
@@ -99,12 +145,15 @@ def fingerprint(result) -> str:
 def fingerprints(reference: bool = False) -> tuple[dict[str, str], list[str]]:
     """The fingerprint of each run, and (with ``reference``) the runs whose reference-mode
     fingerprint differs."""
-    workload = presets.workload("venus_overloaded", seed=1, days=8, load_scale=1.3)
+    venus = presets.workload("venus_overloaded", seed=1, days=8, load_scale=1.3)
     by_name = clusters()
+    openb, by_name["openb"] = resource_trace()
     prints, unlike = {}, []
-    for name, options in RUNS.items():
+    runs = {**RUNS, **{name: {**o, "cluster": "openb"} for name, o in RESOURCE_RUNS.items()}}
+    for name, options in runs.items():
         options = dict(options)
         cluster = by_name[options.pop("cluster", "nodes")]
+        workload = openb if cluster is by_name["openb"] else venus
         started = time.perf_counter()
         prints[name] = fingerprint(simulate(workload, cluster, seed=3, **options))
         line = f"{name:<26} {prints[name]}  {time.perf_counter() - started:5.2f} s"

@@ -155,7 +155,7 @@ _TRIALS = "the trial classes (_Trial and its kinds) are the rounds' own helpers,
 ENGINE_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("rounds.py", "rounds"): _TRIALS,
     ("rounds.py", "self.rounds"): _TRIALS,
-    ("resources.py", "other"): "ResourceBook.clone sets up its own copy (the same class)",
+    ("book.py", "other"): "ResourceBook.clone sets up its own copy (the same class)",
 }
 
 
@@ -216,9 +216,8 @@ def test_the_parts_get_the_jobs_and_the_set_up_through_public_objects():
     import dataclasses
 
     import analysim as asim
-    from analysim.engine import ResourceSimulation
     from analysim.engine.flags import Flags
-    from analysim.engine.jobs import JobFacts, ResourceJobFacts
+    from analysim.engine.jobs import JobFacts
     from analysim.engine.resource_placement import ResourcePlacement
 
     sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
@@ -233,10 +232,13 @@ def test_the_parts_get_the_jobs_and_the_set_up_through_public_objects():
     for name in ("start_running", "preempt", "migrate"):
         assert getattr(sim, name).__doc__, name
     shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
-    assert type(shares) is ResourceSimulation and type(shares.facts) is ResourceJobFacts
+    assert type(shares) is asim.Simulation and type(shares.facts) is JobFacts
     assert shares.facts.usage == [g * 1000 for g in shares.facts.gpus]  # GPU milli
+    assert shares.facts.milli == sim.facts.milli == [1000] * sim.n_jobs  # whole GPUs either way
     assert type(shares.placement) is ResourcePlacement
-    assert shares.decider.placement is shares.placement and shares.placement.book is shares.book
+    assert shares.decider._book_fit.placement is shares.placement
+    assert shares.placement.book is shares.book is shares.ledger.book
+    assert sim.ledger.book is None and sim.decider._book_fit is None
 
 
 # -- the ledger -------------------------------------------------------------------------------
@@ -299,15 +301,18 @@ def test_projected_end_runs_a_copy_once_and_leaves_the_simulation_where_it_is():
 # -- the parts: collaborators, each with its own state --------------------------------------
 def test_tenancy_is_a_collaborator_of_the_simulation_not_a_mixin():
     import analysim as asim
-    from analysim.engine import ResourceSimulation, Simulation
-    from analysim.engine.resource_tenancy import ResourceTenancy
+    from analysim.engine import Simulation
+    from analysim.engine.book_moves import BookMoves
+    from analysim.engine.gpu_moves import GpuMoves
     from analysim.engine.tenancy import Tenancy
 
     assert not issubclass(Simulation, Tenancy)
-    assert Simulation.tenancy_class is Tenancy
-    assert ResourceSimulation.tenancy_class is ResourceTenancy
     sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
     assert type(sim.tenancy) is Tenancy and sim.tenancy.sim is sim
+    assert type(sim.tenancy.moves) is GpuMoves
+    # one tenancy in both modes; in resource mode it plans moves on the book
+    shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
+    assert type(shares.tenancy) is Tenancy and type(shares.tenancy.moves) is BookMoves
     # its state is its own: none of it lives on the simulation
     for name in ("_borrow_failed_at", "_migrate_failed_at", "_borrow_cap", "own_room_why"):
         assert hasattr(sim.tenancy, name) and not hasattr(sim, name)
@@ -344,19 +349,19 @@ def test_a_run_stopped_between_steps_reads_the_present_off_the_clock():
 
 def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
     import analysim as asim
-    from analysim.engine import ResourceSimulation, Simulation
-    from analysim.engine.resource_rounds import ResourceRounds
+    from analysim.engine import Simulation
+    from analysim.engine.book_fit import BookFit
     from analysim.engine.rounds import Rounds
 
     assert Simulation.__bases__ == (object,)  # no mixins: its parts are objects it holds
-    assert Simulation.rounds_class is Rounds
-    assert ResourceSimulation.rounds_class is ResourceRounds
+    assert Simulation.__subclasses__() == []  # one engine: no family of mode classes
+    assert Rounds.__subclasses__() == []
     sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
     assert type(sim.decider) is Rounds and sim.decider.sim is sim
     assert sim.tenancy.decider is sim.decider
     shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
-    assert type(shares) is ResourceSimulation and type(shares.decider) is ResourceRounds
-    assert type(shares.tenancy).__name__ == "ResourceTenancy"
+    assert type(shares) is Simulation and type(shares.decider) is Rounds
+    assert type(shares.decider._book_fit) is BookFit
     # its state is its own: none of it lives on the simulation
     for name in (
         "_failed_at",
@@ -423,9 +428,10 @@ def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
 def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
     parts = {
         "rounds.py": {"Rounds"},
-        "resource_rounds.py": {"ResourceRounds"},
+        "book_fit.py": {"BookFit", "BookTrial"},
         "tenancy.py": {"Tenancy"},
-        "resource_tenancy.py": {"ResourceTenancy"},
+        "gpu_moves.py": {"GpuMoves"},
+        "book_moves.py": {"BookMoves"},
     }
     for name, classes in parts.items():
         assert _ledger_writes(ENGINE / name, classes) == set(), name

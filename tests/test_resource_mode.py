@@ -15,8 +15,7 @@ from strategies import resource_cases
 
 from analysim import Cluster, SimConfig, Simulation, Workload, simulate
 from analysim.domains import allowed_types
-from analysim.engine import ResourceSimulation
-from analysim.engine.resource_tenancy import ResourceTenancy
+from analysim.engine.book_moves import BookMoves
 from analysim.errors import PolicyError
 
 CONFIG = SimConfig(quantum=60, sample_every=10)
@@ -58,7 +57,7 @@ def _jct(result) -> dict[str, float]:
 def test_two_half_gpu_jobs_share_one_gpu(placement):
     work = _jobs([_job("a", 0, 100, gpu_milli=500), _job("b", 0, 100, gpu_milli=500)])
     sim = Simulation(work, _cluster([1]), CONFIG.replace(placement=placement))
-    assert isinstance(sim, ResourceSimulation)
+    assert sim.resource_mode and type(sim) is Simulation  # one engine, in resource mode
     sim.run(until=50)
     gpus = sim.state.gpus
     assert gpus["milli_used"].tolist() == [1000]
@@ -215,12 +214,11 @@ def test_fgd_fragmentation_in_the_timeline_and_summary():
     assert sim.state.nodes["fgd_frag_milli"].tolist() == [400.0]
 
 
-def test_whole_gpu_workloads_stay_on_the_whole_gpu_engine():
+def test_whole_gpu_workloads_run_in_whole_gpu_mode_unless_an_fgd_placer_is_named():
     work = _jobs([_job("a", 0, 100)])
-    assert type(Simulation(work, _cluster([1]), CONFIG)) is Simulation
-    assert type(Simulation(work, _cluster([1]), CONFIG.replace(placement="fgd"))) is (
-        ResourceSimulation
-    )
+    assert not Simulation(work, _cluster([1]), CONFIG).resource_mode
+    shares = Simulation(work, _cluster([1]), CONFIG.replace(placement="fgd"))
+    assert shares.resource_mode and type(shares) is Simulation
     # the same whole-GPU jobs give the same times in both modes
     plain = simulate(work, _cluster([1]), CONFIG)
     shared = simulate(work, _cluster([1]), CONFIG.replace(placement="best_fit"))
@@ -281,7 +279,7 @@ FAST = settings(
 )
 
 
-def _check_resources(sim: ResourceSimulation) -> None:
+def _check_resources(sim: Simulation) -> None:
     """No GPU over 1000 milli, no node over its CPU or memory, whole GPUs alone."""
     book = sim.book
     holders = sim.gpu_holders  # checks milli per GPU against the book
@@ -611,13 +609,13 @@ def test_migration_trial_bounds_skip_trials_and_change_nothing(options, monkeypa
     work, cluster = _busy_shares(3, 80)
     config = SimConfig(**options)
     trials = []
-    relocate = ResourceTenancy._relocate_on
+    relocate = BookMoves._relocate_on
 
     def counted(self, book, jobs, avoid):
         trials.append(self.sim.shortcuts.trial_bounds)
         return relocate(self, book, jobs, avoid)
 
-    monkeypatch.setattr(ResourceTenancy, "_relocate_on", counted)
+    monkeypatch.setattr(BookMoves, "_relocate_on", counted)
     fast = Simulation(work, cluster, config).run().result()
     plain = Simulation(work, cluster, config, reference=True).run().result()
     for name in ("jobs", "events", "timeline"):

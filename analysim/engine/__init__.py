@@ -19,11 +19,13 @@
 * :mod:`~analysim.engine.reservations`: EASY backfill's reservations;
 * :mod:`~analysim.engine.ranking`, :mod:`~analysim.engine.las_ranking`: what a round reads of
   a ranking; LAS's ranking kept job by job (the fast path);
-* :mod:`~analysim.engine.resources`, :mod:`~analysim.engine.resource_placement`,
-  :mod:`~analysim.engine.resource_rounds`, :mod:`~analysim.engine.resource_tenancy`: resource
-  mode (GPU shares, CPU, memory): its ledger, where a job fits
-  (:class:`~analysim.engine.resource_placement.ResourcePlacement`, ``.placement``), its rounds
-  and its tenancy;
+* :mod:`~analysim.engine.gpu_moves`: migration and defragmentation plans on whole-GPU counts;
+* :mod:`~analysim.engine.book`, :mod:`~analysim.engine.resource_placement`,
+  :mod:`~analysim.engine.book_fit`, :mod:`~analysim.engine.book_moves`: resource mode (GPU
+  shares, CPU, memory), the same engine and rules on the resource book: the book the ledger
+  keeps, where a job fits
+  (:class:`~analysim.engine.resource_placement.ResourcePlacement`, ``.placement``), what the
+  rounds ask of it and the tenancy's planner on it;
 * :mod:`~analysim.engine.records`: the event log and timeline samples results are built from;
 * :mod:`~analysim.engine.shortcuts`: the shortcuts, and the switch that turns them all off.
 
@@ -45,7 +47,6 @@ from analysim.engine.records import (
     START,
     SUBMIT,
 )
-from analysim.engine.resources import ResourceSimulation
 from analysim.engine.simulation import Simulation
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.status import STATUS_NAMES as _STATUS_NAMES
@@ -66,7 +67,6 @@ __all__ = [
     "START",
     "STATUS_NAMES",
     "SUBMIT",
-    "ResourceSimulation",
     "Simulation",
     "UNSCHEDULABLE",
     "WAITING",

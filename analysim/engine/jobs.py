@@ -40,19 +40,13 @@ class JobFacts:
     node_position: list[dict[int, int]]
     #: the columns the schedulers' job views read, by name (arrays the engine keeps current)
     columns: dict[str, np.ndarray]
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceJobFacts(JobFacts):
-    """As :class:`JobFacts`, with what a job asks for in resource mode."""
-
     #: GPU milli per GPU (1000 for a whole GPU; 0 for a CPU-only job)
     milli: list[int]
     #: CPU (milli) and memory (MiB) in all
     cpu: list[int]
     mem: list[int]
     #: the task kind FGD's fragmentation counts (``sharing.resources.task_kind``)
-    kind: list[str]
+    kind: list[str | None]
 
 
-__all__ = ["JobFacts", "ResourceJobFacts"]
+__all__ = ["JobFacts"]

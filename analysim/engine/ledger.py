@@ -4,20 +4,36 @@ The ledger is the only writer of the cluster's state: :meth:`Ledger.take` and
 :meth:`Ledger.release` are the two ways GPUs change hands, and each checks what it is asked
 (no GPU booked twice, no VC over its quota). Everything else reads the ledger's arrays and
 lists (``free``, ``vc_used``, ...) and never writes them.
+
+One ledger for both modes. With whole GPUs only it counts free GPUs per node. In resource
+mode (a :class:`~analysim.engine.book.ResourceBook` given) it also keeps the book of CPU,
+memory and GPU milli, takes and gives back each job's claims on it (checked there), and
+derives the whole-GPU counters from the book (``free``: fully free GPUs per node); usage and
+quotas are then in GPU milli.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from analysim.errors import PolicyError
+from analysim.sharing.resources import MILLI
+
+if TYPE_CHECKING:
+    from analysim.engine.book import Claim, ResourceBook
+    from analysim.sharing.fragmentation import FragMeter
 
 
 class Ledger:
     """The GPUs of every node and the jobs holding them.
 
-    ``gpus``, ``vc``, ``group`` and ``quota`` are per job (its GPU count, VC index, group
-    index and its VC's quota or None); ``group_nodes`` are the nodes of each group.
+    ``gpus``, ``vc`` and ``quota`` are per job (what it counts against its VC's usage: its
+    GPU count, or GPU milli in resource mode; its VC index; its VC's quota in the same unit,
+    or None); ``group_nodes`` (:meth:`set_groups`) are the nodes of each group. In resource
+    mode ``book`` is the book of every node's CPU, memory and milli per GPU, ``kinds`` each
+    job's task kind and ``meter`` FGD's fragmentation (None: not measured).
     """
 
     def __init__(
@@ -29,6 +45,9 @@ class Ledger:
         gpus: list[int],
         vc: list[int],
         quota: list[int | None],
+        book: ResourceBook | None = None,
+        kinds: list[str] | None = None,
+        meter: FragMeter | None = None,
     ) -> None:
         self.capacity = capacity
         self.node_names = node_names
@@ -60,11 +79,33 @@ class Ledger:
         self.group_free: list[int] = []
         self._busy = [0.0] * n_vc  # GPU-seconds per VC up to self._busy_at[vc]
         self._busy_at = [0.0] * n_vc
+        #: resource mode: the book, each running job's claims on it, and FGD's
+        #: fragmentation of each node (kept up to date as nodes change)
+        self.book = book
+        self._kinds = kinds
+        self.meter = meter
+        self.claims: dict[int, list[Claim]] = {}
+        self.node_frag = (
+            [meter.frag(book.key(n)) for n in range(len(capacity))]
+            if meter is not None and book is not None
+            else [0.0] * len(capacity)
+        )
+        self._node_group: list[list[int]] = [[] for _ in range(len(capacity))]
+
+    @property
+    def unit(self) -> int:
+        """What one GPU counts in ``vc_used``, ``vc_borrowed`` and quotas: 1, or 1000 (GPU
+        milli) in resource mode."""
+        return 1 if self.book is None else MILLI
 
     def set_groups(self, group: list[int], group_nodes: list[np.ndarray]) -> None:
         """Per job its group, and per group its nodes (whose free GPUs are counted)."""
         self._group = group
         self.group_free = [int(self.free[nodes].sum()) for nodes in group_nodes]
+        self._node_group = [[] for _ in range(len(self.capacity))]  # the groups of each node
+        for g, nodes in enumerate(group_nodes):
+            for node in nodes.tolist():
+                self._node_group[node].append(g)
 
     # -- the two changes ----------------------------------------------------------------------
     def take(
@@ -74,11 +115,13 @@ class Ledger:
         counts: np.ndarray,
         borrowed: bool,
         now: float,
-        claims: list | None = None,
+        claims: list[Claim] | None = None,
     ) -> tuple[tuple[int, ...], ...]:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (checked); returns the
-        global indices of the GPUs taken, per node. (``claims``: resource mode's, unused
-        here: whole GPUs need none.)"""
+        global indices of the GPUs taken, per node. In resource mode ``claims`` say what it
+        takes on each node (GPUs, CPU, memory, milli per GPU), checked on the book."""
+        if self.book is not None:
+            return self._take_claims(j, nodes, counts, borrowed, now, claims)
         taken: list[tuple[int, ...]] = []
         free = self.free
         pairs = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
@@ -100,6 +143,34 @@ class Ledger:
         self.alloc_pairs[j] = pairs
         self.last_nodes[j] = nodes
         self._charge(j, size, borrowed, now)
+        return tuple(taken)
+
+    def _take_claims(
+        self,
+        j: int,
+        nodes: np.ndarray,
+        counts: np.ndarray,
+        borrowed: bool,
+        now: float,
+        claims: list[Claim] | None,
+    ) -> tuple[tuple[int, ...], ...]:
+        """Resource mode's take: job ``j``'s ``claims`` on the book (checked there)."""
+        if claims is None:
+            raise PolicyError(f"internal: job {self.job_ids[j]!r} started without a placement")
+        if [c[0] for c in claims] != nodes.tolist():
+            raise PolicyError(f"internal: job {self.job_ids[j]!r}: claims and nodes disagree")
+        kind = self._kinds[j] if self._kinds is not None else None
+        for claim in claims:
+            self.book.take(claim, kind)
+        self._refresh([c[0] for c in claims])
+        self.claims[j] = claims
+        taken = [tuple(int(self.gpu_offset[c[0]] + g) for g in c[1]) for c in claims]
+        self.alloc_gpus[j] = taken
+        self.alloc_nodes[j] = nodes
+        self.alloc_counts[j] = counts
+        self.alloc_pairs[j] = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
+        self.last_nodes[j] = nodes
+        self._charge(j, self._gpus[j], borrowed, now)
         return tuple(taken)
 
     def _charge(self, j: int, size: int, borrowed: bool, now: float) -> None:
@@ -125,31 +196,80 @@ class Ledger:
         del self.alloc_counts[j]
         del self.alloc_pairs[j]
         size = self._gpus[j]
-        self.group_free[self._group[j]] += size
-        free = self.free
-        for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
-            free[node] += len(taken)
-            slots = self.free_slots[node]
-            slots += taken
-            slots.sort()
+        if self.book is not None:
+            del self.alloc_gpus[j]
+            claims = self.claims.pop(j)
+            kind = self._kinds[j] if self._kinds is not None else None
+            for claim in claims:
+                self.book.give(claim, kind)
+            self._refresh([c[0] for c in claims])
+        else:
+            self.group_free[self._group[j]] += size
+            free = self.free
+            for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
+                free[node] += len(taken)
+                slots = self.free_slots[node]
+                slots += taken
+                slots.sort()
         vc = self._vc[j]
         self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
         if self.borrowed[j]:
             self.vc_borrowed[vc] -= size
             self.borrowed[j] = False
-            self.borrowed_gpu_seconds[j] += elapsed * size
+            self.borrowed_gpu_seconds[j] += elapsed * size / self.unit
             del self.borrowers[j]
         else:
             self.vc_used[vc] -= size
         self.vc_running_jobs[vc] -= 1
+
+    def _refresh(self, nodes: list[int]) -> None:
+        """Resource mode: recount the fully free GPUs of ``nodes`` (and of their groups) from
+        the book, and their FGD fragmentation."""
+        book, meter = self.book, self.meter
+        for node in nodes:
+            if meter is not None:
+                self.node_frag[node] = meter.frag(book.key(node))
+            full = book.full_gpus(node)
+            delta = len(full) - int(self.free[node])
+            self.free[node] = len(full)
+            offset = int(self.gpu_offset[node])
+            self.free_slots[node][:] = [offset + g for g in full]
+            for g in self._node_group[node]:
+                self.group_free[g] += delta
 
     # -- reading ------------------------------------------------------------------------------
     def held_by_vc(self) -> list[int]:
         """GPUs each VC's jobs hold, own and borrowed."""
         return [u + b for u, b in zip(self.vc_used, self.vc_borrowed, strict=True)]
 
+    def gpu_holders(self) -> list[list[int]]:
+        """The jobs holding each GPU (global index), checked: whole GPUs held once; in resource
+        mode against the book too: no GPU over 1000 milli, none held both whole and shared."""
+        if self.book is None:
+            return [[] if j < 0 else [int(j)] for j in self.gpu_owner().tolist()]
+        holders: list[list[int]] = [[] for _ in range(int(self.capacity.sum()))]
+        used = np.zeros(len(holders), dtype=np.int64)
+        for j, claims in self.claims.items():
+            for node, gpus, _, _, milli in claims:
+                for g in gpus:
+                    index = int(self.gpu_offset[node]) + g
+                    holders[index].append(j)
+                    used[index] += milli
+        if (used > MILLI).any():
+            raise PolicyError("internal: a GPU is over 1000 milli")
+        left = np.concatenate(
+            [self.book.gpu_left[n, :c] for n, c in enumerate(self.capacity.tolist())]
+        )
+        if (left + used != MILLI).any():
+            raise PolicyError("internal: GPU milli disagree with the jobs holding them")
+        return holders
+
     def gpu_owner(self) -> np.ndarray:
-        """The job holding each GPU (-1 for free), checked: no GPU may be held twice."""
+        """The job holding each GPU (-1 for free; in resource mode the first to take it),
+        checked: no GPU may be held twice (resource mode: over 1000 milli)."""
+        if self.book is not None:
+            holders = self.gpu_holders()
+            return np.array([h[0] if h else -1 for h in holders], dtype=np.int64)
         owner = np.full(int(self.capacity.sum()), -1, dtype=np.int64)
         for j, taken in self.alloc_gpus.items():
             for slots in taken:
@@ -166,7 +286,8 @@ class Ledger:
     def busy_gpu_seconds(self, now: float) -> np.ndarray:
         """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
         used = np.array(self.vc_used, dtype=float) + np.array(self.vc_borrowed, dtype=float)
-        return np.array(self._busy) + used * (now - np.array(self._busy_at))
+        busy = np.array(self._busy) + used * (now - np.array(self._busy_at))
+        return busy if self.book is None else busy / MILLI
 
     def _integrate(self, vc: int, at: float) -> None:
         """Add the VC's busy GPU-seconds from the last change of its usage to ``at``."""

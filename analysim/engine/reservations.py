@@ -34,7 +34,7 @@ import numpy as np
 from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
-    from analysim.engine.resources import Claim, ResourceBook
+    from analysim.engine.book import Claim, ResourceBook
 
 
 @dataclass

@@ -1,11 +1,10 @@
 """Where a job fits in resource mode: on the real resource book, or on a trial copy.
 
-:class:`ResourcePlacement` is a part of a
-:class:`~analysim.engine.resources.ResourceSimulation`, which makes one
-(``ResourceSimulation.placement``) and hands it to the rounds
-(:class:`~analysim.engine.resource_rounds.ResourceRounds`: where a job starts, and whether it
-would fit after trial evictions) and the tenancy
-(:class:`~analysim.engine.resource_tenancy.ResourceTenancy`: where moved jobs go). It holds
+:class:`ResourcePlacement` is a part of a :class:`~analysim.engine.Simulation` in resource
+mode, which makes one (``Simulation.placement``) and hands it to the rounds' book fit
+(:class:`~analysim.engine.book_fit.BookFit`: where a job starts, and whether it would fit
+after trial evictions) and the tenancy's planner
+(:class:`~analysim.engine.book_moves.BookMoves`: where moved jobs go). It holds
 no state of its own beyond what it was given at set-up: the jobs' fixed asks, the whole-GPU
 placer (asked through the simulation's ``ask_placer``), the FGD-study placer if any, and
 FGD's fragmentation meter. It reads a book and never writes one: the claims it returns are
@@ -33,8 +32,8 @@ from analysim.sharing.placers import Context, Request, best_fit_gpus
 from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
-    from analysim.engine.jobs import ResourceJobFacts
-    from analysim.engine.resources import Claim, ResourceBook
+    from analysim.engine.book import Claim, ResourceBook
+    from analysim.engine.jobs import JobFacts
     from analysim.policies.placement import Placer
     from analysim.sharing.fragmentation import FragMeter
 
@@ -44,7 +43,7 @@ class ResourcePlacement:
 
     def __init__(
         self,
-        facts: ResourceJobFacts,
+        facts: JobFacts,
         job_ids: np.ndarray,
         capacity: np.ndarray,
         book: ResourceBook,

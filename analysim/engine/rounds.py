@@ -1,8 +1,9 @@
 """The decision rounds: ranking, placing and evicting for the waiting jobs of a group.
 
 :class:`Rounds` is a collaborator of :class:`~analysim.engine.Simulation`, which makes one
-(``Simulation.decider``; :class:`~analysim.engine.resource_rounds.ResourceRounds` in resource
-mode) and asks it, at each step it visits:
+(``Simulation.decider``, in both modes: in resource mode it asks its
+:class:`~analysim.engine.book_fit.BookFit` where a job fits on the resource book) and asks
+it, at each step it visits:
 
 * :meth:`Rounds.step` (the rounds due now: an event round for each group where jobs
   arrived or ended, a full round for each group :meth:`Rounds.full_groups` names, each one
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysim.domains import Domain
+from analysim.engine.book_fit import BookFit, BookTrial
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
 from analysim.engine.records import (
@@ -63,11 +65,13 @@ _NO_GROUPS: frozenset[int] = frozenset()  # off a quantum boundary: no group's f
 class Rounds:
     """The scheduling rounds of the simulation ``sim``, group by group."""
 
-    #: whether a job's needs are its domain, GPUs and VC (resource mode: not only)
-    _needs_are_gpus = True
-
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
+        #: resource mode: where a job fits on the book of GPU milli, CPU and memory (asked in
+        #: place of the whole-GPU counting below); None with whole GPUs only
+        self._book_fit = BookFit(self) if sim.resource_mode else None
+        #: whether a job's needs are its domain, GPUs and VC (resource mode: not only)
+        self._needs_are_gpus = self._book_fit is None
         # what the rounds read of the engine: its parts, its policies, and per job and per
         # group containers it changes in place (never rebound after set-up)
         self.clock, self.ledger, self.records = sim.clock, sim.ledger, sim.records
@@ -175,8 +179,9 @@ class Rounds:
         # the earliest of the two: when a round with nothing else new may still change things
         self.wake_at = [-math.inf] * groups
         # a round of a group with no GPU free (and none lent) ends at once: true only when
-        # every job needs whole GPUs (resource mode turns it off)
-        self._nothing_free_ends_round = self._skip_rounds
+        # every job needs whole GPUs (resource mode turns it off: a share or a CPU-only job
+        # may fit all the same)
+        self._nothing_free_ends_round = self._skip_rounds and self._needs_are_gpus
         # per group: whether a change may leave room for jobs a round passed over; per
         # domain: whether it spans its group's nodes
         one_queue = [len(vcs) == 1 or not self._partitioned for vcs in self.group_vcs]
@@ -568,6 +573,9 @@ class Rounds:
         return changed
 
     def quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
+        """Would ``j`` keep its VC within its quota, given ``vc_used``?"""
+        if self._book_fit is not None:
+            return self._book_fit.quota_allows(j, vc_used)
         quota = self._domain[j].quota
         return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
 
@@ -576,7 +584,12 @@ class Rounds:
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Ask the placer for GPUs for ``j`` on its own nodes (or those of ``domain``) given
         the ``free`` GPUs per node; return the nodes and GPUs per node it chose (checked),
-        or None."""
+        or None. (Resource mode: where it goes on the book now, with its claims.)"""
+        if self._book_fit is not None:
+            placed, why, room = self._book_fit.place(j, domain)
+            if placed is None:
+                self._why, self._room_seen = why, room
+            return placed
         own = domain is None
         domain, need = (self._domain[j] if own else domain), self._gpus[j]
         if own and free is self.free and self._covers_group[self._domain_index[j]]:
@@ -703,6 +716,8 @@ class Rounds:
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Where ``j`` goes on the free GPUs that the reservations ``keep`` leave spare (its
         VC's quota as they leave it too), or None."""
+        if self._book_fit is not None:
+            return self._book_fit.place_keeping(j, keep)
         gpus, vc = self._gpus[j], self._vc[j]
         if any(r.quota_spare is not None and r.vc == vc and gpus > r.quota_spare for r in keep):
             return None
@@ -713,6 +728,8 @@ class Rounds:
 
     def _fits_now(self, j: int) -> bool:
         """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
+        if self._book_fit is not None:
+            return self._book_fit.fits_now(j)
         return self.fits_hypothetically(j, self.free, self.vc_used)
 
     def _reservation_for(self, j: int, queue: int) -> Reservation | None:
@@ -753,6 +770,8 @@ class Rounds:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
         GPUs the placer gives it then. Draws nothing from the rng."""
         group, domain, need = self._group[j], self._domain[j], self._gpus[j]
+        if self._book_fit is not None:
+            return self._book_fit.make_reservation(j, self._releases[group], self._takes[group])
         due_of, since, remaining = self.clock.due, self.since, self.remaining
         ends = sorted(
             (due_of(float(since[r]) + float(remaining[r])), r) for r in self.running[group]
@@ -808,14 +827,21 @@ class Rounds:
         if not reservations:
             return
         due = self.clock.due(self.clock.now + float(self.remaining[j]))
+        book_fit = self._book_fit
         for queue, r in list(reservations.items()):
             if r.head == j:
                 del reservations[queue]
-            elif r.runs_past(due):
+            elif not r.runs_past(due):
+                continue
+            elif book_fit is not None:  # on the reservation's book: its claims
+                book_fit.claim(r, j)
+            else:
                 r.claim(nodes, counts, self._gpus[j], self._vc[j], not self.borrowed[j])
 
     def _room_of(self, j: int) -> int:
         """The GPUs free on ``j``'s own nodes."""
+        if self._book_fit is not None:
+            return self._book_fit.room_of(j)
         if self._covers_group[self._domain_index[j]]:
             return self.group_free[self._group[j]]
         return int(self.free[self._domain[j].nodes].sum())
@@ -935,9 +961,11 @@ class Rounds:
                 trial.release(r, +1)
         return victims
 
-    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | None:
+    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
         """The trial evictions for ``j`` (None when evicting every candidate would not free
         enough GPUs)."""
+        if self._book_fit is not None:
+            return self._book_fit.trial(j)
         need, domain = self._gpus[j], self._domain[j]
         if self._covers_group[self._domain_index[j]]:
             room = self.group_free[self._group[j]]  # counted already

@@ -32,6 +32,7 @@ import numpy as np
 from analysim.arguments import simulation_arguments
 from analysim.config import SimConfig
 from analysim.domains import Domain, build_partition
+from analysim.engine.book import SPREADER, cluster_book, fgd_meter, job_asks
 from analysim.engine.clock import EPS, Clock, on_multiple
 from analysim.engine.flags import Flags
 from analysim.engine.jobs import JobFacts
@@ -49,12 +50,15 @@ from analysim.engine.records import (
     Capture,
     Records,
 )
+from analysim.engine.resource_placement import ResourcePlacement
 from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
+from analysim.policies import PLACERS
 from analysim.policies.placement import Placer, Topology
 from analysim.sharing.placers import share_placer_of
+from analysim.sharing.resources import MILLI
 from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.validation import check_samples, seconds
 from analysim.workload import uses_resources
@@ -75,15 +79,6 @@ class Simulation:
     :attr:`state`, and collect the outcome with :meth:`result`.
     """
 
-    #: whether jobs may share GPUs and ask for CPU and memory (``engine/resources.py``)
-    resource_mode = False
-    #: the class of resource mode (set by ``engine/resources.py``)
-    resource_variant: type[Simulation]
-    #: the class of the decision rounds (rank, place, evict)
-    rounds_class: type[Rounds] = Rounds
-    #: the class of the tenancy collaborator (borrowing, reclaiming, migrating, defragmenting)
-    tenancy_class: type[Tenancy] = Tenancy
-
     def __init__(
         self,
         workload: Workload,
@@ -98,6 +93,11 @@ class Simulation:
         self.cluster = cluster
         self.config = config or SimConfig()
         self.progress = progress
+        #: whether jobs may share GPUs and ask for CPU and memory (``engine/book.py``): a
+        #: workload that asks for GPU shares, CPU or memory, or a placer of the FGD study
+        self.resource_mode = bool(
+            uses_resources(workload.jobs) or share_placer_of(self.config.placement) is not None
+        )
         # reference=True: the plain rules, every shortcut off (tests compare whole runs)
         self.shortcuts = Shortcuts.none() if reference else Shortcuts()
         self.scheduler = self.config.make_scheduler()
@@ -119,22 +119,16 @@ class Simulation:
         self.facts = self._job_facts()
         self._init_cluster()
         self._init_records()
-        self.decider = self.rounds_class(self)
-        self.tenancy = self.tenancy_class(self)
-
-    def __new__(cls, workload: Workload, cluster: Cluster, config: SimConfig | None = None, **_):
-        """A workload that asks for GPU shares, CPU or memory, or a config that names a
-        placer of the FGD study, runs in resource mode (:mod:`analysim.engine.resources`)."""
-        workload, cluster, config = simulation_arguments(workload, cluster, config)
-        if cls is Simulation and (
-            uses_resources(workload.jobs)
-            or (config is not None and share_placer_of(config.placement) is not None)
-        ):
-            cls = cls.resource_variant
-        return super().__new__(cls)
+        self.decider = Rounds(self)
+        self.tenancy = Tenancy(self)
 
     # -- set-up -------------------------------------------------------------------------------
     def _make_placer(self) -> Placer:
+        """The whole-GPU placer; under a placer of the FGD study (``share_placer``, which
+        places the jobs that fit on one node) the one that spreads larger jobs."""
+        self.share_placer = share_placer_of(self.config.placement)
+        if self.share_placer is not None:
+            return PLACERS.make(SPREADER)
         return self.config.make_placer()
 
     def _make_flags(self) -> Flags:
@@ -172,14 +166,25 @@ class Simulation:
         return self.placer.place(need, free, topology, rng)
 
     def _new_ledger(self) -> Ledger:
+        """The ledger; in resource mode with the book of the cluster, and FGD's meter."""
+        quotas = [d.quota for d in self._domain]
+        book = kinds = None
+        self.meter = None
+        if self.resource_mode:
+            self.book = book = cluster_book(self.cluster, self.node_names, self.capacity)
+            self.meter = fgd_meter(self.workload.jobs, self.job_ids, self.asks, book)
+            kinds, quotas = self.facts.kind, [None if q is None else q * MILLI for q in quotas]
         return Ledger(
             self.capacity,
             self.node_names,
             self.job_ids,
             list(self.partition.vc_names),
-            self._gpus,
+            self._usage,
             self._vc,
-            [d.quota for d in self._domain],
+            quotas,
+            book,
+            kinds,
+            self.meter,
         )
 
     def _init_jobs(self, jobs) -> None:
@@ -245,8 +250,15 @@ class Simulation:
             "vc": self.job_vc,
             "priority": self.job_priority,
         }
+        #: what each job asks for: whole GPUs, or (resource mode) GPU milli, CPU and memory
+        self.asks = asks = job_asks(jobs, self.gpus, self.cluster)
+        self.gpu_milli, self.cpu, self.memory = asks.gpu_milli, asks.cpu, asks.memory
+        self.milli_total = asks.milli_total
+        if self.resource_mode:  # usage, quotas and borrowing count GPU milli
+            self._usage = self.milli_total.tolist()
 
     def _job_facts(self) -> JobFacts:
+        asks = self.asks
         return JobFacts(
             gpus=self._gpus,
             usage=self._usage,
@@ -257,6 +269,10 @@ class Simulation:
             domain_index=self._domain_index,
             node_position=self._node_position,
             columns=self._columns,
+            milli=asks.gpu_milli.tolist(),
+            cpu=asks.cpu.tolist(),
+            mem=asks.memory.tolist(),
+            kind=asks.kinds(),
         )
 
     @staticmethod
@@ -291,6 +307,44 @@ class Simulation:
         # per VC counters of the waiting jobs, as Python lists: the hot loop updates them
         self.vc_waiting_jobs = [0] * n_vc
         self.vc_waiting_gpus = [0] * n_vc
+        if self.resource_mode:
+            #: where a job fits (``engine/resource_placement.py``): the rounds and tenancy ask it
+            self.placement = ResourcePlacement(
+                self.facts,
+                self.job_ids,
+                self.capacity,
+                self.book,
+                self.placer,
+                self.ask_placer,
+                self.share_placer,
+                self.meter,
+                self.rng,
+            )
+            self._mark_unschedulable()
+
+    def _mark_unschedulable(self) -> None:
+        """Resource mode: a job that no node of its domain could hold on an empty cluster (or
+        asks for more GPU milli than its VC's quota) is unschedulable."""
+        empty = self.book.clone()
+        rng = np.random.default_rng(0)
+        known: dict[tuple, bool] = {}
+        facts = self.facts
+        for j in range(self.n_jobs):
+            if self.unschedulable[j]:
+                continue
+            quota = self._domain[j].quota
+            if quota is not None and self._usage[j] > quota * MILLI:
+                self.unschedulable[j] = True
+                continue
+            key = (self._domain_index[j], self._gpus[j], facts.milli[j], facts.cpu[j], facts.mem[j])
+            fits = known.get(key)
+            if fits is None:
+                fits = known[key] = (
+                    self.placement.place_on(empty, j, self._domain[j], rng) is not None
+                )
+            if not fits:
+                self.unschedulable[j] = True
+        self._unschedulable = self.unschedulable.tolist()
 
     def _init_records(self) -> None:
         self.next_arrival = 0  # index of the next job to arrive (jobs are in submit order)
@@ -323,6 +377,7 @@ class Simulation:
         self.finished = 0
         self.started = False
         self.changes = 0  # bumped by every start, stop and arrival (what fragmentation reads)
+        self._fgd_at, self._fgd_value = -1, 0.0  # FGD's fragmentation, at that many changes
         self._defrag_every = self.config.defrag_every
 
     def _init_groups(self, groups: int) -> None:
@@ -640,8 +695,23 @@ class Simulation:
 
     @property
     def gpu_owner(self) -> np.ndarray:
-        """The job holding each GPU (-1 for free), checked: no GPU may be held twice."""
+        """The job holding each GPU (-1 for free; resource mode: the first to take it),
+        checked: no GPU may be held twice (over 1000 milli)."""
         return self.ledger.gpu_owner()
+
+    @property
+    def gpu_holders(self) -> list[list[int]]:
+        """The jobs holding each GPU (global index), checked."""
+        return self.ledger.gpu_holders()
+
+    def fgd_frag_milli(self) -> float:
+        """FGD's fragmentation of the whole cluster now (GPU milli the workload's task
+        shapes cannot use; 0 outside resource mode)."""
+        return math.fsum(self.ledger.node_frag)
+
+    def node_fgd_frag(self) -> list[float]:
+        """FGD's fragmentation of each node now (0 outside resource mode)."""
+        return list(self.ledger.node_frag)
 
     @property
     def busy_gpu_seconds(self) -> np.ndarray:
@@ -650,7 +720,17 @@ class Simulation:
 
     def sample_counters(self) -> tuple:
         """The per-VC counters of a timeline sample: GPUs used, running jobs, waiting jobs,
-        GPUs the waiting jobs ask for, GPUs borrowed."""
+        GPUs the waiting jobs ask for, GPUs borrowed; in resource mode GPUs used and borrowed
+        in GPU milli / 1000, and FGD's fragmentation last."""
+        if self.resource_mode:
+            return (
+                tuple(u / MILLI for u in self.vc_used),
+                tuple(self.vc_running_jobs),
+                tuple(self.vc_waiting_jobs),
+                tuple(self.vc_waiting_gpus),
+                tuple(b / MILLI for b in self.vc_borrowed),
+                self._fgd_now(),
+            )
         return (
             tuple(self.vc_used),
             tuple(self.vc_running_jobs),
@@ -659,10 +739,18 @@ class Simulation:
             tuple(self.vc_borrowed),
         )  # tuples of ints: the garbage collector soon stops tracking them
 
+    def _fgd_now(self) -> float:
+        if self._fgd_at != self.changes:
+            self._fgd_at, self._fgd_value = self.changes, self.fgd_frag_milli()
+        return self._fgd_value
+
     def capture(self) -> Capture:
         """The state fragmentation is measured from, now (a copy, shared by the samples
-        taken while nothing changes)."""
-        return self.records.capture(self.changes, self.free, self.waiting_counts, self.vc_used)
+        taken while nothing changes); quota usage in whole GPUs (resource mode: rounded up)."""
+        used = self.vc_used
+        if self.resource_mode:
+            used = [math.ceil(u / MILLI) for u in used]
+        return self.records.capture(self.changes, self.free, self.waiting_counts, used)
 
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]

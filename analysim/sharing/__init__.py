@@ -1,7 +1,7 @@
 """GPU sharing and multi-resource nodes: the resource model, the FGD fragmentation measure,
 the placement policies of the FGD study and the saturation experiment (``saturate``).
 
-The model here sits below the time engine (``analysim.engine.resources`` uses it); the
+The model here sits below the time engine (``analysim.engine.book`` uses it); the
 sweeps of ``sharing.sweep`` sit above it (they run on ``analysim.sweep``), so they are loaded
 when first asked for, not with this package.
 """

@@ -1,13 +1,12 @@
-"""Tenancy in resource mode: migrating and defragmenting jobs that share GPUs and ask for CPU
-and memory, planned on trial copies of the resource book.
+"""Migration and defragmentation in resource mode: moving jobs that share GPUs and ask for
+CPU and memory, planned on trial copies of the resource book.
 
-:class:`ResourceTenancy` is the :class:`~analysim.engine.tenancy.Tenancy` of a
-:class:`~analysim.engine.resources.ResourceSimulation`: the same interface and state, with
-borrowing limits in GPU milli, usage as schedulers see it counted in ``num_gpus``, migration
-that moves the running one-node jobs off one node (fewest GPU milli moved) and
-defragmentation that empties the least-used nodes, both asking the simulation's
+:class:`BookMoves` is the planner :class:`~analysim.engine.tenancy.Tenancy` asks in resource
+mode: the whole-GPU rules of :class:`~analysim.engine.gpu_moves.GpuMoves` in GPU milli, CPU
+and memory. Migration moves the running one-node jobs off one node (fewest GPU milli moved),
+defragmentation empties the least-used nodes; both ask the simulation's
 :class:`~analysim.engine.resource_placement.ResourcePlacement` where a job fits on a trial
-book (``fits_on``) and skipping trials that cannot succeed (:class:`_FitBound`, under
+book (``fits_on``) and skip trials that cannot succeed (:class:`_FitBound`, under
 ``Shortcuts.trial_bounds``). Moves go through the engine's ``migrate``, which hands their
 claims to the ledger.
 """
@@ -19,36 +18,46 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.engine.records import FULL, MIGRATION_FAILED
-from analysim.engine.tenancy import MOST_MOVABLE_PER_NODE, Tenancy
-from analysim.errors import PolicyError
+from analysim.engine.gpu_moves import MOST_MOVABLE_PER_NODE
+from analysim.engine.records import FULL
 from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
-    from analysim.engine.resources import Claim, ResourceBook, ResourceSimulation
+    from analysim.engine.book import Claim, ResourceBook
+    from analysim.engine.simulation import Simulation
+
+#: a plan: (job, its claims at its destination) moves
+Plan = list[tuple[int, list["Claim"]]]
 
 
-class ResourceTenancy(Tenancy):
-    """Borrowing, reclaiming, migrating and defragmenting in resource mode."""
+class BookMoves:
+    """Migration and defragmentation plans for the simulation ``sim``, on its book."""
 
-    sim: ResourceSimulation
-
-    def __init__(self, sim: ResourceSimulation) -> None:
-        super().__init__(sim)
-        self._borrow_cap = [cap * MILLI for cap in self._borrow_cap]  # GPU milli
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.ledger = sim.ledger
+        self.decider = sim.decider
         self._defrag_failed_at: int | None = None  # ``sim.changes`` after a vain pass
         self._empty_gpu_left = sim.book.gpu_left.copy()  # milli per GPU, nothing running
 
-    def held_by_vc(self) -> list[int]:
-        """What schedulers see as each VC's usage: the ``num_gpus`` of its running jobs
-        (a share counts as one GPU, as in each job's own ``num_gpus``), own and borrowed."""
+    def enough_free(self, j: int) -> bool:
+        """Whether enough is free to ``j`` in all (else migration cannot help)."""
+        return self.sim.placement.why_not(j, self.sim.facts.domain[j]) != FULL
+
+    def plan(self, j: int) -> Plan | None:
+        """Moves after which ``j`` fits (the fewest GPU milli moved); None if none do."""
         sim = self.sim
-        held = [0] * len(sim.partition.vc_names)
-        vc, gpus = sim.facts.vc, sim.facts.gpus
-        for running in sim.running:
-            for j in running:
-                held[vc[j]] += gpus[j]
-        return held
+        facts = sim.facts
+        on_node = self._movable(facts.group[j])
+        topology = sim.placement.topology_for(j, facts.domain[j])
+        if facts.milli[j] == MILLI and facts.gpus[j] > topology.largest:
+            return self._plan_many_nodes(j, on_node)
+        return self._plan_one_node(j, on_node)
+
+    def make(self, plan: Plan, cause: int | None = None) -> None:
+        """Make the moves of ``plan`` (for job ``cause``)."""
+        for r, claims in plan:
+            self._move(r, claims, cause=cause)
 
     # -- migration and defragmentation ----------------------------------------------------------
     def _movable(self, group: int) -> dict[int, list[int]]:
@@ -116,37 +125,6 @@ class ResourceTenancy(Tenancy):
         else:
             taken = (min((x, g) for g, x in enumerate(gpus) if x >= milli)[1],)
         return (node, taken, cpu, mem, milli)
-
-    def try_migrate(self, j: int) -> bool:
-        """If ``j`` does not fit although enough is free to it in all, move running jobs to
-        other nodes (the fewest GPU milli moved) so that it does, and start it: the
-        whole-GPU rules (``Tenancy.try_migrate``) weighed on trial copies of the book."""
-        sim, ledger = self.sim, self.ledger
-        domain = sim.facts.domain[j]
-        if (
-            not self.decider.quota_allows(j, ledger.vc_used)
-            or sim.placement.why_not(j, domain) == FULL
-        ):
-            return False  # not fragmentation: too little is free in all
-        epoch = self.decider.epoch[sim.facts.group[j]]
-        self.own_room_why |= MIGRATION_FAILED
-        if self._migrate_failed_at.get(j) == epoch:
-            return False
-        on_node = self._movable(sim.facts.group[j])
-        facts = sim.facts
-        topology = sim.placement.topology_for(j, domain)
-        if facts.milli[j] == MILLI and facts.gpus[j] > topology.largest:
-            plan = self._plan_many_nodes(j, on_node)
-        else:
-            plan = self._plan_one_node(j, on_node)
-        if plan is None:
-            self._migrate_failed_at[j] = epoch
-            return False
-        for r, claims in plan:
-            self._move(r, claims, cause=j)
-        if not self.decider.try_start(j):
-            raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
-        return True
 
     def _fits_after(self, j: int, book: ResourceBook) -> bool:
         """Would ``j`` fit on ``book`` (the book once the planned moves are made)?"""
@@ -415,7 +393,7 @@ class _FitBound:
     what cannot hold ``j`` then cannot hold it after the moves either (the trial's
     ``fits_on`` would say None): such trials are skipped. Exact: only failing trials go."""
 
-    def __init__(self, sim: ResourceSimulation, j: int, one_node: bool | None = None) -> None:
+    def __init__(self, sim: Simulation, j: int, one_node: bool | None = None) -> None:
         """``one_node``: whether ``j`` goes on one node (a moved job does); by default as its
         placement would put it."""
         self.sim, self.j = sim, j
@@ -505,3 +483,6 @@ def _subsets_by_usage(jobs: list[int], usage: list[int]):
             heapq.heappush(heap, (moved + weight[last + 1], k + 1, (*chosen, last + 1)))
             swapped = moved - weight[last] + weight[last + 1]
             heapq.heappush(heap, (swapped, k, (*chosen[:-1], last + 1)))
+
+
+__all__ = ["BookMoves"]
