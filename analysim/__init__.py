@@ -1,15 +1,16 @@
 """AnalySIM: simulate multi-tenant GPU clusters and compare how they are scheduled."""
 
 from analysim import policies, presets, traces
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
 from analysim.engine import Simulation
 from analysim.errors import PolicyError, ResultFormatError
-from analysim.result import Result
-from analysim.sharing import SHARE_PLACERS, saturate
+from analysim.experiments.saturation import saturate
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.workload import Workload
+from analysim.results.result import Result
+from analysim.sharing import SHARE_PLACERS
 from analysim.simulate import simulate
 from analysim.version import VERSION
-from analysim.workload import Workload
 
 __all__ = [
     "Cluster",
@@ -38,15 +39,20 @@ def explore(*args, **kwargs):
     except ModuleNotFoundError as exc:
         if exc.name is None or exc.name.split(".")[0] == "analysim":
             raise
-        from analysim.extras import missing_package
+        from analysim.faces.extras import missing_package
 
         raise missing_package(exc.name, "explore") from exc
     return _explore(*args, **kwargs)
 
 
 # Submodules imported on first use, so that ``import analysim`` stays light (no Dask).
-# ``analysim.sweep`` is callable: ``asim.sweep(grid, workload=...)``.
-_LAZY = {"sweep": "analysim.sweep"}
+# ``analysim.sweep`` is callable: ``asim.sweep(grid, workload=...)``; ``asim.saturation``
+# holds the saturation experiment (``asim.saturation.saturate_sweep``, ...).
+_LAZY = {
+    "sweep": "analysim.sweep",
+    "saturation": "analysim.experiments.saturation",
+    "figures": "analysim.experiments.figures",
+}
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
 """``python -m analysim``: the same command as the ``analysim`` console script."""
 
-from analysim.cli import main
+from analysim.faces.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

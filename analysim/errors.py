@@ -19,7 +19,7 @@ class InputTypeError(TypeError, ValueError):
 class ResultFormatError(ValueError):
     """A saved result's folder is damaged or not one: a file missing, unreadable, not the
     parquet or JSON it should be, or without a column it needs (the message names the file
-    and what is wrong; see :mod:`analysim.result_format`)."""
+    and what is wrong; see :mod:`analysim.results.format`)."""
 
 
 class PolicyError(RuntimeError):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analysim.arguments import (
+from analysim.engine import Simulation
+from analysim.inputs.arguments import (
     check_scheduler_columns,
     cluster_argument,
     config_argument,
     workload_argument,
 )
-from analysim.engine import Simulation
-from analysim.validation import seconds
+from analysim.inputs.validation import seconds
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.config import SimConfig
-    from analysim.result import Result
-    from analysim.workload import Workload
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.config import SimConfig
+    from analysim.inputs.workload import Workload
+    from analysim.results.result import Result
 
 
 def simulate(
@@ -30,10 +30,10 @@ def simulate(
     progress: bool = False,
     **options: Any,
 ) -> Result:
-    """Run ``workload`` on ``cluster`` and return the :class:`~analysim.result.Result`.
+    """Run ``workload`` on ``cluster`` and return the :class:`~analysim.results.result.Result`.
 
-    ``workload`` and ``cluster`` are a :class:`~analysim.workload.Workload` and a
-    :class:`~analysim.cluster.Cluster`, or preset names: ``simulate("venus", "venus",
+    ``workload`` and ``cluster`` are a :class:`~analysim.inputs.workload.Workload` and a
+    :class:`~analysim.inputs.cluster.Cluster`, or preset names: ``simulate("venus", "venus",
     seed=3)`` builds ``asim.presets.workload("venus", seed=3)`` (seeded by the config's seed,
     as ``analysim run`` does) and ``asim.presets.cluster("venus")``. A DataFrame is refused
     with the call that makes one of it (``asim.Workload.from_frame(df)``).

@@ -135,8 +135,8 @@ def timed_simulation(workload, cluster, config: dict[str, Any], progress: bool =
     is the process CPU time of the same span (``time.process_time``): on a busy machine wall
     time grows with the contention, CPU time much less.
     """
-    from analysim.config import SimConfig
     from analysim.engine import Simulation
+    from analysim.inputs.config import SimConfig
 
     cfg = SimConfig.from_dict(config)
     gc.collect()
@@ -161,7 +161,7 @@ def timed_simulation(workload, cluster, config: dict[str, Any], progress: bool =
 
 def waiting_jobs_mean(result) -> float:
     """Time-averaged number of waiting jobs: mean of the cluster-wide timeline rows."""
-    from analysim.result import ALL
+    from analysim.results.result import ALL
 
     timeline = result.timeline
     rows = timeline.loc[timeline["vc"] == ALL, "waiting_jobs"]

@@ -77,8 +77,8 @@ def measure(jobs: int, gpus: int, config_name: str, seed: int, progress: bool, t
 
     t = time.perf_counter()
     from analysim import presets
-    from analysim.config import SimConfig
     from analysim.engine import Simulation
+    from analysim.inputs.config import SimConfig
 
     mark("import analysim", time.perf_counter() - t)
 

@@ -1,7 +1,7 @@
 """Resource mode with migration: the bundled openb trace replayed fast on part of its cluster.
 
 Reads ``bundled:openb`` with arrivals ``--speedup`` times faster on ``--cluster-size`` of its
-nodes (:func:`analysim.figures.load_trace`, as notebook 07's part 2), keeps the first
+nodes (:func:`analysim.experiments.figures.load_trace`, as notebook 07's part 2), keeps the first
 ``--jobs`` jobs by submit time (all by default), and times each configuration (placement
 ``fgd``): ``fifo+migration``, ``fifo+preemption+migration``, ``srtf+preemption+migration``.
 
@@ -15,7 +15,7 @@ import argparse
 
 import _common
 
-from analysim.workload import Workload
+from analysim.inputs.workload import Workload
 
 CONFIGS = {
     "fifo+migration": {"scheduler": "fifo", "migration": True},
@@ -34,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     pinning = _common.pin_one_core(not args.no_pin)
     _common.header("bench_migration", pinning)
-    from analysim import figures
+    from analysim.experiments import figures
 
     trace = figures.load_trace(
         "bundled:openb", "openb", speedup=args.speedup, cluster_size=args.cluster_size

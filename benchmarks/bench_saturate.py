@@ -18,7 +18,7 @@ import time
 from _common import header
 
 import analysim as asim
-from analysim.sharing.sweep import FGD_STUDY, saturate_sweep
+from analysim.experiments.saturation.sweep import FGD_STUDY, saturate_sweep
 from analysim.sweep.runner import local_cluster
 
 

@@ -1,7 +1,7 @@
 """The paper's four-arm study on the ``venus`` preset, one core (issue 4: < 30 s in total).
 
 Builds the workload once, then runs ``las`` with preemption off/on and migration off/on
-(``analysim.study.ARMS``), timing each arm as ``Simulation`` + ``run`` + ``result`` +
+(``analysim.experiments.study.ARMS``), timing each arm as ``Simulation`` + ``run`` + ``result`` +
 ``summary``, and prints the study table with the times.
 
     python benchmarks/bench_study.py
@@ -16,7 +16,7 @@ import time
 from _common import header, markdown_table, pin_one_core, timed_simulation
 
 from analysim import presets
-from analysim.study import ARMS, METRICS
+from analysim.experiments.study import ARMS, METRICS
 
 TARGET = 30.0
 

@@ -33,7 +33,12 @@ from pathlib import Path
 import pandas as pd
 
 import analysim as asim
-from analysim.sharing.peer import DETERMINISTIC, compare_with_peer, count_matching, read_peer_curves
+from analysim.experiments.saturation.peer import (
+    DETERMINISTIC,
+    compare_with_peer,
+    count_matching,
+    read_peer_curves,
+)
 
 WORKLOADS = (
     "default",

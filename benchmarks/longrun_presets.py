@@ -1,11 +1,11 @@
 """The Helios presets over the published span (183 days) and over a month, for generator
 variants (issue 14, ``docs/calibration.md``, "Over the published span").
 
-For each preset, each variant (fields of :class:`analysim.calibrated.Shape` replaced in the
-preset's :data:`analysim.helios_presets.SHAPES` entry) and each seed: generate the workload
-with :func:`analysim.calibrated.calibrated_workload`, simulate it under the preset's own
+For each preset, each variant (fields of :class:`analysim.presets.calibrated.Shape` replaced in the
+preset's :data:`analysim.presets.helios.SHAPES` entry) and each seed: generate the workload
+with :func:`analysim.presets.calibrated.calibrated_workload`, simulate it under the preset's own
 config (``presets.config(name)``: per-VC FIFO, EASY backfill, VCs own their nodes) and run
-every criterion of the calibration check (``analysim.calibration``). Randomness: only the
+every criterion of the calibration check (``analysim.presets.calibration``). Randomness: only the
 generator's ``np.random.default_rng(seed)``.
 
 Prints one row per preset and variant: the long-run mean queueing delay of each
@@ -46,7 +46,7 @@ def _value(text: str) -> object:
 
 def parse_variant(text: str) -> tuple[str, tuple[tuple[str, str, object], ...]]:
     """``LABEL:FIELD=VALUE,PRESET.FIELD=VALUE`` -> (label, ((preset or '', field, value)))."""
-    from analysim.calibrated import Shape
+    from analysim.presets.calibrated import Shape
 
     fields = {f.name for f in dataclasses.fields(Shape)}
     label, _, rest = text.partition(":")
@@ -64,7 +64,7 @@ def parse_variant(text: str) -> tuple[str, tuple[tuple[str, str, object], ...]]:
 
 
 def shape_of(name: str, changes: tuple[tuple[str, str, object], ...]):
-    from analysim import helios_presets
+    from analysim.presets import helios as helios_presets
 
     updates = {field: value for preset, field, value in changes if preset in ("", name)}
     return dataclasses.replace(helios_presets.SHAPES[name], **updates)
@@ -72,8 +72,9 @@ def shape_of(name: str, changes: tuple[tuple[str, str, object], ...]):
 
 def evaluate(task: tuple) -> dict:
     """One run: ``(name, label, changes, seed, days)`` -> mean delay, block means, misses."""
-    from analysim import calibration, helios_presets
-    from analysim.calibrated import calibrated_workload
+    from analysim.presets import calibration
+    from analysim.presets import helios as helios_presets
+    from analysim.presets.calibrated import calibrated_workload
     from analysim.simulate import simulate
 
     name, label, changes, seed, days = task

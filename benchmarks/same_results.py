@@ -119,7 +119,8 @@ RESOURCE_RUNS: dict[str, dict] = {
 def resource_trace():
     """The first 1,500 jobs of the bundled openb trace, 200 times faster, on a tenth of its
     cluster."""
-    from analysim import Workload, figures
+    from analysim import Workload
+    from analysim.experiments import figures
 
     trace = figures.load_trace("bundled:openb", "openb", speedup=200.0, cluster_size=0.1)
     jobs = trace.workload.jobs.sort_values("submit_time", kind="stable").head(1500)

@@ -1,17 +1,17 @@
 """Grid search of the Helios presets' tuned shape parameters (issue 14, ``docs/calibration.md``).
 
 For each cluster, each setting of the tuned knobs (``max_job_fraction`` x ``size_growth``,
-the rest of the preset's :data:`analysim.helios_presets.SHAPES` entry unchanged) and each
-seed, generate the 30-day month with :func:`analysim.calibrated.calibrated_workload` and
+the rest of the preset's :data:`analysim.presets.helios.SHAPES` entry unchanged) and each
+seed, generate the 30-day month with :func:`analysim.presets.calibrated.calibrated_workload` and
 simulate it under the preset's own config (``presets.config(name)``: FIFO, EASY backfill),
-then run every criterion of the calibration check (``analysim.calibration``). Randomness:
+then run every criterion of the calibration check (``analysim.presets.calibration``). Randomness:
 only the month generator's ``np.random.default_rng(seed)`` for the given ``--seeds``.
 
 Prints one row per setting: the mean queueing delay per seed and its relative error, the
 worst absolute error over the seeds, the number of MISSes over all criteria (every seed),
 sorted best first (fewest misses, then smallest worst error). Tune on seeds 0-2 only; seeds
 3-9 are the out-of-sample check (``analysim presets --check --seeds 3 4 5 6 7 8 9``). The
-preset's own ``max_gpu_days`` (:data:`analysim.helios_presets.SHAPES`) stays unless
+preset's own ``max_gpu_days`` (:data:`analysim.presets.helios.SHAPES`) stays unless
 ``--extra`` changes it.
 
     python benchmarks/tune_presets.py --presets earth --workers 1
@@ -47,8 +47,9 @@ DEFAULT_GRID = {
 def evaluate(task: tuple[str, float, float, tuple[tuple[str, float], ...], int]) -> dict:
     """One month: ``(name, max_job_fraction, size_growth, extra fields, seed)`` -> the check's
     rows summarised (mean delay, its relative error, the metrics that MISS)."""
-    from analysim import calibration, helios_presets
-    from analysim.calibrated import calibrated_workload
+    from analysim.presets import calibration
+    from analysim.presets import helios as helios_presets
+    from analysim.presets.calibrated import calibrated_workload
     from analysim.simulate import simulate
 
     name, fraction, growth, extra, seed = task
@@ -139,7 +140,7 @@ def format_rows(rows: list[dict], seeds: list[int]) -> str:
 
 def _parse_extra(items: list[str]) -> tuple[tuple[str, float], ...]:
     pairs = []
-    from analysim.calibrated import Shape
+    from analysim.presets.calibrated import Shape
 
     fields = {f.name for f in dataclasses.fields(Shape)}
     for item in items:

@@ -4,10 +4,10 @@ Sphinx with the furo theme; MyST-NB reads the Markdown pages (``docs/*.md``, kep
 sources) and the notebooks of the gallery, which it renders *without executing them*
 (``nb_execution_mode = "off"``): the notebooks are committed without outputs, so the gallery
 pages are copies of them with the figures each one writes (committed in ``figures/``) shown
-after the cell that writes them (``analysim/docsite.py``, called at the start of the build).
+after the cell that writes them (``analysim/faces/docsite.py``, called at the start of the build).
 The API reference is generated from the docstrings by autodoc; the docstrings keep their own
 style (reST roles, ``name: text`` lines for fields and parameters), which
-``analysim.docsite.fields_as_field_list`` reads.
+``analysim.faces.docsite.fields_as_field_list`` reads.
 """
 
 from __future__ import annotations

@@ -51,11 +51,11 @@ from trace_samples import (
     write,
 )
 
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS
+from analysim.inputs.workload import Workload
 from analysim.traces import read_csv_trace, read_helios, read_pai, read_philly
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
-from analysim.workload import Workload
 
 OUTCOMES = ("clear error", "counted drop", "correct", "silent", "crash", "misleading")
 DROP = "drop"
@@ -1313,7 +1313,7 @@ def _sweep_cases() -> list[Case]:
 
 # -- the CLI ------------------------------------------------------------------------------------
 def _cli_cases() -> list[Case]:
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     runs: list[tuple[list[str], str, bool]] = []
     valid = {

@@ -167,7 +167,7 @@ def _saved_results_cases() -> list[Case]:
             names=("taken",),
         )
     )
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     for command in (["run", "--workload", "toy", "--no-progress"], ["saturate"]):
 
@@ -276,7 +276,7 @@ def _saturate_cases() -> list[Case]:
                 names=needles,
             )
         )
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     for value in ("inf", "1e300", "nan", "0"):
         case = _cli_case(main, ["saturate", "--quiet", "--inflate", value], "inflate", False)
@@ -287,7 +287,7 @@ def _saturate_cases() -> list[Case]:
 
 # -- presets and Shape ---------------------------------------------------------------------------
 def _preset_cases() -> list[Case]:
-    from analysim.calibrated import Shape
+    from analysim.presets.calibrated import Shape
 
     cases = []
     for name in ("toy", "venus", "venus_overloaded"):
@@ -367,7 +367,7 @@ def _preset_cases() -> list[Case]:
             names=("min_duration", "max_duration"),
         )
     )
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     case = _cli_case(main, ["presets", "--check", "--days", "1e9", "--seeds", "0"], "days", False)
     case.category = "presets and Shape"
@@ -621,7 +621,7 @@ def _frozen_cases() -> list[Case]:
             names=("read-only",),
         )
     )
-    from analysim.explain import explain, waiting_jobs
+    from analysim.results.explain import explain, waiting_jobs
 
     for time in (math.nan, math.inf, -1.0, "10", None):
         cases.append(

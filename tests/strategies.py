@@ -13,7 +13,7 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from analysim import Cluster, SimConfig, Workload
-from analysim.domains import allowed_types
+from analysim.inputs.domains import allowed_types
 from analysim.policies import PLACERS, SCHEDULERS
 
 GPU_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)

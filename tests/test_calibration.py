@@ -10,8 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysim import SimConfig, calibrated, calibration, generators, helios_presets, presets
-from analysim.cli import main
+from analysim import SimConfig, presets
+from analysim.faces.cli import main
+from analysim.inputs import generators
+from analysim.presets import calibrated, calibration
+from analysim.presets import helios as helios_presets
 
 HELIOS = ["venus", "earth", "saturn", "uranus"]
 
@@ -325,8 +328,8 @@ def test_cli_check(capsys):
 
 # -- the study across load -----------------------------------------------------------------------
 def test_study_over_load_runs_the_four_arms_per_load_point():
-    from analysim.load_study import jct_gains, study_over_load
-    from analysim.study import ARMS
+    from analysim.experiments.load_study import jct_gains, study_over_load
+    from analysim.experiments.study import ARMS
 
     frame = study_over_load("earth", [1.0, 2.0], days=0.5)
     assert frame["load_scale"].tolist() == [1.0] * 4 + [2.0] * 4
@@ -343,7 +346,7 @@ def test_study_over_load_runs_the_four_arms_per_load_point():
 
 
 def test_gains_over_load_one_row_per_seed_load_and_arm():
-    from analysim.load_study import gains_over_load, jct_gains, study_over_load
+    from analysim.experiments.load_study import gains_over_load, jct_gains, study_over_load
 
     tidy = gains_over_load("earth", [1.0, 2.0], seeds=[0, 1], days=0.25)
     assert len(tidy) == 2 * 2 * 3  # seeds x loads x arms other than the baseline
@@ -359,7 +362,7 @@ def test_gains_over_load_one_row_per_seed_load_and_arm():
 
 
 def test_notebook_helpers_put_the_varied_switch_on_the_real_scheduling():
-    from analysim.figures import compare, real_scheduling, sensitivity
+    from analysim.experiments.figures import compare, real_scheduling, sensitivity
 
     base = real_scheduling("earth")
     assert "seed" not in base and base["backfill"] and base["placement"] == "consolidate"

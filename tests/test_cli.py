@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim.cli import build_parser, config_values, main
-from analysim.config import SimConfig
+from analysim.faces.cli import build_parser, config_values, main
+from analysim.inputs.config import SimConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--workload", "toy", "--no-progress", "--quiet"]
@@ -61,12 +61,12 @@ def test_top_level_help_and_missing_command(capsys):
 def test_a_missing_optional_package_is_one_line_naming_it_and_its_extra(
     monkeypatch, capsys, package, extra
 ):
-    import analysim.figures
+    import analysim.experiments.figures
 
     def missing(args):
         raise ModuleNotFoundError(f"No module named {package!r}", name=package)
 
-    monkeypatch.setattr(analysim.figures, "cmd_figures", missing)
+    monkeypatch.setattr(analysim.experiments.figures, "cmd_figures", missing)
     assert main(["figures", "--quick"]) == 1
     line = one_line_error(capsys.readouterr().err)
     assert repr(package.split(".")[0]) in line

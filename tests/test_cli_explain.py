@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analysim.cli import main
-from analysim.readable import moment, parse_moment
+from analysim.faces.cli import main
+from analysim.results.readable import moment, parse_moment
 
 # one node of 4 GPUs; 'a' (low priority, 3 days) is evicted by 'b' (high priority, 1 h) an
 # hour in, and resumes when 'b' ends
@@ -119,7 +119,7 @@ def test_a_job_that_never_runs_is_told_the_true_reason():
     import pandas as pd
 
     import analysim as asim
-    from analysim.explain import why_waiting
+    from analysim.results.explain import why_waiting
 
     nodes = pd.DataFrame(
         {
@@ -159,7 +159,7 @@ def test_the_story_of_a_shared_gpu_job_names_its_share_cpu_and_memory():
     import pandas as pd
 
     import analysim as asim
-    from analysim.explain import job_story
+    from analysim.results.explain import job_story
 
     jobs = pd.DataFrame(
         {

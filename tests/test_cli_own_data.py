@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysim.cli import main
-from analysim.result import Result
+from analysim.faces.cli import main
+from analysim.results.result import Result
 
 # one node of 4 GPUs; strict FIFO: b waits for a (ends 100), c waits behind b (ends 150)
 JOBS = "id,submitted,gpus,runtime,team\na,0,2,100,x\nb,10,4,50,x\nc,20,1,300,x\n"

@@ -498,7 +498,7 @@ def test_node_usage_and_gpu_snapshot_follow_the_placements():
 
 
 def test_explain_refuses_a_compat_replay():
-    from analysim.explain import why_waiting
+    from analysim.results.explain import why_waiting
 
     workload = asim.presets.workload("venus_overloaded", days=1)
     result = asim.simulate(workload, asim.presets.cluster("venus_overloaded"), compat="helios")

@@ -8,7 +8,7 @@ import pytest
 
 import analysim as asim
 from analysim import Result, ResultFormatError
-from analysim.explain import explain
+from analysim.results.explain import explain
 
 COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
 

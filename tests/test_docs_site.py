@@ -4,7 +4,7 @@ resolves, the gallery shows each notebook and every committed figure, and in Chr
 the window or clipped, and the API page shows ``simulate``'s signature.
 
 The site is built once per module into a temporary folder (about 30 s) with
-``analysim.docsite.build``, what ``analysim docs`` runs; ``ANALYSIM_DOCS_SITE=DIR`` reuses a
+``analysim.faces.docsite.build``, what ``analysim docs`` runs; ``ANALYSIM_DOCS_SITE=DIR`` reuses a
 built site instead. The browser tests drive Debian's Chromium (``/usr/bin/chromium``) with
 Playwright, as ``tests/test_browser.py`` does, and skip, saying why, without them.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from analysim import docsite
+from analysim.faces import docsite
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path(os.environ.get("ANALYSIM_CHROMIUM", "/usr/bin/chromium"))
@@ -180,7 +180,7 @@ def test_the_link_check_finds_a_broken_link(tmp_path):
 
 
 def test_the_docs_command_says_what_is_wrong(tmp_path, capsys):
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     with pytest.raises(docsite.DocsError, match="no Sphinx project"):
         docsite.build(source=tmp_path)

@@ -14,7 +14,7 @@ from jobs_table import make_jobs
 
 import analysim as asim
 from analysim.engine import Simulation
-from analysim.explain import explain
+from analysim.results.explain import explain
 
 # j1 takes rack r0 (n0, n1) until 100, j2 node n2 until 50. j3 wants all 16 GPUs: it fits
 # only when j1 ends, so it is promised t=100 on every node. j4 (ends at 30) and j6 (ends at
@@ -164,7 +164,7 @@ def test_easy_survives_the_plain_config_round_trip():
 
 
 def test_notebook_parameters_accept_easy_backfill():
-    from analysim.notebook_params import RULES
+    from analysim.faces.notebook_params import RULES
 
     rule = RULES["backfill"]
     assert [rule(v) for v in (False, True, "easy")] == [None, None, None]

@@ -29,10 +29,31 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _imports(path: Path) -> set[str]:
+def _is_import_module(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module")
+
+
+def _imports(path: Path, own: str | None = None) -> set[str]:
     """The analysim modules ``path`` imports, at module level or inside functions (imports
-    under ``if TYPE_CHECKING:`` are for type checkers only and do not count)."""
+    under ``if TYPE_CHECKING:`` are for type checkers only and do not count), and those it
+    may import through ``importlib``: in a module that calls ``import_module``, every string
+    naming an analysim module that it passes to ``import_module`` or holds in a dict, tuple
+    or list (a table of submodules loaded on first use)."""
     found: set[str] = set()
+    tree = ast.parse(path.read_text())
+    if any(_is_import_module(node) for node in ast.walk(tree)):
+        for node in ast.walk(tree):
+            if _is_import_module(node):
+                named = node.args[:1]  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Dict):
+                named = node.values  # a table of lazy submodules
+            elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+                named = node.elts
+            else:
+                continue
+            found.update(
+                c.value for c in named if isinstance(c, ast.Constant) and c.value in MODULES
+            )
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
@@ -48,10 +69,10 @@ def _imports(path: Path) -> set[str]:
                 found.update(a.name for a in child.names)
             visit(child)
 
-    visit(ast.parse(path.read_text()))
+    visit(tree)
     # importing a module runs its packages' __init__ first: those are imported too (but a
     # module's own packages are under way already when it is imported)
-    own = _module_name(path)
+    own = own or _module_name(path)
     parents = {".".join(m.split(".")[:k]) for m in found for k in range(1, m.count(".") + 1)}
     parents = {p for p in parents if not own.startswith(p + ".")}
     return {m for m in found | parents if m in MODULES and m != own}
@@ -100,12 +121,33 @@ def test_no_import_loop_among_analysims_modules():
     graph = {name: _imports(path) for name, path in MODULES.items()}
     assert "analysim.engine.simulation" in graph["analysim.engine"]
     assert "analysim.engine.ledger" in graph["analysim.engine.simulation"]
+    assert "analysim.sweep" in graph["analysim"]  # a lazy import, through importlib
     assert _cycles(graph) == []
+
+
+def test_the_import_scan_follows_importlib(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import importlib\n"
+        "LAZY = {'sweep': 'analysim.sweep'}\n"
+        "def f():\n    return importlib.import_module(LAZY['sweep'])\n"
+    )
+    assert "analysim.sweep" in _imports(probe, "analysim.probe")
+    probe.write_text(  # a logger's name, never imported
+        "import importlib, logging\nlog = logging.getLogger('analysim.sweep')\n"
+        "importlib.import_module('analysim.engine')\n"
+    )
+    assert _imports(probe, "analysim.probe") == {"analysim.engine"}
 
 
 ALONE = sorted(
     [_module_name(p) for p in ENGINE.glob("*.py")]
-    + ["analysim.result", "analysim.state", "analysim.fragmentation", "analysim.explain"]
+    + [
+        "analysim.results.result",
+        "analysim.results.state",
+        "analysim.results.fragmentation",
+        "analysim.results.explain",
+    ]
 )
 
 

@@ -1,4 +1,4 @@
-"""``analysim.explain``: why a job waits, worked by hand on the toy cluster.
+"""``analysim.results.explain``: why a job waits, worked by hand on the toy cluster.
 
 The toy workload under FIFO (docs/semantics.md): j1 (4 GPUs) on n0 from 0 to 600, j2 (8) on
 n2, n3 from 60 to 960, j3 (2) on n1 from 120 to 420; j4 (8) arrives at 180 and waits for two
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs, why_waiting
+from analysim.results.explain import allocations, explain, gpu_snapshot, waiting_jobs, why_waiting
 
 COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
 

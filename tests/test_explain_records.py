@@ -3,8 +3,8 @@
 Random small runs (``strategies.py``: every scheduler, placement, preemption, backfill,
 migration, borrowing, on pools, VCs owning nodes and quotas) are stepped one moment at a
 time; right after each moment's decisions every waiting job whose group had a round then is
-explained (``analysim.explain``, which reads the engine's records), and each claim is checked
-against the engine's own state at that moment, not against the records:
+explained (``analysim.results.explain``, which reads the engine's records), and each claim is
+checked against the engine's own state at that moment, not against the records:
 
 * ``full`` (quota): its VC's quota does not allow it; ``full`` (its nodes): fewer GPUs are free
   on its nodes than it asks for (none at all in its group when the round ended at once);
@@ -34,8 +34,8 @@ from strategies import cases
 
 from analysim import Simulation
 from analysim.engine.clock import EPS
-from analysim.explain import explain
-from analysim.status import RUNNING, WAITING
+from analysim.policies.scheduling import RUNNING, WAITING
+from analysim.results.explain import explain
 
 CHECKED = settings(
     max_examples=120,
@@ -82,7 +82,7 @@ def check_moment(sim: Simulation, case) -> int:
         # (some schedulers rank by the GPUs each VC holds)
         still = moved.empty and evicted.empty
         if reason.kind == "full" and reason.detail.get("nothing_free"):
-            assert sim.group_free[group] == 0, reason.text
+            assert sim.ledger.group_free[group] == 0, reason.text
         elif reason.kind == "full" and reason.scope.startswith("quota"):
             assert reason.free < need, reason.text
             assert not quota_ok or len(evicted), reason.text

@@ -18,7 +18,7 @@ import pytest  # noqa: E402
 
 import analysim as asim  # noqa: E402
 from analysim import plotting  # noqa: E402
-from analysim.figures import span_text  # noqa: E402
+from analysim.experiments.figures import span_text  # noqa: E402
 from analysim.plotting.bounds import FigureLayoutError, outside_figure  # noqa: E402
 from analysim.plotting.jobs import BOX_NOTE  # noqa: E402
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysim import figures
-from analysim.cli import main
-from analysim.notebook_params import ParameterError, check_parameters
+from analysim.experiments import figures
+from analysim.faces.cli import main
+from analysim.faces.notebook_params import ParameterError, check_parameters
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("papermill")

@@ -10,7 +10,7 @@ import pytest
 
 import analysim as asim
 from analysim.errors import InputTypeError
-from analysim.study import paper_study
+from analysim.experiments.study import paper_study
 
 
 @pytest.fixture(scope="module")
@@ -167,8 +167,8 @@ def test_the_study_takes_preset_names_and_refuses_dataframes(toy):
 
 
 def test_the_study_and_its_command_default_to_the_preset_of_docs_study(monkeypatch):
-    from analysim import study
-    from analysim.cli import main
+    from analysim.experiments import study
+    from analysim.faces.cli import main
 
     assert study.DEFAULT_PRESET == "venus_overloaded"
     ran = []

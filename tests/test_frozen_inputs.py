@@ -113,7 +113,7 @@ def test_the_package_still_exports_the_classes():
 
 @pytest.mark.parametrize("time", [float("nan"), float("inf"), -1.0, "10", None, True])
 def test_explain_refuses_a_time_that_is_not_a_moment_naming_it(toy, time):
-    from analysim.explain import explain, waiting_jobs, why_waiting
+    from analysim.results.explain import explain, waiting_jobs, why_waiting
 
     result = simulate(*toy)
     for ask in (

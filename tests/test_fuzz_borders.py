@@ -34,9 +34,9 @@ from fuzz_corpus import (
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from analysim.config import SimConfig
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
-from analysim.workload import Workload
+from analysim.inputs.config import SimConfig
+from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS
+from analysim.inputs.workload import Workload
 
 CASES = all_cases(random_count=60)
 GOOD = ("clear error", "counted drop", "correct")

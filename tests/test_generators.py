@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysim import generators as gen
+from analysim.inputs import generators as gen
 
 VCS = {"vc00": 40.0, "vc01": 10.0}
 

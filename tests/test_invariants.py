@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from strategies import cases, workloads
 
 from analysim import Cluster, Simulation, Workload, presets, simulate
-from analysim.domains import allowed_types
+from analysim.inputs.domains import allowed_types
 
 FAST = settings(
     max_examples=80,
@@ -117,9 +117,9 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
         for vc, j in heads.items():
             free = sim.free.copy()
             domain = sim.facts.domain[j]
-            for r in sim.borrowers:
-                if sim.facts.vc[r] != vc and domain.mask[sim.alloc_nodes[r]].any():
-                    free[sim.alloc_nodes[r]] += sim.alloc_counts[r]
+            for r in sim.ledger.borrowers:
+                if sim.facts.vc[r] != vc and domain.mask[sim.ledger.alloc_nodes[r]].any():
+                    free[sim.ledger.alloc_nodes[r]] += sim.ledger.alloc_counts[r]
             if sim.decider.fits_hypothetically(j, free, sim.vc_used):
                 raise AssertionError(
                     f"t={sim.now}: job {sim.job_ids[j]}, first in VC "

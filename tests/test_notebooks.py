@@ -19,8 +19,8 @@ nbformat = pytest.importorskip("nbformat")
 papermill = pytest.importorskip("papermill")
 
 from analysim import figures  # noqa: E402
-from analysim.cli import main  # noqa: E402
-from analysim.notebook_params import RULES  # noqa: E402
+from analysim.faces.cli import main  # noqa: E402
+from analysim.faces.notebook_params import RULES  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = [

@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from analysim import generators, presets
-from analysim.calibrated import Shape
-from analysim.cli import main
+from analysim import presets
+from analysim.faces.cli import main
+from analysim.inputs import generators
+from analysim.presets.calibrated import Shape
 
 
 @pytest.mark.parametrize("seed", [True, False, np.bool_(True), None, -1, 1.5, "0", 2**64])
@@ -99,7 +100,7 @@ def test_shape_refuses_min_duration_above_max_duration():
 
 
 def test_every_helios_shape_is_valid():
-    from analysim.helios_presets import SHAPES
+    from analysim.presets.helios import SHAPES
 
     for shape in SHAPES.values():
         assert Shape(**shape.__dict__) == shape

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from analysim import presets
-from analysim.cluster import Cluster
-from analysim.workload import Workload
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.workload import Workload
 
 
 def offered_load(workload: Workload, cluster: Cluster) -> pd.Series:

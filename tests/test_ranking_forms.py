@@ -7,7 +7,7 @@ import pytest
 
 from analysim.engine.las_ranking import KeyedOrder
 from analysim.engine.ranking import ArrayRanking, WaitingStream
-from analysim.status import DONE, RUNNING, WAITING
+from analysim.policies.scheduling import DONE, RUNNING, WAITING
 
 # six jobs ranked 4, 1, 5, 0, 3, 2 (best first): 4, 5, 3 wait; 1, 0 run; 2 is done
 ORDER = [4, 1, 5, 0, 3, 2]

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from analysim import readable
-from analysim.cli import main
-from analysim.metrics import RESOURCE_FIELDS, SUMMARY_FIELDS
+from analysim.faces.cli import main
+from analysim.results import readable
+from analysim.results.metrics import RESOURCE_FIELDS, SUMMARY_FIELDS
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_a_sub_second_run_draws_no_progress_bar(capsys):
 
 
 def test_progress_bars_wait_a_second_before_drawing():
-    from analysim.progress import DELAY, progress_bar
+    from analysim.engine.progress import DELAY, progress_bar
 
     quiet = io.StringIO()
     bar = progress_bar(total=3, file=quiet)

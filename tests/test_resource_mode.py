@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from strategies import resource_cases
 
 from analysim import Cluster, SimConfig, Simulation, Workload, simulate
-from analysim.domains import allowed_types
 from analysim.engine.book_moves import BookMoves
 from analysim.errors import PolicyError
+from analysim.inputs.domains import allowed_types
 
 CONFIG = SimConfig(quantum=60, sample_every=10)
 FGD_PLACERS = ("fgd", "best_fit", "dot_product", "gpu_packing", "gpu_clustering")
@@ -468,8 +468,8 @@ def test_a_busy_run_with_everything_on_is_the_same_leaping_stepping_and_plain():
 
 
 def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_path):
-    from analysim.explain import allocations, why_waiting
-    from analysim.result import Result
+    from analysim.results.explain import allocations, why_waiting
+    from analysim.results.result import Result
 
     work = _jobs(
         [
@@ -500,8 +500,8 @@ def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_
 
 
 def test_why_waiting_names_the_resource_that_is_short(tmp_path):
-    from analysim.explain import why_waiting
-    from analysim.result import Result
+    from analysim.results.explain import why_waiting
+    from analysim.results.result import Result
 
     # n0: a (500 milli, 1,000 CPU) and the CPU-only c (2,000 CPU); n1: b (2 GPUs, 4,000 CPU).
     # d asks for 300 milli and 3,000 CPU: 1,500 GPU milli are free but only 1,000 CPU
@@ -528,7 +528,7 @@ def test_why_waiting_names_the_resource_that_is_short(tmp_path):
 
 
 def test_why_waiting_words_fragmented_shares_and_quotas_in_gpu_milli():
-    from analysim.explain import why_waiting
+    from analysim.results.explain import why_waiting
 
     # two 600-milli shares on two one-GPU nodes leave 800 milli in all, 400 on each GPU
     work = _jobs(

@@ -18,7 +18,7 @@ from strategies import resource_cases
 
 from analysim import Result, simulate
 from analysim.errors import PolicyError
-from analysim.result import parse_gpu_list
+from analysim.results.result import parse_gpu_list
 
 STRESS = settings(
     max_examples=60,

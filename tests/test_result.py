@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysim import Cluster, Result, ResultFormatError, Workload, presets, simulate
-from analysim.metrics import SUMMARY_FIELDS
+from analysim.results.metrics import SUMMARY_FIELDS
 
 # One 4-GPU node, FIFO, strict head-of-line blocking:
 #   j1 (a, 2 GPUs, 100 s) submitted at 0 runs 0-100;

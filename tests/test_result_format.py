@@ -13,7 +13,7 @@ import pytest
 
 import analysim as asim
 from analysim import Cluster, Result, ResultFormatError, Workload, simulate
-from analysim.result_format import FORMAT_VERSION, MANIFEST
+from analysim.results.format import FORMAT_VERSION, MANIFEST
 
 JOBS = pd.DataFrame(
     {
@@ -240,7 +240,7 @@ def test_exporting_into_a_file_path_names_it(tmp_path):
 
 @pytest.mark.parametrize("command", [["run", "--workload", "toy"], ["saturate"]])
 def test_a_cli_out_error_names_the_file(tmp_path, capsys, command):
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     (tmp_path / "f").write_text("x")
     out = tmp_path / "f" / "curves.csv"

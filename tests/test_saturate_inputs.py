@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from fuzz_corpus_30 import NODES, TASKS
 
-from analysim.cli import main
-from analysim.sharing import saturate
-from analysim.sharing.sweep import saturate_sweep
+from analysim.experiments.saturation import saturate
+from analysim.experiments.saturation.sweep import saturate_sweep
+from analysim.faces.cli import main
 
 
 def test_a_small_run_gives_the_curve_up_to_inflate():

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import analysim as asim
+from analysim.experiments.saturation import read_peer_arrivals, saturation_log
 from analysim.sharing import (
     SHARE_PLACERS,
     Context,
@@ -21,8 +22,6 @@ from analysim.sharing import (
     Request,
     ResourceError,
     Tasks,
-    read_peer_arrivals,
-    saturation_log,
     typical_shapes,
 )
 from analysim.sharing.placers import best_fit_gpus, packing_score
@@ -436,7 +435,7 @@ def test_every_placement_of_the_peers_seed_42_runs_is_replayed_exactly(
     assert (log["used_gpu_milli"].to_numpy() == golden["used_gpu_milli"].to_numpy()).all()
     assert np.abs(log["frag_milli"] - golden["frag_milli_origin"]).max() < 0.006
     assert (log["frag_ratio"].round(2) == golden["frag_ratio_origin"]).all()
-    curve = asim.sharing.saturation_curve(log, total_gpus=int(openb.nodes["gpus"].sum()))
+    curve = asim.saturation.saturation_curve(log, total_gpus=int(openb.nodes["gpus"].sum()))
     expected = pd.read_csv(shared_data / "fgd" / "fgd_expected_default.csv")
     expected = expected[(expected["policy"] == PEER_NAMES[policy]) & (expected["seed"] == 42)]
     expected = expected.set_index("arrived_pct").loc[curve["arrived_pct"]]
@@ -501,7 +500,7 @@ def tiny_folder(tmp_path: Path) -> Path:
 
 
 def test_saturate_sweep_gives_one_curve_per_placement_and_seed(tmp_path):
-    from analysim.sharing.sweep import saturate_sweep
+    from analysim.experiments.saturation.sweep import saturate_sweep
 
     frame = saturate_sweep(
         str(tiny_folder(tmp_path)), placements=["fgd", "random"], seeds=[0, 1], inflate=1.0
@@ -519,7 +518,7 @@ def test_saturate_sweep_gives_one_curve_per_placement_and_seed(tmp_path):
 
 
 def test_the_saturate_command_prints_the_mean_curve(tmp_path, capsys):
-    from analysim.cli import main
+    from analysim.faces.cli import main
 
     out = tmp_path / "curves.csv"
     code = main(
@@ -573,11 +572,11 @@ def test_saturate_sweep_on_dask_gives_the_same_curves(tmp_path):
     from analysim.sweep.runner import local_cluster
 
     folder = str(tiny_folder(tmp_path))
-    here = asim.sharing.saturate_sweep(
+    here = asim.saturation.saturate_sweep(
         folder, placements=["fgd", "random"], seeds=[0, 1], inflate=1.0
     )
     with local_cluster(1) as client:
-        there = asim.sharing.saturate_sweep(
+        there = asim.saturation.saturate_sweep(
             folder, placements=["fgd", "random"], seeds=[0, 1], inflate=1.0, client=client
         )
     pd.testing.assert_frame_equal(here, there)

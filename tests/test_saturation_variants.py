@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim.sharing.peer import compare_with_peer, count_matching
+from analysim.experiments.saturation.peer import compare_with_peer, count_matching
+from analysim.experiments.saturation.run import sample_arrivals, saturation_curve
 from analysim.sharing.resources import Tasks
-from analysim.sharing.saturate import sample_arrivals, saturation_curve
 
 DATA = Path(__file__).parent / "data" / "fgd_variants"
 NODES = Path(asim.__file__).parent / "data" / "openb" / "openb_node_list_gpu_node.csv"
@@ -86,7 +86,7 @@ def test_multigpu50_is_tuned_down_to_the_target(unpacked):
     total = tasks.total_gpu_milli()
     target = 1.3 * 6212 * 1000
     assert total.sum() > target
-    names = asim.sharing.read_peer_arrivals(
+    names = asim.saturation.read_peer_arrivals(
         unpacked / "openb_pod_list_multigpu50_tune1.3_seed42_arrivals.csv"
     )
     assert not any("-tuned-" in n for n in names) and len(set(names)) == len(names) == 6361
@@ -179,7 +179,7 @@ def test_default_dot_product_seed_51_needs_the_peers_roundings(shared_data):
     of the mean, as in the peer's pandas scripts."""
     folder = shared_data / "fgd" / "seed_orders"
     trace = asim.traces.read_openb_tasks("bundled:openb")
-    log = asim.sharing.saturation_log(
+    log = asim.saturation.saturation_log(
         trace,
         placement="dot_product",
         arrivals=folder / "openb_pod_list_default_tune1.3_seed51_arrivals.csv",
@@ -217,7 +217,7 @@ def write_peer_folder(
 
 def test_read_peer_curves_makes_one_tidy_row_per_point(tmp_path):
     write_peer_folder(tmp_path)
-    table = asim.sharing.read_peer_curves(tmp_path)
+    table = asim.saturation.read_peer_curves(tmp_path)
     assert table.to_dict("records") == [
         {"workload": "x", "policy": "fgd", "tune": 1.3, "seed": 42, "arrived_pct": 0,
          "alloc_pct": 0.5, "frag_ratio_pct": 10.0, "frag_amount_pct": 3.0},
@@ -238,8 +238,8 @@ def test_read_peer_curves_names_the_file_and_the_missing_column(tmp_path):
     with pytest.raises(
         asim.sharing.ResourceError, match="analysis_allo_discrete.csv: no column 'sc_policy'"
     ):
-        asim.sharing.read_peer_curves(tmp_path)
+        asim.saturation.read_peer_curves(tmp_path)
     write_peer_folder(tmp_path)
     (tmp_path / "analysis_frag_discrete.csv").unlink()
     with pytest.raises(asim.sharing.ResourceError, match="analysis_frag_discrete.csv is missing"):
-        asim.sharing.read_peer_curves(tmp_path)
+        asim.saturation.read_peer_curves(tmp_path)

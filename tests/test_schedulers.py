@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysim.policies import FIFO, LAS, SCHEDULERS, SJF, SRTF, FairShare, JobView, Scheduler
-from analysim.status import RUNNING, WAITING
+from analysim.policies.scheduling import RUNNING, WAITING
 
 W, R = WAITING, RUNNING
 

@@ -249,7 +249,7 @@ def test_a_config_naming_an_fgd_placer_offers_them_on_any_workload():
 
 # -- the time replay of notebook 07 -----------------------------------------------------------
 def test_load_trace_scales_the_openb_cluster_and_keeps_the_shares():
-    from analysim.figures import load_trace
+    from analysim.experiments.figures import load_trace
 
     trace = load_trace("bundled:openb", speedup=200.0, cluster_size=0.1)
     full = load_trace("bundled:openb")
@@ -266,7 +266,7 @@ def test_load_trace_scales_the_openb_cluster_and_keeps_the_shares():
 
 
 def test_preemption_arms():
-    from analysim.figures import preemption_arms
+    from analysim.experiments.figures import preemption_arms
 
     assert preemption_arms(False) == {
         "no preemption": {"preemption": False},
@@ -276,7 +276,7 @@ def test_preemption_arms():
 
 
 def test_the_placement_parameter_takes_the_fgd_placers():
-    from analysim.notebook_params import ParameterError, check_parameters
+    from analysim.faces.notebook_params import ParameterError, check_parameters
 
     check_parameters(placement="fgd", cluster_size=0.1)
     with pytest.raises(ParameterError, match="parameter cluster_size = 0: must be a number > 0"):
@@ -286,15 +286,15 @@ def test_the_placement_parameter_takes_the_fgd_placers():
 
 
 def test_scale_cluster_lives_in_the_package():
-    from analysim import scaling
     from analysim.explorer import inputs
+    from analysim.inputs import scaling
 
     assert inputs.scale_cluster is scaling.scale_cluster
     assert inputs.scale_load is scaling.scale_load
 
 
 def test_queue_window_and_a_timeline_cut_there():
-    from analysim.figures import queue_window
+    from analysim.experiments.figures import queue_window
     from analysim.plotting.timeline import timeline_data
 
     # toy under FIFO, sampled every 60 s: jobs wait at 900 s (last), the run ends at 1,800 s

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import analysim as asim
-from analysim.study import ARMS, METRICS, paper_study
+from analysim.experiments.study import ARMS, METRICS, paper_study
 
 
 def test_the_study_runs_four_arms_that_differ_only_in_the_two_switches():

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import analysim as asim
-from analysim.cli import main
+from analysim.faces.cli import main
 from analysim.policies import SCHEDULERS, Scheduler
 from analysim.sweep import runner
 from analysim.sweep.files import load_sweep_file

@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim.cli import main
-from analysim.extras import MissingPackage
+from analysim.faces.cli import main
+from analysim.faces.extras import MissingPackage
 from analysim.policies import SCHEDULERS
 from analysim.sweep import runner
 from analysim.sweep.store import RunStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import analysim as asim
-from analysim import scenarios
+from analysim.inputs import scenarios
 
 
 def _runs(name: str):

@@ -12,6 +12,7 @@ import pytest
 from jobs_table import make_jobs
 
 import analysim as asim
+from analysim.results.result import ALL
 
 
 def times(result: asim.Result) -> dict[str, tuple[float, float]]:
@@ -47,7 +48,7 @@ def test_without_migration_the_fragmented_job_waits_for_a_whole_node():
     timeline = result.timeline.set_index(["time", "vc"])
     # at t=300: n0 and n1 have 2 free each, j7 needs 4 on one node: 4 fragmented GPUs,
     # j7 is blocked (4 GPUs fit by count, not by shape), every free GPU is on a used node
-    row = timeline.loc[(300.0, asim.result.ALL)]
+    row = timeline.loc[(300.0, ALL)]
     assert (row["fragmented_gpus"], row["blocked_jobs"], row["frag_index"]) == (4, 1, 1.0)
 
 
@@ -74,7 +75,7 @@ def test_migration_moves_the_fewest_gpus_and_starts_the_job_at_once():
     assert move.iloc[0]["gpus"] == "n1:0,n1:1"  # the GPUs j3 left on n1
     summary = result.summary()
     assert (summary["migrations"], summary["migrated_jobs"]) == (1, 1)
-    row = result.timeline.set_index(["time", "vc"]).loc[(300.0, asim.result.ALL)]
+    row = result.timeline.set_index(["time", "vc"]).loc[(300.0, ALL)]
     assert (row["fragmented_gpus"], row["blocked_jobs"]) == (0, 0)
     # the snapshot at t=150: j2 on the GPUs j3 left on n1, beside j4; j7 on all of n0
     snap = result.snapshot(150).set_index(["node", "gpu"])["job_id"]
@@ -255,7 +256,7 @@ def test_a_free_node_smaller_than_the_waiting_job_is_not_fragmented():
     assert times(result) == {"j1": (0, 100), "j2": (100, 150)}
     timeline = result.timeline.set_index(["time", "vc"])
     for t in (0.0, 50.0, 90.0):
-        row = timeline.loc[(t, asim.result.ALL)]
+        row = timeline.loc[(t, ALL)]
         assert (row["free_gpus"], row["waiting_jobs"]) == (4, 1)
         assert (row["fragmented_gpus"], row["blocked_jobs"], row["frag_index"]) == (0, 0, 0.0)
         assert timeline.loc[(t, "a"), "fragmented_gpus"] == 0

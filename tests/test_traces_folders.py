@@ -15,7 +15,7 @@ from trace_samples import (
 )
 
 from analysim import traces
-from analysim.cli import main
+from analysim.faces.cli import main
 from analysim.traces import TraceError, detect_format, read_folder
 from analysim.traces.folders import OPENB_FILES
 

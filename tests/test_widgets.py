@@ -548,7 +548,7 @@ def test_the_stepper_says_why_every_waiting_job_waits():
 
 def test_waiting_spells_follow_the_events():
     from analysim.explorer.render import waiting_spells
-    from analysim.scenarios import get
+    from analysim.inputs.scenarios import get
 
     s = get("preemption")
     result = asim.simulate(s.workload(), s.cluster(), s.config())  # short evicts long at 120

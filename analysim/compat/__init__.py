@@ -15,10 +15,10 @@ from analysim.compat.helios import SCHEDULERS as HELIOS_SCHEDULERS
 from analysim.compat.helios import simulate_helios
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.config import SimConfig
-    from analysim.result import Result
-    from analysim.workload import Workload
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.config import SimConfig
+    from analysim.inputs.workload import Workload
+    from analysim.results.result import Result
 
 MODES = ("helios",)
 # the SimConfig fields a compat mode reads; it fixes (and so refuses) every other one
@@ -72,7 +72,7 @@ def _explicit_settings(
     config: SimConfig | Mapping[str, Any] | None, options: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The options the caller set: keywords, dict keys, and SimConfig fields off default."""
-    from analysim.config import SimConfig
+    from analysim.inputs.config import SimConfig
 
     if config is None:
         settings: dict[str, Any] = {}

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 from analysim.engine import EVENT_NAMES, FINISH, PREEMPT, RESUME, START, SUBMIT
-from analysim.result import ALL, labelled_categorical
+from analysim.results.result import ALL, labelled_categorical
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
     from analysim.compat.helios_engine import Record
+    from analysim.inputs.cluster import Cluster
 
 
 def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> pd.Categorical:
@@ -32,7 +32,7 @@ def _gpu_names(cluster: Cluster, allocations: list[tuple | None]) -> pd.Categori
 def jobs_frame(
     jobs_in: pd.DataFrame, cluster: Cluster, record: Record, rejected: np.ndarray
 ) -> pd.DataFrame:
-    """One row per job, with the columns of :func:`analysim.result.build_result` (no job of
+    """One row per job, with the columns of :func:`analysim.results.result.build_result` (no job of
     the Helios simulator migrates, borrows or is reclaimed: those columns are 0)."""
     submit = jobs_in["submit_time"].to_numpy(dtype=float)
     end = np.asarray(record.end, dtype=float)

@@ -2,8 +2,9 @@
 
 Checks that the workload and cluster are ones the Helios simulator could run (8-GPU nodes,
 every node owned by a VC, whole-second times), runs each VC on its own
-(:mod:`analysim.compat.helios_engine`), and returns an ordinary :class:`~analysim.result.Result`.
-The rules and how they differ from AnalySIM's own defaults are in ``docs/compat.md``.
+(:mod:`analysim.compat.helios_engine`), and returns an ordinary
+:class:`~analysim.results.result.Result`. The rules and how they differ from AnalySIM's own defaults
+are in ``docs/compat.md``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from analysim.compat.helios_engine import NonPreemptiveRun, PreemptiveRun, Recor
 from analysim.compat.helios_placer import NODE_GPUS
 from analysim.engine import REJECT
 from analysim.errors import describe_rows
-from analysim.result import Result
+from analysim.results.result import Result
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.workload import Workload
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.workload import Workload
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def simulate_helios(
     rejected = np.zeros(len(jobs), dtype=bool)
     vcs = cluster.vcs
     if progress:
-        from analysim.progress import progress_bar
+        from analysim.engine.progress import progress_bar
 
         vcs = progress_bar(vcs, desc=f"helios {scheduler}", unit="VC")
     for vc in vcs:

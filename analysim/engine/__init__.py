@@ -48,8 +48,8 @@ from analysim.engine.records import (
     SUBMIT,
 )
 from analysim.engine.simulation import Simulation
-from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
-from analysim.status import STATUS_NAMES as _STATUS_NAMES
+from analysim.policies.scheduling import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
+from analysim.policies.scheduling import STATUS_NAMES as _STATUS_NAMES
 
 STATUS_NAMES = np.array(_STATUS_NAMES, dtype=object)
 

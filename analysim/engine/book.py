@@ -26,7 +26,7 @@ from analysim.sharing.resources import MILLI, Nodes, NodeState, Tasks, task_kind
 if TYPE_CHECKING:
     import pandas as pd
 
-    from analysim.cluster import Cluster
+    from analysim.inputs.cluster import Cluster
 
 #: a node's CPU or memory when the cluster does not say (more than any job asks for)
 UNLIMITED = 2**40

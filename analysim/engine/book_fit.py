@@ -22,9 +22,9 @@ from analysim.engine.reservations import Reservation
 from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
-    from analysim.domains import Domain
     from analysim.engine.book import Claim
     from analysim.engine.rounds import Rounds
+    from analysim.inputs.domains import Domain
 
 #: a placement as ``start_running`` takes it: the nodes, GPUs per node, and the claims
 Placed = tuple[np.ndarray, np.ndarray, list["Claim"]]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from analysim.domains import Domain
     from analysim.engine.simulation import Simulation
+    from analysim.inputs.domains import Domain
 
 #: the most jobs on one node a migration plan considers moving (the smallest ones)
 MOST_MOVABLE_PER_NODE = 12

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-    from analysim.domains import Domain
+    from analysim.inputs.domains import Domain
 
 
 @dataclass(frozen=True, slots=True)

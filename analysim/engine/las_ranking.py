@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.policies.scheduling import LAS, Scheduler
-from analysim.status import RUNNING, WAITING
+from analysim.policies.scheduling import LAS, RUNNING, WAITING, Scheduler
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation

@@ -21,8 +21,8 @@ from typing import Protocol
 
 import numpy as np
 
-from analysim.status import RUNNING, WAITING
-from analysim.thresholds import SMALL
+from analysim.policies.placement import SMALL
+from analysim.policies.scheduling import RUNNING, WAITING
 
 
 class Ranking(Protocol):

@@ -1,5 +1,5 @@
 """The engine's records: the event log and the timeline samples, from which
-:class:`~analysim.result.Result` builds its ``events`` and ``timeline`` frames.
+:class:`~analysim.results.result.Result` builds its ``events`` and ``timeline`` frames.
 
 The engine appends to them as it goes and never reads them back to decide anything. Beside
 the events it keeps its *decisions*: for every scheduling round (time, group, whether it was a

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.domains import Domain
 from analysim.engine.records import FRAGMENTED, FULL
 from analysim.errors import PolicyError
+from analysim.inputs.domains import Domain
 from analysim.policies.placement import Topology
 from analysim.sharing.placers import Context, Request, best_fit_gpus
 from analysim.sharing.resources import MILLI

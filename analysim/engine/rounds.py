@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysim.domains import Domain
 from analysim.engine.book_fit import BookFit, BookTrial
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
@@ -53,8 +52,9 @@ from analysim.engine.records import (
 )
 from analysim.engine.reservations import Reservation
 from analysim.errors import PolicyError
+from analysim.inputs.domains import Domain
+from analysim.policies.placement import SMALL
 from analysim.policies.scheduling import JobView
-from analysim.thresholds import SMALL
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation

@@ -29,9 +29,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.arguments import simulation_arguments
-from analysim.config import SimConfig
-from analysim.domains import Domain, build_partition
 from analysim.engine.book import SPREADER, cluster_book, fgd_meter, job_asks
 from analysim.engine.clock import EPS, Clock, on_multiple
 from analysim.engine.flags import Flags
@@ -55,19 +52,22 @@ from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
+from analysim.inputs.arguments import simulation_arguments
+from analysim.inputs.config import SimConfig
+from analysim.inputs.domains import Domain, build_partition
+from analysim.inputs.validation import check_samples, seconds
+from analysim.inputs.workload import uses_resources
 from analysim.policies import PLACERS
 from analysim.policies.placement import Placer, Topology
+from analysim.policies.scheduling import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
 from analysim.sharing.placers import share_placer_of
 from analysim.sharing.resources import MILLI
-from analysim.status import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
-from analysim.validation import check_samples, seconds
-from analysim.workload import uses_resources
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.result import Result
-    from analysim.state import State
-    from analysim.workload import Workload
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.workload import Workload
+    from analysim.results.result import Result
+    from analysim.results.state import State
 
 logger = logging.getLogger(__name__)
 
@@ -288,21 +288,8 @@ class Simulation:
         nodes = self.cluster.nodes
         self.node_names = nodes["node"].to_numpy(dtype=object)
         self.capacity = nodes["gpus"].to_numpy(dtype=np.int64)
-        ledger = self.ledger = self._new_ledger()
-        # the ledger's arrays and lists, read (never written) here, in the rounds and in
-        # tenancy: only Ledger.take and Ledger.release change them
-        self.free, self.free_slots, self.gpu_offset = (
-            ledger.free,
-            ledger.free_slots,
-            ledger.gpu_offset,
-        )
-        self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
-        self._alloc_pairs, self.alloc_gpus = ledger.alloc_pairs, ledger.alloc_gpus
-        self.last_nodes = ledger.last_nodes
-        self.vc_used, self.vc_borrowed = ledger.vc_used, ledger.vc_borrowed
-        self.vc_running_jobs = ledger.vc_running_jobs
-        self.borrowed, self.borrowers = ledger.borrowed, ledger.borrowers
-        self.borrowed_gpu_seconds = ledger.borrowed_gpu_seconds
+        #: who holds what (the only writer of cluster state): asked, not aliased
+        self.ledger = self._new_ledger()
         n_vc = len(self.partition.vc_names)
         # per VC counters of the waiting jobs, as Python lists: the hot loop updates them
         self.vc_waiting_jobs = [0] * n_vc
@@ -393,7 +380,6 @@ class Simulation:
         if self.flags.borrowing:  # one group, and its jobs may borrow any node
             self.group_nodes = [np.flatnonzero(self.capacity > 0)]
         self.ledger.set_groups(self._group, self.group_nodes)
-        self.group_free = self.ledger.group_free
 
     # -- public API ---------------------------------------------------------------------------
     @property
@@ -475,13 +461,13 @@ class Simulation:
     @property
     def state(self) -> State:
         """DataFrames of the present moment: ``.jobs``, ``.nodes``, ``.gpus``."""
-        from analysim.state import State
+        from analysim.results.state import State
 
         return State(self)
 
     def result(self) -> Result:
-        """The outcome so far as a :class:`~analysim.result.Result`."""
-        from analysim.result import build_result
+        """The outcome so far as a :class:`~analysim.results.result.Result`."""
+        from analysim.results.result import build_result
 
         return build_result(self)
 
@@ -589,7 +575,7 @@ class Simulation:
                 self.las.finished(j)
             self.finished += 1
             self.active -= 1
-            self.records.record(end, FINISH, j, self.last_nodes[j])
+            self.records.record(end, FINISH, j, self.ledger.last_nodes[j])
             touched.add(self._group[j])
         return touched
 
@@ -620,7 +606,7 @@ class Simulation:
         restore = float(self.cost[j]) if resumed else 0.0
         self.evictable_from[j] = now + self.config.quantum + restore
         self._run_until_done(j)
-        gpus = tuple(self.alloc_gpus[j])
+        gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
 
     def _run_until_done(self, j: int) -> None:
@@ -658,7 +644,7 @@ class Simulation:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
         checkpoint/restore cost. ``kind`` is PREEMPT, or RECLAIM when the owner of the
         borrowed GPUs it held wants them back."""
-        nodes, now = self.last_nodes[j], self.clock.now
+        nodes, now = self.ledger.last_nodes[j], self.clock.now
         self._stop_running(j, now)
         self.remaining[j] += self.cost[j]
         if kind == RECLAIM:
@@ -682,16 +668,52 @@ class Simulation:
     ) -> None:
         """Move running job ``j`` to ``counts`` GPUs on ``nodes`` (resource mode: with its
         ``claims`` there): it keeps its work and pays its migration cost."""
-        left = self.last_nodes[j]
-        borrowed = bool(self.borrowed[j])
+        left = self.ledger.last_nodes[j]
+        borrowed = bool(self.ledger.borrowed[j])
         now = self.clock.now
         self._stop_running(j, now)
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
-        gpus = tuple(self.alloc_gpus[j])
+        gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
+
+    # -- the ledger's state, read-only (the ledger owns it) -------------------------------------
+    @property
+    def free(self) -> np.ndarray:
+        """Fully free GPUs per node."""
+        return self.ledger.free
+
+    @property
+    def gpu_offset(self) -> np.ndarray:
+        """The global index of each node's first GPU."""
+        return self.ledger.gpu_offset
+
+    @property
+    def last_nodes(self) -> dict[int, np.ndarray]:
+        """Where each job that has run ran last (its nodes)."""
+        return self.ledger.last_nodes
+
+    @property
+    def borrowed(self) -> np.ndarray:
+        """Per job: whether it runs on GPUs borrowed from other VCs."""
+        return self.ledger.borrowed
+
+    @property
+    def borrowed_gpu_seconds(self) -> np.ndarray:
+        """Per job: the GPU-seconds it held on borrowed GPUs, up to its last stop."""
+        return self.ledger.borrowed_gpu_seconds
+
+    @property
+    def vc_used(self) -> list[int]:
+        """Per VC: GPUs its jobs hold on its own nodes or quota (GPU milli in resource mode)."""
+        return self.ledger.vc_used
+
+    @property
+    def vc_running_jobs(self) -> list[int]:
+        """Per VC: its running jobs."""
+        return self.ledger.vc_running_jobs
 
     @property
     def gpu_owner(self) -> np.ndarray:
@@ -724,19 +746,19 @@ class Simulation:
         in GPU milli / 1000, and FGD's fragmentation last."""
         if self.resource_mode:
             return (
-                tuple(u / MILLI for u in self.vc_used),
-                tuple(self.vc_running_jobs),
+                tuple(u / MILLI for u in self.ledger.vc_used),
+                tuple(self.ledger.vc_running_jobs),
                 tuple(self.vc_waiting_jobs),
                 tuple(self.vc_waiting_gpus),
-                tuple(b / MILLI for b in self.vc_borrowed),
+                tuple(b / MILLI for b in self.ledger.vc_borrowed),
                 self._fgd_now(),
             )
         return (
-            tuple(self.vc_used),
-            tuple(self.vc_running_jobs),
+            tuple(self.ledger.vc_used),
+            tuple(self.ledger.vc_running_jobs),
             tuple(self.vc_waiting_jobs),
             tuple(self.vc_waiting_gpus),
-            tuple(self.vc_borrowed),
+            tuple(self.ledger.vc_borrowed),
         )  # tuples of ints: the garbage collector soon stops tracking them
 
     def _fgd_now(self) -> float:
@@ -747,10 +769,10 @@ class Simulation:
     def capture(self) -> Capture:
         """The state fragmentation is measured from, now (a copy, shared by the samples
         taken while nothing changes); quota usage in whole GPUs (resource mode: rounded up)."""
-        used = self.vc_used
+        used = self.ledger.vc_used
         if self.resource_mode:
             used = [math.ceil(u / MILLI) for u in used]
-        return self.records.capture(self.changes, self.free, self.waiting_counts, used)
+        return self.records.capture(self.changes, self.ledger.free, self.waiting_counts, used)
 
     def _enqueue(self, j: int) -> None:
         vc, group = self._vc[j], self._group[j]
@@ -777,7 +799,7 @@ class Simulation:
     def _progress_bar(self):
         if not self.progress:
             return None
-        from analysim.progress import progress_bar
+        from analysim.engine.progress import progress_bar
 
         total = int((~self.unschedulable).sum())
         return progress_bar(total=total, initial=self.finished, unit="job", desc="simulating")

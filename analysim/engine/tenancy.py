@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysim.domains import Domain, make_domain
 from analysim.engine.book_moves import BookMoves
 from analysim.engine.gpu_moves import GpuMoves
 from analysim.engine.records import MIGRATION_FAILED, RECLAIM, RECLAIM_FAILED
 from analysim.errors import PolicyError
+from analysim.inputs.domains import Domain, make_domain
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation

@@ -11,7 +11,7 @@ Every control change reruns the simulation after a short pause (debounced; a pro
 shows while it runs) and updates the summary table (the baseline and kept runs beside the
 current one, labelled by what differs), the JCT CDF, the timelines with the slider's moment
 marked, a node × GPU occupancy heatmap with the jobs waiting at that moment, and "why is
-this job waiting?" (:mod:`analysim.explain`). A bad combination shows a message and leaves
+this job waiting?" (:mod:`analysim.results.explain`). A bad combination shows a message and leaves
 the previous results in place; bad arguments to ``explore()`` are refused with a one-line
 reason.
 
@@ -26,8 +26,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
 from analysim.explorer.app import Explorer
 from analysim.explorer.inputs import (
     DEFAULT_DAYS,
@@ -37,7 +35,9 @@ from analysim.explorer.inputs import (
     scale_cluster,
 )
 from analysim.explorer.stepper import Stepper, teach
-from analysim.workload import Workload
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.workload import Workload
 
 __all__ = [
     "ExploreArgumentError",
@@ -64,13 +64,13 @@ def explore(
 ) -> Explorer:
     """The explorer app on a preset workload (``"toy"``, ``"venus"``), a teaching scenario
     (``"preemption"``, ``"las_queues"``, ``"fragmentation"``, ``"migration"``,
-    ``"borrowing"``: :mod:`analysim.scenarios`) or a trace: a folder of one (read with
+    ``"borrowing"``: :mod:`analysim.inputs.scenarios`) or a trace: a folder of one (read with
     :func:`analysim.traces.read_folder`; ``"bundled:openb"``), a
     :class:`~analysim.traces.Trace` from a reader (its cluster unless ``cluster`` is given)
-    or a :class:`~analysim.workload.Workload` with its ``cluster``.
+    or a :class:`~analysim.inputs.workload.Workload` with its ``cluster``.
 
     ``days``: length of the ``venus`` workload (7 by default, so a run takes about a second
-    under ``fifo``). ``config``: the starting :class:`~analysim.config.SimConfig`.
+    under ``fifo``). ``config``: the starting :class:`~analysim.inputs.config.SimConfig`.
     ``sync=True`` runs each change at once (no thread; for tests); ``debounce`` is the pause
     in seconds after the last change before a run. ``run=False`` skips the first run.
     ``export_dir``: where the export button writes. Bad arguments raise

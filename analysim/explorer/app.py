@@ -13,12 +13,9 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
-from analysim import presets, scenarios
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
+from analysim import presets
 from analysim.engine import Simulation
 from analysim.errors import PolicyError
-from analysim.explain import allocations, explain, gpu_snapshot, waiting_jobs
 from analysim.explorer import compare, export, layout, render
 from analysim.explorer.inputs import (
     DEFAULT_DAYS,
@@ -39,10 +36,14 @@ from analysim.explorer.inputs import (
 )
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
 from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
-from analysim.workload import Workload, uses_resources
+from analysim.inputs import scenarios
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.workload import Workload, uses_resources
+from analysim.results.explain import allocations, explain, gpu_snapshot, waiting_jobs
 
 if TYPE_CHECKING:
-    from analysim.result import Result
+    from analysim.results.result import Result
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import pandas as pd
 from analysim.explorer.inputs import GPU_SECONDS_PER_GPU_HOUR, name_of, thresholds_text
 
 if TYPE_CHECKING:
-    from analysim.result import Result
+    from analysim.results.result import Result
 
 MAX_KEPT = 4
 """Runs kept side by side (besides the baseline and the current run)."""
@@ -50,7 +50,7 @@ class Run:
 
 
 def settings_of(config: Any, cluster_size: float) -> dict[str, Any]:
-    """The comparable settings of a run from its :class:`~analysim.config.SimConfig`."""
+    """The comparable settings of a run from its :class:`~analysim.inputs.config.SimConfig`."""
     scheduler = config.scheduler
     params = dict(scheduler) if isinstance(scheduler, dict) else {}
     if name_of(scheduler) == "las":

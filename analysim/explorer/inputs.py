@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
-from analysim.domains import build_partition
-from analysim.scaling import scale_cluster, scale_load
-from analysim.validation import MAX_SEED
-from analysim.workload import Workload
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.domains import build_partition
+from analysim.inputs.scaling import scale_cluster, scale_load
+from analysim.inputs.validation import MAX_SEED
+from analysim.inputs.workload import Workload
 
 DEFAULT_DAYS = 7.0
 """Days of the ``venus`` workload the explorer simulates by default (a month takes longer)."""
@@ -49,7 +49,7 @@ __all__ = [
     "parse_cost",
     "parse_thresholds",
     "thresholds_text",
-    "scale_cluster",  # from analysim.scaling, where it lives
+    "scale_cluster",  # from analysim.inputs.scaling, where it lives
     "scale_load",
 ]
 
@@ -117,7 +117,7 @@ def check_export_folder(folder: Any, name: str) -> Path:
 def check_export_target(folder: Path, name: str) -> None:
     """Before an export writes: ``folder`` can be created and written to (a ValueError naming
     ``name`` and the path otherwise, not a raw OSError)."""
-    from analysim.validation import writable_output
+    from analysim.inputs.validation import writable_output
 
     try:
         writable_output(folder, f"explore: {name}", folder=True)

@@ -8,11 +8,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from analysim.config import SimConfig
+from analysim.experiments.saturation.sweep import FGD_STUDY
 from analysim.explorer import render
 from analysim.explorer.inputs import CLUSTER_STEPS, LOAD_STEPS, cost_text, name_of, thresholds_text
+from analysim.inputs.config import SimConfig
 from analysim.policies import PLACERS, SCHEDULERS
-from analysim.sharing.sweep import FGD_STUDY
 
 LAS_DEFAULT_HOURS = "5"  # LAS's default threshold, 18,000 GPU-seconds
 LAS_DEFAULT_STARVATION = "4"

@@ -21,8 +21,8 @@ from analysim.plotting.occupancy import FREE, MILLI, occupancy_heatmap, vc_palet
 from analysim.plotting.style import colors_for
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.result import Result
+    from analysim.inputs.cluster import Cluster
+    from analysim.results.result import Result
 
 DPI = 100
 WIDE = 11.0  # inches: 1,100 px, the width of a notebook's output area at 1280 px

@@ -12,13 +12,13 @@ import ipywidgets as widgets
 import pandas as pd
 
 from analysim import presets
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
 from analysim.engine import Simulation
-from analysim.explain import allocations, explain, waiting_jobs
 from analysim.explorer.render import gantt_figure, image
 from analysim.explorer.units import moment
-from analysim.workload import Workload
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.workload import Workload
+from analysim.results.explain import allocations, explain, waiting_jobs
 
 logger = logging.getLogger(__name__)
 
@@ -169,8 +169,9 @@ def teach(
 ) -> Stepper:
     """The step-through panel on its own: ``teach()`` steps the toy run under FIFO;
     ``teach(scheduler="sjf", preemption=True)`` under other settings (``SimConfig`` fields);
-    ``teach("preemption")`` a teaching scenario (:mod:`analysim.scenarios`) with its settings."""
-    from analysim import scenarios
+    ``teach("preemption")`` a teaching scenario (:mod:`analysim.inputs.scenarios`) with its
+    settings."""
+    from analysim.inputs import scenarios
 
     if isinstance(workload, str) and workload in scenarios.names():
         scenario = scenarios.get(workload)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysim.readable import readable_unit
+from analysim.results.readable import readable_unit
 
 # metric -> (kind, meaning); kinds: time (seconds in Result.summary), count, fraction, ratio,
 # gpus, gpu_hours, milli (GPU milli in Result.summary, shown in GPUs)
@@ -68,7 +68,7 @@ KEY_METRICS = (
 
 def time_unit(seconds: float) -> tuple[str, float]:
     """The natural unit for a span of ``seconds``: (name, seconds per unit), by
-    :func:`analysim.readable.readable_unit`, days written ``d``."""
+    :func:`analysim.results.readable.readable_unit`, days written ``d``."""
     name, size = readable_unit(seconds)
     return ("d" if name == "days" else name), size
 

@@ -1,6 +1,6 @@
 """What every plot function shares: the results it accepts, its Axes, the data it drew.
 
-Plot functions accept one :class:`~analysim.result.Result`, a dict ``{label: Result}`` or a
+Plot functions accept one :class:`~analysim.results.result.Result`, a dict ``{label: Result}`` or a
 list of results (labelled from their configs). Each records the tidy numbers it drew on the
 Axes (:func:`remember`), so :func:`~analysim.plotting.save.save_figure` can write them as the
 CSV behind the figure without the caller collecting them again.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from analysim.result import Result
+    from analysim.results.result import Result
 
 Results = "Result | Mapping[str, Result] | Sequence[Result]"
 
@@ -35,7 +35,7 @@ def run_label(result: Result) -> str:
 
 def as_results(results: Any) -> dict[str, Result]:
     """``{label: Result}`` from one result, a dict of them or a list of them."""
-    from analysim.result import Result
+    from analysim.results.result import Result
 
     if isinstance(results, Result):
         return {run_label(results): results}

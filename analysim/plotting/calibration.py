@@ -1,5 +1,5 @@
 """The calibration check as a figure: each preset's relative error per metric and seed,
-against the issue's tolerance bands (:func:`analysim.calibration.check`)."""
+against the issue's tolerance bands (:func:`analysim.presets.calibration.check`)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ ERROR_LIMIT = 1.0
 def calibration_errors(table: pd.DataFrame) -> Figure:
     """One row per metric with a tolerance: each preset's relative error (a dot per seed,
     shifted a little per preset), the tolerance as a grey band (a line at 0 for "equal");
-    misses drawn hollow. ``table`` is :func:`analysim.calibration.check`'s."""
+    misses drawn hollow. ``table`` is :func:`analysim.presets.calibration.check`'s."""
     checked = table[table["tolerance"].notna()].reset_index(drop=True)
     labels = list(dict.fromkeys(checked["label"]))
     presets = list(dict.fromkeys(checked["preset"]))

@@ -1,8 +1,8 @@
 """Who holds which GPU: a node × GPU occupancy heatmap and a Gantt chart of jobs on GPUs.
 
 ``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
-:func:`analysim.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by the
-VC of the job holding it, free GPUs pale, the cells past the last GPU of a node with fewer
+:func:`analysim.results.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by
+the VC of the job holding it, free GPUs pale, the cells past the last GPU of a node with fewer
 GPUs than others white and hatched ("no GPU"), borrowed GPUs (a job on another VC's node) marked
 with a cross; a strip under the grid shows which VC owns each node. In resource mode (a
 snapshot with ``milli_used``) a GPU held by shares is filled from the bottom to its milli in
@@ -26,8 +26,8 @@ from analysim.plotting.style import COLORBLIND
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from analysim.cluster import Cluster
-    from analysim.result import Result
+    from analysim.inputs.cluster import Cluster
+    from analysim.results.result import Result
 
 FREE = "#eeeeee"
 NO_OWNER = "#ffffff"
@@ -277,9 +277,9 @@ def gantt(
     """Jobs on GPUs over time: one row per GPU (``node:gpu``), one bar per spell, coloured
     by job and labelled with its id. A job still running at ``now`` (default: the result's
     end) is drawn up to then, and a dashed line marks ``now`` (in the legend). ``spells``
-    defaults to :func:`analysim.explain.allocations` of ``result`` on ``cluster``; they are
+    defaults to :func:`analysim.results.explain.allocations` of ``result`` on ``cluster``; they are
     recorded for the CSV with ``start_s, end_s`` in seconds. Returns the Axes."""
-    from analysim.explain import allocations, gpu_snapshot
+    from analysim.results.explain import allocations, gpu_snapshot
 
     if spells is None:
         spells = allocations(result, cluster)

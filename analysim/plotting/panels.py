@@ -3,8 +3,8 @@
 ``policy_comparison`` puts the JCT CDF, queueing delay and per-VC bars of several runs side
 by side; ``timeline_panels`` stacks timeline columns over one time axis. ``metric_curve`` is
 axes-level: a summary metric against a varied parameter, from a tidy table with one row per
-run (as :func:`analysim.figures.sensitivity` or a sweep returns), averaged over seeds with a
-95% confidence band when there are several.
+run (as :func:`analysim.experiments.figures.sensitivity` or a sweep returns), averaged over seeds
+with a 95% confidence band when there are several.
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import matplotlib as mpl
 import pandas as pd
 
+from analysim.inputs.validation import writable_output
 from analysim.plotting.base import plotted_data
 from analysim.plotting.bounds import check_inside, wrap_wide_titles
 from analysim.plotting.style import RC
-from analysim.validation import writable_output
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

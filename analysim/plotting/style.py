@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from matplotlib import colors as mcolors
 
-from analysim.readable import readable_unit
+from analysim.results.readable import readable_unit
 
 # seaborn's "colorblind" palette, spelled out so the colours never depend on a library version
 COLORBLIND = (
@@ -51,7 +51,8 @@ PALETTE: dict[str, str] = {
     "dot_product": COLORBLIND[2],
     "gpu_packing": COLORBLIND[1],
     "gpu_clustering": COLORBLIND[4],
-    # on/off arms of the paper's experiments (analysim.study's "baseline" has neither switch)
+    # on/off arms of the paper's experiments (analysim.experiments.study's "baseline" has neither
+    # switch)
     "baseline": COLORBLIND[7],
     "no preemption": COLORBLIND[7],
     "preemption": COLORBLIND[3],
@@ -179,7 +180,7 @@ def colors_for(labels: Iterable[str]) -> dict[str, str]:
 
 def time_unit(seconds: Any) -> tuple[str, float]:
     """A readable unit for these durations: (name, seconds per unit), from their 90th
-    percentile (:func:`analysim.readable.readable_unit`: ``s`` below 2 minutes, ``min``
+    percentile (:func:`analysim.results.readable.readable_unit`: ``s`` below 2 minutes, ``min``
     below 2 hours, ``h`` below 2 days, else ``days``)."""
     values = np.asarray(seconds, dtype=float)
     values = values[np.isfinite(values)]

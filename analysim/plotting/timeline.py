@@ -27,7 +27,7 @@ from analysim.plotting.style import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from analysim.result import Result
+    from analysim.results.result import Result
 
 MILLI_COLUMNS = {"fgd_frag_milli": 1000.0}
 """Timeline columns in GPU milli, drawn in GPUs (milli / 1000)."""

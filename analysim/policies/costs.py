@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from analysim.inputs.validation import bounded, seconds
 from analysim.policies.registry import Policy, Registry
-from analysim.validation import bounded, seconds
 
 
 class CostModel(Policy):

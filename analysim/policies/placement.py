@@ -16,7 +16,11 @@ from typing import ClassVar
 import numpy as np
 
 from analysim.policies.registry import Policy, Registry
-from analysim.thresholds import SMALL
+
+#: where plain Python beats numpy (one place for the engine and the placers): up to SMALL
+#: items (a VC's nodes, the tail of a queue) a rule runs over Python lists, beyond over numpy
+#: arrays; the twins of each rule give the same answers (tested on both sides), only faster
+SMALL = 64
 
 
 @dataclass(frozen=True)

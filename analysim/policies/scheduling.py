@@ -15,9 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from analysim.inputs.validation import MAX_WEIGHT, bounded, weight_map
 from analysim.policies.registry import Policy, Registry
-from analysim.status import RUNNING, WAITING
-from analysim.validation import MAX_WEIGHT, bounded, weight_map
+
+#: job status codes, shared by the engine and the views policies see
+PENDING, WAITING, RUNNING, DONE, UNSCHEDULABLE = 0, 1, 2, 3, 4
+STATUS_NAMES = ("pending", "waiting", "running", "done", "unschedulable")
 
 
 class _lazy:  # noqa: N801 - used as a decorator, like functools.cached_property
@@ -143,7 +146,7 @@ class Scheduler(Policy):
     #: ranking until one of those happens
     ranking_kept: ClassVar[bool] = False
     #: the optional workload columns the ranking reads: a workload without one of them is
-    #: refused where the simulation's arguments are checked (``analysim/arguments.py``)
+    #: refused where the simulation's arguments are checked (``analysim/inputs/arguments.py``)
     columns: ClassVar[tuple[str, ...]] = ()
 
     def bind(self, vcs: Sequence[str], capacity: np.ndarray) -> None:

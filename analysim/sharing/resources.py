@@ -19,14 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysim.validation import MAX_CLUSTER_GPUS, MAX_JOB_GPUS, MAX_NODE_AMOUNT
+from analysim.inputs.validation import MAX_CLUSTER_GPUS, MAX_JOB_GPUS, MAX_NODE_AMOUNT
 
 MILLI = 1000
 TASK_COLUMNS = ("cpu_milli", "memory_mib", "num_gpus", "gpu_milli")
 NODE_COLUMNS = ("node", "cpu_milli", "memory_mib", "gpus", "gpu_type")
 
 
-#: the largest value of each column (the bounds of ``analysim.validation``: far past any
+#: the largest value of each column (the bounds of ``analysim.inputs.validation``: far past any
 #: machine, well inside an int64, so sums never wrap around)
 MAX_AMOUNT = {
     "cpu_milli": MAX_NODE_AMOUNT,

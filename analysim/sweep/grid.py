@@ -1,7 +1,7 @@
 """Expanding a sweep grid into runs: plain data naming what to build and how to simulate it.
 
 A grid is a dict of value lists (the cartesian product is swept) or an explicit list of
-configurations. Its keys are :class:`~analysim.config.SimConfig` fields, or preset parameters
+configurations. Its keys are :class:`~analysim.inputs.config.SimConfig` fields, or preset parameters
 prefixed ``workload.`` / ``cluster.`` (``workload.load_scale``, ``workload.days``,
 ``cluster.partition``). Names and list shapes are checked here, before any run; a value that
 ``SimConfig`` rejects makes that run an error row instead (the rest of the sweep still runs).
@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 
 from analysim import presets
-from analysim.cluster import Cluster
-from analysim.config import SimConfig
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
+from analysim.inputs.workload import Workload
 from analysim.policies.registry import Policy
-from analysim.workload import Workload
 
 WORKLOAD = "workload."
 CLUSTER = "cluster."

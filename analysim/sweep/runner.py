@@ -46,9 +46,9 @@ from typing import Any
 import pandas as pd
 
 from analysim import presets
-from analysim.config import SimConfig
-from analysim.extras import missing_package
-from analysim.progress import progress_bar
+from analysim.engine.progress import progress_bar
+from analysim.faces.extras import missing_package
+from analysim.inputs.config import SimConfig
 from analysim.simulate import simulate
 from analysim.sweep.grid import Run, expand
 from analysim.sweep.store import OUTCOME, RunStore, row, save_where_seen, saved_outcome

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from analysim.cluster import Cluster
-from analysim.domains import allowed_types
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.domains import allowed_types
+from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS
+from analysim.inputs.workload import Workload
 from analysim.traces._io import labels, parse_numbers
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS
-from analysim.workload import Workload
 
 FIRST_DATE = pd.Timestamp("1970-01-01")
 END_DATE = pd.Timestamp("2100-01-01")

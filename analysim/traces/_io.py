@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from analysim.inputs.validation import decimal_numbers
 from analysim.traces.report import TraceError
-from analysim.validation import decimal_numbers
 
 CHUNK = 1 << 24
 NO_BOOLEANS = {"true_values": ["\0true"], "false_values": ["\0false"]}

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from analysim.cluster import Cluster
+from analysim.inputs.cluster import Cluster
 from analysim.traces._common import (
     drop_duplicates,
     drop_far_dates,

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysim.cluster import Cluster
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.validation import MAX_CLUSTER_GPUS
 from analysim.traces._common import (
     blank_far_dates,
     drop_duplicates,
@@ -34,7 +35,6 @@ from analysim.traces._io import (
     read_csv,
 )
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.validation import MAX_CLUSTER_GPUS
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 GPUS_PER_NODE = 8

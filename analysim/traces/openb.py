@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysim.cluster import Cluster
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.validation import MAX_NODE_AMOUNT, seconds
 from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_labels
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
-from analysim.validation import MAX_NODE_AMOUNT, seconds
 
 POD_COLUMNS = (
     "name",

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysim.cluster import Cluster
+from analysim.inputs.cluster import Cluster
+from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS, seconds
 from analysim.traces._common import (
     drop_duplicates,
     finish,
@@ -24,7 +25,6 @@ from analysim.traces._common import (
 )
 from analysim.traces._io import find_file, labels, parse_numbers, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.validation import MAX_JOB_GPUS, MAX_SECONDS, seconds
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
 TASK_COLUMNS = (

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysim.cluster import Cluster
+from analysim.inputs.cluster import Cluster
 from analysim.traces._common import (
     blank_far_dates,
     drop_duplicates,

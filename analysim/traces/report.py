@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from analysim.cluster import Cluster
-    from analysim.workload import Workload
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.workload import Workload
 
 MAX_EXAMPLES = 3
 

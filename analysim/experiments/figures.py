@@ -1,0 +1,691 @@
+"""Regenerate the figures: run the parameterised notebooks with papermill.
+
+``analysim figures`` (:func:`run_notebooks`) executes every notebook in ``notebooks/`` (or
+those chosen with ``--only``), in parallel on a local Dask cluster when more than one runs,
+writes the executed copies to ``build/notebooks/`` (git-ignored) and reports each notebook
+that failed with its failing cell while the others finish. The notebooks themselves write the
+figures (SVG, PNG and CSV) into ``figures_dir``.
+
+Each notebook declares the small parameters ``--quick`` uses (for CI and tests) in its
+metadata, ``metadata["analysim"]["quick"]``, and about how many seconds its committed
+parameters take, ``metadata["analysim"]["seconds"]``: with no log of an earlier run (a fresh
+clone, as in CI) the longest notebooks still start first.
+
+The module also holds the two calls notebooks use to run experiments: :func:`compare` (a few
+configurations on one workload, as ``{label: Result}`` for the plot functions) and
+:func:`sensitivity` (one parameter varied, as a tidy table of summaries).
+
+papermill, nbformat and dask are imported only when notebooks are run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from analysim.engine.progress import progress_bar
+
+if TYPE_CHECKING:
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.config import SimConfig
+    from analysim.inputs.workload import Workload
+    from analysim.results.result import Result
+
+log = logging.getLogger(__name__)
+
+KERNEL = "python3"
+FIGURES_PARAMETER = "figures_dir"
+NOTEBOOK_PATTERN = "[0-9][0-9]_*.ipynb"
+
+
+# -- running experiments from notebooks -------------------------------------------------------
+def real_scheduling(preset: str) -> dict[str, Any]:
+    """The :class:`~analysim.inputs.config.SimConfig` fields of the scheduling preset ``preset``'s
+    cluster ran (``asim.presets.config``), without its seed: the base a notebook puts its
+    varied switch on top of (``compare(..., base=real_scheduling("venus"))``)."""
+    from analysim import presets
+
+    fields = presets.config(preset).to_dict()
+    fields.pop("seed", None)
+    return fields
+
+
+def _base_fields(base: SimConfig | Mapping[str, Any] | None) -> dict[str, Any]:
+    if base is None:
+        return {}
+    if hasattr(base, "to_dict"):
+        fields = base.to_dict()
+        fields.pop("seed", None)
+        return fields
+    return dict(base)
+
+
+def compare(
+    workload: Workload,
+    cluster: Cluster,
+    arms: Mapping[str, Mapping[str, Any]],
+    *,
+    base: SimConfig | Mapping[str, Any] | None = None,
+    progress: bool = True,
+    **common: Any,
+) -> dict[str, Result]:
+    """Run ``workload`` on ``cluster`` once per arm: ``{label: SimConfig fields}``, each
+    merged over ``common``, merged over ``base`` (a SimConfig or its fields, e.g.
+    :func:`real_scheduling`; a SimConfig's seed is dropped); return ``{label: Result}`` in
+    the arms' order."""
+    from analysim.simulate import simulate
+
+    if not arms:
+        raise ValueError("compare: no arms to run")
+    start = _base_fields(base)
+    results = {}
+    for label, options in progress_bar(
+        arms.items(), desc="runs", disable=not progress, leave=False
+    ):
+        results[str(label)] = simulate(workload, cluster, **{**start, **common, **options})
+    return results
+
+
+def preemption_arms(migration: bool = True) -> dict[str, dict[str, Any]]:
+    """The arms of a preemption study for :func:`compare`: ``no preemption``,
+    ``preemption`` and, with ``migration``, ``preemption + migration``."""
+    arms: dict[str, dict[str, Any]] = {
+        "no preemption": {"preemption": False},
+        "preemption": {"preemption": True},
+    }
+    if migration:
+        arms["preemption + migration"] = {"preemption": True, "migration": True}
+    return arms
+
+
+def queue_window(results: Mapping[str, Result], margin: float = 1.5) -> float | None:
+    """Seconds from 0 to the last timeline sample at which any run had jobs waiting, times
+    ``margin``, capped at the longest run: the part of a replay worth plotting when a few
+    long jobs run on for weeks after the queue has emptied. None if no job ever waited."""
+    last, end = 0.0, 0.0
+    for result in results.values():
+        rows = result.timeline[result.timeline["vc"] == "(all)"]
+        waiting = rows.loc[rows["waiting_jobs"] > 0, "time"]
+        if len(waiting):
+            last = max(last, float(waiting.max()))
+        end = max(end, float(rows["time"].max()) if len(rows) else 0.0)
+    return min(last * margin, end) if last > 0 else None
+
+
+def span_text(results: Mapping[str, Result], until: float | None) -> str:
+    """How much of the runs a timeline cut at ``until`` seconds shows, for its title: ``"the
+    first 35 h of a 145-day run"``, or ``"the whole run"``."""
+    from analysim.results.readable import readable_unit
+
+    end = max(float(r.meta.get("now", r.timeline["time"].max())) for r in results.values())
+    if until is None or until >= end:
+        return "the whole run"
+    unit, size = readable_unit(until)
+    whole, whole_size = readable_unit(end)
+    return (
+        f"the first {until / size:,.3g} {unit} of a {end / whole_size:,.0f}-{whole.rstrip('s')} run"
+    )
+
+
+def conditions(workload: str, **settings: Any) -> str:
+    """A figure title's statement of the conditions a result holds under:
+    ``conditions("venus", days=26, load_scale=1.0, seed=0)`` is
+    ``"venus, 26 days, load x1, seed 0"``; seeds (a list) read ``"seeds 0-2"``."""
+    words = {"days": "{:g} days", "load_scale": "load x{:g}", "seed": "seed {}"}
+    parts = [str(workload)]
+    for name, value in settings.items():
+        if name == "seeds":
+            seeds = list(value)
+            parts.append(f"seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}")
+        elif name in words:
+            parts.append(words[name].format(value))
+        else:
+            parts.append(f"{name} {value}")
+    return ", ".join(parts)
+
+
+def sensitivity(
+    workload: Workload | Callable[[int], Workload],
+    cluster: Cluster,
+    parameter: str,
+    values: Sequence[Any],
+    *,
+    seeds: Sequence[int] = (0,),
+    base: SimConfig | Mapping[str, Any] | None = None,
+    progress: bool = True,
+    **common: Any,
+) -> pd.DataFrame:
+    """Summaries of runs with ``parameter`` set to each of ``values`` (and each seed): one row
+    per run, columns ``parameter, seed`` and the summary metrics. Every run's configuration
+    is ``base`` (as in :func:`compare`), then ``common``, then the seed and ``parameter``.
+
+    ``workload`` may be a function of the seed, so each seed also draws its own workload
+    (called once per seed, not once per run).
+    """
+    from analysim.simulate import simulate
+
+    start = _base_fields(base)
+    rows = []
+    runs = [(value, seed) for value in values for seed in seeds]
+    traces = {seed: workload(seed) if callable(workload) else workload for seed in seeds}
+    for value, seed in progress_bar(runs, desc=parameter, disable=not progress, leave=False):
+        trace = traces[seed]
+        options = {**start, **common, "seed": seed, parameter: value}
+        summary = simulate(trace, cluster, **options).summary()
+        rows.append({parameter: value, "seed": seed, **summary.to_dict()})
+    return pd.DataFrame(rows)
+
+
+def load_trace(
+    path: str | Path,
+    trace_format: str = "openb",
+    *,
+    speedup: float = 1.0,
+    cluster_size: float = 1.0,
+) -> Any:
+    """Read a trace folder (``openb``: the pod and node lists; ``helios``: a cluster folder;
+    ``philly``: ``trace-data``; ``pai``; see :func:`analysim.traces.read_folder`) into an
+    :class:`analysim.traces.Trace`, its submit times divided by ``speedup`` (arrivals come
+    that many times faster, run times unchanged: a way to load a big cluster with a sampled
+    trace) and its cluster scaled by ``cluster_size``
+    (:func:`analysim.inputs.scaling.scale_cluster`: 0.1 keeps the first tenth of the nodes of each
+    VC and of the pool)."""
+    import dataclasses
+
+    from analysim import traces
+    from analysim.inputs.scaling import scale_cluster
+    from analysim.inputs.workload import Workload
+
+    for name, value in (("speedup", speedup), ("cluster_size", cluster_size)):
+        if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0):
+            raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    folder = traces.bundled.resolve(path)
+    trace = traces.read_folder(folder, trace_format)
+    if trace.cluster is None:
+        raise ValueError(f"the {trace_format} trace at {folder} defines no cluster")
+    if speedup != 1:
+        jobs = trace.workload.jobs
+        faster = jobs.assign(submit_time=jobs["submit_time"] / speedup)
+        workload = Workload.from_frame(faster, name=f"{trace.workload.name} x{speedup:g}")
+        trace = dataclasses.replace(trace, workload=workload)
+    if cluster_size != 1:
+        trace = dataclasses.replace(trace, cluster=scale_cluster(trace.cluster, cluster_size))
+    return trace
+
+
+# -- the notebooks ----------------------------------------------------------------------------
+def repo_root() -> Path:
+    """The checkout this package lives in (when it has ``notebooks/``), else the current
+    folder."""
+    here = Path(__file__).resolve().parents[1]
+    return here if (here / "notebooks").is_dir() else Path.cwd()
+
+
+def find_notebooks(folder: str | Path) -> dict[str, Path]:
+    """The figure notebooks in ``folder``, by name (file stem), sorted: the ``NN_name.ipynb``
+    files whose metadata has an ``analysim`` entry (where they keep their quick
+    parameters); other notebooks, such as the interactive explorer, are left out."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no notebooks folder at {folder}")
+    return {
+        path.stem: path
+        for path in sorted(folder.glob(NOTEBOOK_PATTERN))
+        if "analysim" in _read(path).metadata
+    }
+
+
+def select(notebooks: Mapping[str, Path], only: Iterable[str] | None) -> dict[str, Path]:
+    """The notebooks named in ``only``: a full name (``02_scheduling_policies``), its number
+    (``02``) or the part after it (``scheduling_policies``). Unknown names are an error that
+    lists the known ones."""
+    if not only:
+        return dict(notebooks)
+    chosen: dict[str, Path] = {}
+    for wanted in only:
+        matches = [
+            name
+            for name in notebooks
+            if wanted in (name, name.split("_", 1)[0], name.split("_", 1)[-1])
+        ]
+        if len(matches) != 1:
+            problem = "unknown" if not matches else "ambiguous"
+            raise ValueError(
+                f"--only: {problem} notebook {wanted!r}; the notebooks are "
+                f"{', '.join(notebooks) or '(none)'}"
+            )
+        chosen[matches[0]] = notebooks[matches[0]]
+    return {name: chosen[name] for name in notebooks if name in chosen}
+
+
+def _read(path: Path) -> Any:
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
+
+
+def notebook_parameters(path: str | Path) -> dict[str, Any]:
+    """The parameters a notebook declares in its ``parameters`` cell, with their defaults as
+    written there (source text)."""
+    import papermill
+
+    return {
+        name: info["default"]
+        for name, info in papermill.inspect_notebook(str(path)).items()  # type: ignore[union-attr]
+    }
+
+
+def quick_parameters(path: str | Path) -> dict[str, Any]:
+    """The small parameters the notebook declares for ``--quick`` (its
+    ``metadata["analysim"]["quick"]``)."""
+    return dict(_read(Path(path)).metadata.get("analysim", {}).get("quick", {}))
+
+
+def declared_seconds(notebooks: Mapping[str, Path]) -> dict[str, float]:
+    """Seconds each notebook declares its committed parameters take
+    (``metadata["analysim"]["seconds"]``; notebooks that declare none are left out): the
+    order to start them in when no log of an earlier run says better."""
+    declared = {}
+    for name, path in notebooks.items():
+        seconds = _read(Path(path)).metadata.get("analysim", {}).get("seconds")
+        if seconds is not None:
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+                raise ValueError(
+                    f"{path}: metadata analysim.seconds must be a number >= 0, got {seconds!r}"
+                )
+            declared[name] = float(seconds)
+    return declared
+
+
+def parse_value(text: str) -> Any:
+    """A ``-p name value`` value: YAML (so ``3``, ``-1.5``, ``true``, ``[fifo, sjf]``), or
+    the text itself when it is not valid YAML."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+@dataclass
+class Outcome:
+    """How one notebook run went."""
+
+    name: str
+    ok: bool
+    seconds: float
+    output: Path
+    cell: int | None = None
+    error: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """One line: ``ok 02_scheduling_policies (34.2 s)`` or what failed and where."""
+        if self.ok:
+            return f"ok      {self.name} ({self.seconds:.1f} s)"
+        where = f" in cell {self.cell}" if self.cell is not None else ""
+        return f"FAILED  {self.name}{where}: {self.error} (see {self.output})"
+
+
+def run_notebook(
+    path: str | Path,
+    output: str | Path,
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    timeout: float | None = None,
+) -> Outcome:
+    """Execute one notebook with papermill (working folder: the notebook's own), writing the
+    executed copy to ``output``; never raises for a failing cell (see :class:`Outcome`)."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    path, output = Path(path), Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    parameters = dict(parameters or {})
+    start = time.perf_counter()
+    outcome = Outcome(path.stem, True, 0.0, output, parameters=parameters)
+    try:
+        with _importable_here():
+            _execute(papermill, path, output, parameters, timeout)
+    except PapermillExecutionError as exc:
+        outcome.ok = False
+        outcome.cell = exc.cell_index
+        outcome.error = f"{exc.ename}: {' '.join(str(exc.evalue).split())}"
+    except Exception as exc:  # a kernel that died, a notebook that cannot be read, ...
+        outcome.ok = False
+        outcome.error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    outcome.seconds = time.perf_counter() - start
+    return outcome
+
+
+def _execute(papermill: Any, path: Path, output: Path, parameters: dict, timeout: Any) -> None:
+    papermill.execute_notebook(
+        str(path),
+        str(output),
+        parameters=parameters,
+        kernel_name=KERNEL,
+        cwd=str(path.parent),
+        progress_bar=False,
+        execution_timeout=timeout,
+        # the kernel's own log lines (a warning that a loopback kernel runs over TCP without
+        # encryption, an error when it is interrupted at shutdown) are not the user's
+        # business; cell errors still surface in the outcome
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+    )
+
+
+@contextmanager
+def _importable_here() -> Iterator[None]:
+    """Put the folder holding this ``analysim`` first on the kernels' ``PYTHONPATH``, so the
+    notebooks import the same package that runs them (installed or not)."""
+    package_parent = str(Path(__file__).resolve().parents[1])
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, before]))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def plan(
+    notebooks: Mapping[str, Path],
+    *,
+    quick: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+    figures_dir: str | Path | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The parameters each notebook runs with: its quick ones (with ``quick``), then
+    ``figures_dir``, then the ``overrides`` it declares. An override that no chosen notebook
+    declares is an error."""
+    overrides = dict(overrides or {})
+    declared = {name: notebook_parameters(path) for name, path in notebooks.items()}
+    unknown = sorted(set(overrides) - {p for params in declared.values() for p in params})
+    if unknown:
+        raise ValueError(
+            f"-p: no chosen notebook has parameter(s) {unknown}; see "
+            "'papermill --help-notebook notebooks/NAME.ipynb'"
+        )
+    plans = {}
+    for name, path in notebooks.items():
+        params = quick_parameters(path) if quick else {}
+        if figures_dir is not None and FIGURES_PARAMETER in declared[name]:
+            params[FIGURES_PARAMETER] = str(Path(figures_dir).resolve())
+        params.update({k: v for k, v in overrides.items() if k in declared[name]})
+        plans[name] = params
+    return plans
+
+
+def run_notebooks(
+    notebooks: Mapping[str, Path],
+    plans: Mapping[str, Mapping[str, Any]],
+    output_dir: str | Path,
+    *,
+    workers: int = 2,
+    progress: bool = True,
+    timeout: float | None = None,
+    expected: Mapping[str, float] | None = None,
+) -> list[Outcome]:
+    """Run the notebooks (on a local Dask cluster of ``workers`` processes when there are
+    several and ``workers > 1``; else one after another); return their outcomes in
+    ``notebooks`` order. ``expected`` (seconds per notebook, e.g. from the last run's log)
+    starts the longest first on Dask, so the run ends sooner."""
+    output_dir = Path(output_dir)
+    jobs = [
+        (name, path, output_dir / path.name, plans.get(name, {}))
+        for name, path in notebooks.items()
+    ]
+    bar = progress_bar(total=len(jobs), desc="notebooks", unit="nb", disable=not progress)
+    outcomes: dict[str, Outcome] = {}
+    try:
+        if workers > 1 and len(jobs) > 1:
+            for outcome in _run_on_dask(jobs, min(workers, len(jobs)), timeout, expected or {}):
+                outcomes[outcome.name] = outcome
+                bar.set_postfix_str(outcome.name)
+                bar.update()
+        else:
+            for name, path, output, params in jobs:
+                bar.set_postfix_str(name)
+                outcomes[name] = run_notebook(path, output, params, timeout=timeout)
+                bar.update()
+    finally:
+        bar.close()
+    return [outcomes[name] for name in notebooks]
+
+
+def longest_first(jobs: list[tuple], expected: Mapping[str, float]) -> list[tuple]:
+    """``jobs`` (tuples whose first item is the notebook's name) by ``expected`` seconds,
+    longest first; those with equal or no expectation keep their order."""
+    return sorted(jobs, key=lambda job: -expected.get(job[0], 0.0))
+
+
+def _run_on_dask(
+    jobs: list[tuple], workers: int, timeout: float | None, expected: Mapping[str, float]
+) -> Iterable[Outcome]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:
+        raise RuntimeError(
+            "running notebooks in parallel needs dask.distributed "
+            "(pip install 'analysim[sweeps]'), or use --workers 1"
+        ) from exc
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            memory_limit=0,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        # longest first: submitted in that order (the scheduler may hand out the first before
+        # it sees the rest) and prioritised by it (a worker runs its queued tasks so)
+        futures = [
+            client.submit(
+                run_notebook,
+                path,
+                output,
+                params,
+                timeout=timeout,
+                key=f"nb-{name}",
+                priority=round(expected.get(name, 0.0)),
+            )
+            for name, path, output, params in longest_first(jobs, expected)
+        ]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def read_log(path: str | Path) -> dict[str, float]:
+    """Seconds per notebook from a log :func:`write_log` wrote (empty if there is none or it
+    cannot be read)."""
+    try:
+        records = json.loads(Path(path).read_text())
+        return {str(r["name"]): float(r["seconds"]) for r in records}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def write_log(outcomes: Sequence[Outcome], path: str | Path) -> Path:
+    """A JSON record of the run (name, ok, seconds, failing cell, error, parameters); the
+    records of notebooks not run this time are kept from the log already there."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ran = {o.name for o in outcomes}
+    try:
+        kept = [r for r in json.loads(path.read_text()) if r.get("name") not in ran]
+    except (OSError, ValueError, TypeError, AttributeError):
+        kept = []
+    records = [
+        {
+            "name": o.name,
+            "ok": o.ok,
+            "seconds": round(o.seconds, 1),
+            "cell": o.cell,
+            "error": o.error,
+            "parameters": o.parameters,
+        }
+        for o in outcomes
+    ]
+    records = sorted([*kept, *records], key=lambda r: str(r.get("name")))
+    path.write_text(json.dumps(records, indent=2, default=str) + "\n")
+    return path
+
+
+def default_figures_dir(*, quick: bool, overridden: bool, update: bool) -> str:
+    """Where ``analysim figures`` writes, relative to the checkout: the committed
+    ``figures/`` only for the committed parameters (or when told to ``update`` them), else a
+    folder under the git-ignored ``build/``, so an experiment never overwrites them."""
+    if update:
+        return "figures"
+    if quick:
+        return "build/figures-quick"
+    return "build/figures" if overridden else "figures"
+
+
+def default_workers() -> int:
+    """Two workers (or the CPUs, if fewer): notebooks mostly wait on one simulation each."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+# -- the command ------------------------------------------------------------------------------
+def add_figures_command(commands: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``analysim figures`` to the CLI's subcommands."""
+    figures = commands.add_parser(
+        "figures",
+        parents=[common],
+        help="regenerate the figures: run the notebooks with papermill",
+        description="Run the parameterised notebooks in notebooks/ with papermill (in "
+        "parallel on a local Dask cluster), writing the figures (SVG, PNG, CSV) to figures/ "
+        "(to build/figures/ when -p changes a parameter, unless --update) and the executed "
+        "notebooks to build/notebooks/. Any notebook that fails is "
+        "reported with its failing cell while the others finish; the exit code is 1 if any "
+        "failed.",
+    )
+    figures.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="run only this notebook: its name (02_scheduling_policies), number (02) or "
+        "topic (scheduling_policies); repeatable",
+    )
+    figures.add_argument(
+        "--quick",
+        action="store_true",
+        help="small parameters (each notebook's own), for CI; figures go to "
+        "build/figures-quick/ unless --figures-dir is given",
+    )
+    figures.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        default=[],
+        help="set a notebook parameter (VALUE as YAML: 3, 0.5, true, [fifo, sjf]); "
+        "passed to the notebooks that declare it; repeatable",
+    )
+    figures.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        metavar="N",
+        help="notebooks run at once, each in a Dask worker process; 1 runs them one after "
+        "another in this process (default: %(default)s)",
+    )
+    figures.add_argument(
+        "--figures-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the notebooks write figures (default: figures/ of the checkout; "
+        "build/figures/ when -p changes a parameter, build/figures-quick/ with --quick)",
+    )
+    figures.add_argument(
+        "--update",
+        action="store_true",
+        help="write into figures/ of the checkout even with -p or --quick (the committed "
+        "figures then show your parameters)",
+    )
+    figures.add_argument(
+        "--notebooks",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the notebooks folder (default: notebooks/ of the checkout)",
+    )
+    figures.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the executed notebooks go (default: build/notebooks/ of the checkout)",
+    )
+    figures.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="fail a notebook cell that runs longer than this (default: no limit)",
+    )
+    figures.add_argument("--no-progress", action="store_true", help="no progress bar")
+    figures.set_defaults(handler=cmd_figures)
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    """``analysim figures``: run the notebooks, print one line per notebook."""
+    if args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    root = repo_root()
+    notebooks = select(find_notebooks(args.notebooks or root / "notebooks"), args.only)
+    if not notebooks:
+        raise ValueError(f"no notebooks ({NOTEBOOK_PATTERN}) in {args.notebooks or root}")
+    overrides = {name: parse_value(value) for name, value in args.parameter}
+    figures_dir = args.figures_dir or root / default_figures_dir(
+        quick=args.quick, overridden=bool(overrides), update=args.update
+    )
+    plans = plan(notebooks, quick=args.quick, overrides=overrides, figures_dir=figures_dir)
+    out = args.out or root / "build" / "notebooks"
+    log.info(
+        "running %d notebook(s); figures to %s, executed notebooks to %s",
+        len(notebooks),
+        figures_dir,
+        out,
+    )
+    log_path = Path(out) / "figures-log.json"
+    start = time.perf_counter()
+    outcomes = run_notebooks(
+        notebooks,
+        plans,
+        out,
+        workers=args.workers,
+        progress=not args.no_progress,
+        timeout=args.timeout,
+        # the last run's seconds where there are any, else what the notebooks declare
+        expected={**declared_seconds(notebooks), **read_log(log_path)},
+    )
+    write_log(outcomes, log_path)
+    for outcome in outcomes:
+        print(outcome.describe())
+    failed = sum(not o.ok for o in outcomes)
+    print(
+        f"{len(outcomes) - failed} of {len(outcomes)} notebook(s) ran in "
+        f"{time.perf_counter() - start:.1f} s" + (f"; {failed} failed" if failed else "")
+    )
+    return 1 if failed else 0

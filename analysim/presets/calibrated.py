@@ -1,0 +1,576 @@
+"""A workload generator calibrated on published summary statistics (the ``venus``, ``earth``,
+``saturn`` and ``uranus`` presets).
+
+:func:`calibrated_workload` turns a :class:`Targets` -- jobs per day, mean and median run
+time, mean GPUs per job (median 1) and GPU-seconds per job -- and the GPUs each virtual
+cluster (VC) owns into a seeded :class:`~analysim.inputs.workload.Workload` whose month reproduces
+those numbers:
+
+- **GPUs per job** come from one table per cluster: a share ``one_gpu_share`` (> 1/2, so the
+  median is 1 GPU) of 1-GPU jobs, the rest over 2, 4, ..., 128 GPUs with weights
+  ``∝ size**tilt``; ``tilt`` is solved so that the mean over all jobs, after each VC's table
+  is cut at its largest job (``max_job_fraction`` of its GPUs), is the target
+  (:func:`solve_demand`).
+- **Run times** are lognormal with one shape ``sigma`` and a median that changes with the GPU
+  count as ``size**beta``, clipped to ``[min_duration, max_duration]``; ``sigma`` and the
+  scale are solved so that the overall median and mean are the targets. ``beta`` is
+  ``Shape.size_growth`` (the presets tune it), or, with ``size_growth=None``, solved so that
+  the mean GPU-seconds per job are the target too (:func:`solve_durations`).
+- **VCs**: each VC gets a share of the jobs such that every VC offers the same load (its
+  expected GPU-seconds per second over its GPUs), or a load growing with its size
+  (``load_skew``); arrivals follow the daily cycle of
+  :func:`analysim.inputs.generators.arrival_times`.
+- **Stratified draws**: GPU counts and run-time quantiles are drawn by stratified sampling
+  (one uniform in each of ``n`` equal slices of ``[0, 1)``, shuffled), so a month's means are
+  within a few percent of the targets whatever the seed; the job count, arrival times, VCs
+  and users are plain Poisson / multinomial draws (``Shape.arrivals="dealt"`` stratifies
+  the VCs' job counts and arrival times too, and spreads each VC's GPU time evenly over the
+  days: :func:`dealt_arrivals`; not used by the presets, see ``docs/calibration.md``).
+
+Every random choice goes through one ``np.random.default_rng(seed)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from analysim.inputs import generators
+from analysim.inputs.generators import DAY, clipped_lognormal_mean
+from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS, bounded, plain_number
+from analysim.inputs.workload import Workload
+
+JOB_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
+"""GPU counts a calibrated job may ask for (Helios jobs are mostly powers of two)."""
+
+_BISECTIONS = 60
+PLAN_PASSES = 3
+"""Rounds of solving the demand tables, run times and VC shares in turn (they depend on each
+other). The shares of the last round are not fed back, so the mean GPUs per job can miss the
+target by a few percent when run times grow fast with the GPU count (Earth: -3.5%); more
+rounds do not converge there."""
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a calibrated month must reproduce (GPU jobs only; seconds)."""
+
+    jobs_per_day: float
+    mean_duration: float
+    median_duration: float
+    mean_gpus: float
+    gpu_seconds_per_job: float
+
+    def __post_init__(self) -> None:
+        for name in ("jobs_per_day", "mean_duration", "median_duration", "mean_gpus"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"Targets: {name} must be a finite number > 0, got {value!r}")
+        if self.mean_gpus < 1:
+            raise ValueError(f"Targets: mean_gpus must be >= 1, got {self.mean_gpus!r}")
+
+
+ARRIVALS = ("iid", "dealt")
+"""The ways :class:`Shape` may place a month's jobs in time."""
+
+
+SHAPE_RANGES: dict[str, tuple[float, float, bool]] = {
+    # field: (low, high, low open): what the generator can honour
+    "one_gpu_share": (0.0, 1.0, False),
+    "max_job_fraction": (0.0, 1.0, True),
+    "size_growth": (-10.0, 10.0, False),
+    "load_skew": (-10.0, 10.0, False),
+    "min_duration": (0.0, MAX_SECONDS, True),
+    "max_duration": (0.0, MAX_SECONDS, True),
+    "daily_amplitude": (0.0, 1.0, False),
+    "user_zipf": (0.0, 100.0, False),
+    "max_gpu_days": (0.0, MAX_SECONDS / DAY * MAX_JOB_GPUS, True),
+}
+"""The range of each number of :class:`Shape` (and ``peak_hour`` in ``[0, 24)``)."""
+OPTIONAL_FIELDS = ("size_growth", "max_gpu_days")
+MAX_USERS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a calibrated workload is shaped where the published numbers say nothing.
+
+    one_gpu_share: share of 1-GPU jobs (> 0.5 keeps the median at 1 GPU).
+    max_job_fraction: the largest job of a VC, as a fraction of its GPUs.
+    size_growth: run-time median ∝ GPUs**size_growth (``None``: solved so that the GPU-seconds
+        per job are the target's).
+    load_skew: a VC's offered load ∝ its GPUs**load_skew (0: every VC the same load).
+    min_duration, max_duration: run times are clipped to this range (s).
+    daily_amplitude, peak_hour: the daily arrival cycle (see :mod:`analysim.inputs.generators`).
+    users_per_vc, user_zipf: users of each VC and their Zipf shares of its jobs.
+    arrivals: ``"iid"`` (the presets): multinomial VC counts and independent arrival times
+        from the daily cycle. ``"dealt"``: each VC gets its expected share of the jobs
+        (largest remainder), its jobs arrive at stratified times of the daily cycle and are
+        dealt to the days heaviest first, one per day in each round, so that every day of a
+        VC carries about the same GPU-seconds (:func:`dealt_arrivals`); measured in
+        ``docs/calibration.md``: steadier from seed to seed at a given shape, but the months
+        queue far less, and at the published delay the spread returns.
+    max_gpu_days: ``None`` (the default): run times are only clipped to ``max_duration``.
+        A number: no job holds more than this many GPU-days (a job of ``g`` GPUs runs at most
+        ``max_gpu_days / g`` days), which thins the joint tail of jobs both large and long;
+        the run-time fit accounts for the cap (measured in ``docs/calibration.md``, "A cap on
+        each job's GPU-time"; which Helios presets cap, and at what, is in
+        :data:`analysim.presets.helios.SHAPES`).
+    """
+
+    one_gpu_share: float = 0.6
+    max_job_fraction: float = 0.5
+    size_growth: float | None = 0.0
+    load_skew: float = 0.0
+    min_duration: float = 1.0
+    max_duration: float = 14 * DAY
+    daily_amplitude: float = 0.5
+    peak_hour: float = 15.0
+    users_per_vc: int = 10
+    user_zipf: float = 1.2
+    arrivals: str = "iid"
+    max_gpu_days: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arrivals, str) or self.arrivals not in ARRIVALS:
+            raise ValueError(
+                f"Shape: arrivals must be one of {list(ARRIVALS)}, got {self.arrivals!r}"
+            )
+        for name, (low, high, low_open) in SHAPE_RANGES.items():
+            value = getattr(self, name)
+            if value is None and name in OPTIONAL_FIELDS:
+                continue
+            bounded(value, f"Shape: {name}", low=low, high=high, low_open=low_open)
+        hour = plain_number(self.peak_hour, "Shape: peak_hour")
+        if not 0 <= hour < 24:
+            raise ValueError(f"Shape: peak_hour must be in [0, 24), got {self.peak_hour!r}")
+        bounded(self.users_per_vc, "Shape: users_per_vc", low=1, high=MAX_USERS, whole=True)
+        if not self.min_duration < self.max_duration:
+            raise ValueError(
+                f"Shape: min_duration ({self.min_duration:g} s) must be below max_duration "
+                f"({self.max_duration:g} s)"
+            )
+
+
+# -- GPU demand ----------------------------------------------------------------------------------
+def largest_job(vc_gpus: int, max_job_fraction: float) -> int:
+    """The most GPUs a job of a VC with ``vc_gpus`` GPUs may ask for (at least 1)."""
+    return max(1, int(vc_gpus * max_job_fraction))
+
+
+def tilted_table(tilt: float, one_gpu_share: float, cap: float = math.inf) -> dict[int, float]:
+    """``{gpus: probability}``: ``one_gpu_share`` on 1 GPU, the rest over the larger
+    :data:`JOB_SIZES` ``∝ size**tilt``; cut at ``cap`` GPUs and renormalised."""
+    larger = np.array([s for s in JOB_SIZES[1:] if s <= cap], dtype=float)
+    if larger.size == 0:
+        return {1: 1.0}
+    weights = larger**tilt
+    weights *= (1.0 - one_gpu_share) / weights.sum()
+    table = {1: one_gpu_share, **{int(s): float(w) for s, w in zip(larger, weights, strict=True)}}
+    return table
+
+
+def _mean_over_vcs(tilt: float, one_gpu_share: float, caps: tuple, shares: tuple) -> float:
+    tables = [tilted_table(tilt, one_gpu_share, cap) for cap in caps]
+    return sum(w * generators.mean_gpus(t) for w, t in zip(shares, tables, strict=True))
+
+
+def solve_demand(
+    mean_gpus: float, one_gpu_share: float, caps: tuple[int, ...], shares: tuple[float, ...]
+) -> float:
+    """The ``tilt`` whose tables, cut at each VC's ``caps`` and weighted by the VCs' job
+    ``shares``, give ``mean_gpus`` GPUs per job. Raises ``ValueError`` when out of reach."""
+    lo, hi = -10.0, 10.0
+    reach = (
+        _mean_over_vcs(lo, one_gpu_share, caps, shares),
+        _mean_over_vcs(hi, one_gpu_share, caps, shares),
+    )
+    if not reach[0] <= mean_gpus <= reach[1]:
+        raise ValueError(
+            f"mean_gpus {mean_gpus:g} is out of reach of these VCs: {reach[0]:.3g}..{reach[1]:.3g}"
+        )
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if _mean_over_vcs(mid, one_gpu_share, caps, shares) < mean_gpus:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+# -- run times -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DurationModel:
+    """Run time of a job of ``g`` GPUs: ``clip(exp(mu + beta ln g + sigma Z), low, high_g)``
+    with ``high_g = min(high, gpu_time_cap / g)`` (a cap on each job's GPU-seconds)."""
+
+    mu: float
+    sigma: float
+    beta: float
+    low: float
+    high: float
+    gpu_time_cap: float = math.inf
+
+    def log_median(self, gpus: np.ndarray) -> np.ndarray:
+        return self.mu + self.beta * np.log(gpus)
+
+    def highest(self, gpus: np.ndarray | int) -> np.ndarray | float:
+        """The longest run time of a job of ``gpus`` GPUs (at least ``low``)."""
+        return np.maximum(np.minimum(self.high, self.gpu_time_cap / np.asarray(gpus)), self.low)
+
+    def mean(self, gpus: int) -> float:
+        """Expected run time of a job of ``gpus`` GPUs."""
+        return clipped_lognormal_mean(
+            self.mu + self.beta * math.log(gpus), self.sigma, self.low, float(self.highest(gpus))
+        )
+
+
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def _median_mu(median: float, sigma: float, beta: float, table: Mapping[int, float]) -> float:
+    """The ``mu`` whose mixture over ``table`` has median ``median``."""
+    spread = 20.0 + 10.0 * abs(beta)
+    lo, hi = math.log(median) - spread, math.log(median) + spread
+    for _ in range(_BISECTIONS):
+        mu = 0.5 * (lo + hi)
+        below = sum(
+            p * _normal_cdf((math.log(median) - mu - beta * math.log(g)) / sigma)
+            for g, p in table.items()
+        )
+        if below > 0.5:
+            lo = mu
+        else:
+            hi = mu
+    return 0.5 * (lo + hi)
+
+
+def _fit_sigma(
+    targets: Targets,
+    beta: float,
+    table: Mapping[int, float],
+    low: float,
+    high: float,
+    gpu_time_cap: float = math.inf,
+) -> DurationModel:
+    """For ``beta``, the model with the target median and mean (bisection on ``sigma``)."""
+    lo, hi = 0.05, 6.0
+    model = None
+    for _ in range(_BISECTIONS):
+        sigma = 0.5 * (lo + hi)
+        mu = _median_mu(targets.median_duration, sigma, beta, table)
+        model = DurationModel(mu, sigma, beta, low, high, gpu_time_cap)
+        mean = sum(p * model.mean(g) for g, p in table.items())
+        if mean < targets.mean_duration:
+            lo = sigma
+        else:
+            hi = sigma
+    assert model is not None
+    return model
+
+
+def gpu_seconds(model: DurationModel, table: Mapping[int, float]) -> float:
+    """Expected GPU-seconds of one job: ``E[gpus * run time]``."""
+    return sum(p * g * model.mean(g) for g, p in table.items())
+
+
+@lru_cache(maxsize=64)
+def _solve_durations(
+    targets: Targets, table_items: tuple[tuple[int, float], ...], low: float, high: float
+) -> DurationModel:
+    table = dict(table_items)
+    lo, hi = 0.0, 3.0
+    model = _fit_sigma(targets, lo, table, low, high)
+    if gpu_seconds(model, table) >= targets.gpu_seconds_per_job:
+        return model  # sizes and run times independent already give enough GPU time
+    for _ in range(40):
+        beta = 0.5 * (lo + hi)
+        model = _fit_sigma(targets, beta, table, low, high)
+        if gpu_seconds(model, table) < targets.gpu_seconds_per_job:
+            lo = beta
+        else:
+            hi = beta
+    return model
+
+
+def solve_durations(
+    targets: Targets, table: Mapping[int, float], low: float, high: float
+) -> DurationModel:
+    """The run-time model whose median, mean and GPU-seconds per job over jobs sized by
+    ``table`` are the targets' (``beta`` in ``[0, 3]``: the GPU-seconds may fall short when
+    the target asks for a steeper growth)."""
+    return _solve_durations(targets, tuple(sorted(table.items())), float(low), float(high))
+
+
+def normal_quantile(u: np.ndarray) -> np.ndarray:
+    """Standard normal quantile of ``u`` in ``(0, 1)`` (Acklam's rational approximation,
+    relative error < 1.2e-9)."""
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+    u = np.asarray(u, dtype=float)
+    out = np.empty_like(u)
+    tail = 0.02425
+    low, high = u < tail, u > 1.0 - tail
+    mid = ~(low | high)
+    q = u[mid] - 0.5
+    r = q * q
+    out[mid] = (
+        (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5])
+        * q
+        / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0)
+    )
+    for mask, sign, p in ((low, 1.0, u[low]), (high, -1.0, 1.0 - u[high])):
+        q = np.sqrt(-2.0 * np.log(p))
+        out[mask] = (
+            sign
+            * (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+            / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0)
+        )
+    return out
+
+
+# -- stratified draws ----------------------------------------------------------------------------
+def stratified_uniform(rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` uniforms on ``(0, 1)``, one in each slice ``[k/count, (k+1)/count)``, in a
+    random order."""
+    slices = rng.permutation(count).astype(float)
+    return np.clip((slices + rng.uniform(size=count)) / max(count, 1), 1e-12, 1.0 - 1e-12)
+
+
+def draw_sizes(rng: np.random.Generator, count: int, table: Mapping[int, float]) -> np.ndarray:
+    """``count`` GPU counts from ``table`` by stratified sampling."""
+    sizes = np.fromiter(table.keys(), dtype=np.int64)
+    cdf = np.cumsum(np.fromiter(table.values(), dtype=float))
+    cdf /= cdf[-1]
+    picks = np.searchsorted(cdf, stratified_uniform(rng, count), side="right")
+    return sizes[np.minimum(picks, len(sizes) - 1)]
+
+
+def _quantiles_by_size(rng: np.random.Generator, sizes: np.ndarray) -> np.ndarray:
+    """Run-time quantiles, stratified separately among the jobs of each GPU count (so that
+    each size's GPU time, not only the overall mean, is close to its expectation)."""
+    out = np.empty(len(sizes))
+    for size in np.unique(sizes):
+        members = np.flatnonzero(sizes == size)
+        out[members] = stratified_uniform(rng, len(members))
+    return out
+
+
+def largest_remainder(total: int, shares: np.ndarray) -> np.ndarray:
+    """``total`` split in whole numbers as close as can be to ``total * shares`` (Hamilton's
+    method: floors, then one more to the largest remainders, ties to the first)."""
+    exact = total * np.asarray(shares, dtype=float) / float(np.sum(shares))
+    counts = np.floor(exact).astype(np.int64)
+    short = int(total - counts.sum())
+    if short > 0:
+        counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return counts
+
+
+def cycle_times(
+    u: np.ndarray, span: float, amplitude: float, peak_hour: float, grain: float = 60.0
+) -> np.ndarray:
+    """The times in ``[0, span)`` at which the daily cycle's cumulative arrivals reach the
+    fractions ``u`` (its inverse CDF, tabulated every ``grain`` seconds)."""
+    edges = np.linspace(0.0, span, max(2, int(math.ceil(span / grain)) + 1))
+    middles = 0.5 * (edges[1:] + edges[:-1])
+    mass = generators.daily_cycle(middles, amplitude, peak_hour) * np.diff(edges)
+    cumulative = np.concatenate([[0.0], np.cumsum(mass)])
+    cumulative /= cumulative[-1]
+    return np.minimum(np.interp(u, cumulative, edges), np.nextafter(span, 0.0))
+
+
+def dealt_arrivals(
+    rng: np.random.Generator,
+    weight: np.ndarray,
+    span: float,
+    amplitude: float,
+    peak_hour: float,
+) -> np.ndarray:
+    """Arrival times for one VC's jobs of GPU-seconds ``weight``, spreading its GPU time
+    evenly over the days of ``[0, span)``.
+
+    The jobs' times are stratified draws of the daily cycle (one in each of ``n`` equal
+    slices of its cumulative arrivals); the month is cut into days (at least one stratum),
+    each holding the times that fall in it. The jobs are dealt heaviest first (ties in a
+    random order) in rounds: each round gives one job to every day that still has times
+    free, the days in a random order; each day's jobs then take its times in a random order.
+    So a VC's heaviest jobs land on different days, as in a Latin hypercube, and a few heavy
+    jobs on the same days no longer set a month's queueing delay."""
+    n = len(weight)
+    if n == 0:
+        return np.empty(0)
+    times = np.sort(cycle_times(stratified_uniform(rng, n), span, amplitude, peak_hour))
+    strata = max(1, int(round(span / DAY)))
+    day = np.minimum((times * strata / span).astype(np.int64), strata - 1)
+    free = np.bincount(day, minlength=strata)
+    shuffled = rng.permutation(n)
+    order = shuffled[np.argsort(-np.asarray(weight)[shuffled], kind="stable")]
+    stratum_of = np.empty(n, dtype=np.int64)
+    done = 0
+    while done < n:
+        open_days = rng.permutation(np.flatnonzero(free > 0))[: n - done]
+        stratum_of[order[done : done + len(open_days)]] = open_days
+        free[open_days] -= 1
+        done += len(open_days)
+    out = np.empty(n)
+    first = np.concatenate([[0], np.cumsum(np.bincount(day, minlength=strata))])
+    for s in range(strata):
+        members = np.flatnonzero(stratum_of == s)
+        out[members] = times[first[s] + rng.permutation(len(members))]
+    return out
+
+
+# -- the generator -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`plan` solved: per-VC job shares and demand tables, and the run times."""
+
+    vcs: tuple[str, ...]
+    shares: tuple[float, ...]
+    tables: tuple[dict[int, float], ...]
+    durations: DurationModel
+    tilt: float
+
+    def overall_table(self) -> dict[int, float]:
+        table: dict[int, float] = {}
+        for share, vc_table in zip(self.shares, self.tables, strict=True):
+            for g, p in vc_table.items():
+                table[g] = table.get(g, 0.0) + share * p
+        return dict(sorted(table.items()))
+
+
+def plan(targets: Targets, vc_gpus: Mapping[str, int], shape: Shape = Shape()) -> Plan:
+    """Solve the demand tables, the run-time model and the VCs' job shares (equal offered
+    load per VC, or skewed by ``shape.load_skew``) in :data:`PLAN_PASSES` passes: the shares
+    depend on the tables and run times and vice versa. Cached: solved once per process."""
+    return _plan(targets, tuple(vc_gpus.items()), shape)
+
+
+@lru_cache(maxsize=32)
+def _plan(targets: Targets, vc_items: tuple[tuple[str, int], ...], shape: Shape) -> Plan:
+    vcs = tuple(vc for vc, _ in vc_items)
+    capacity = np.array([gpus for _, gpus in vc_items], dtype=float)
+    caps = tuple(largest_job(int(c), shape.max_job_fraction) for c in capacity)
+    shares = tuple(capacity / capacity.sum())
+    for _ in range(PLAN_PASSES):
+        tilt = solve_demand(targets.mean_gpus, shape.one_gpu_share, caps, shares)
+        tables = tuple(tilted_table(tilt, shape.one_gpu_share, cap) for cap in caps)
+        overall: dict[int, float] = {}
+        for share, table in zip(shares, tables, strict=True):
+            for g, p in table.items():
+                overall[g] = overall.get(g, 0.0) + share * p
+        if shape.size_growth is None:
+            durations = solve_durations(targets, overall, shape.min_duration, shape.max_duration)
+        else:
+            durations = _fit_sigma(
+                targets,
+                shape.size_growth,
+                overall,
+                shape.min_duration,
+                shape.max_duration,
+                math.inf if shape.max_gpu_days is None else shape.max_gpu_days * DAY,
+            )
+        per_job = np.array([gpu_seconds(durations, t) for t in tables])
+        # load ∝ capacity**load_skew: jobs ∝ GPUs**(1 + skew) / GPU-seconds per job
+        weights = capacity ** (1.0 + shape.load_skew) / per_job
+        shares = tuple(weights / weights.sum())
+    return Plan(vcs, shares, tables, durations, tilt)
+
+
+def calibrated_workload(
+    targets: Targets,
+    vc_gpus: Mapping[str, int],
+    days: float = 30.0,
+    seed: int = 0,
+    *,
+    shape: Shape = Shape(),
+    load_scale: float = 1.0,
+    name: str = "calibrated",
+) -> Workload:
+    """A seeded month (``days`` days) reproducing ``targets`` on VCs owning ``vc_gpus`` GPUs.
+
+    ``load_scale`` multiplies the arrival rate (jobs per day), nothing else.
+    """
+    span = generators._check_number("days", days, low=0.0) * DAY
+    load_scale = generators._check_number("load_scale", load_scale, low=0.0)
+    seed = generators.check_seed(seed)
+    if not isinstance(shape, Shape):
+        raise ValueError(f"shape must be a Shape, got {type(shape).__name__}")
+    expected = targets.jobs_per_day * load_scale * span / DAY
+    generators.check_generated_jobs(expected, f"days={days:g} or load_scale={load_scale:g}")
+    solved = plan(targets, vc_gpus, shape)
+    rng = np.random.default_rng(seed)
+    total = int(rng.poisson(expected))
+    dealt = shape.arrivals == "dealt"
+    if dealt:
+        counts = largest_remainder(total, np.asarray(solved.shares))
+    else:
+        counts = rng.multinomial(total, np.asarray(solved.shares))
+        submit = np.floor(
+            generators.arrival_times(rng, total, span, shape.daily_amplitude, shape.peak_hour)
+        )
+    gpus = np.empty(total, dtype=np.int64)
+    users = np.empty(total, dtype=object)
+    quantiles = np.empty(total)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    for index, (vc, table) in enumerate(zip(solved.vcs, solved.tables, strict=True)):
+        block = slice(bounds[index], bounds[index + 1])
+        gpus[block] = draw_sizes(rng, int(counts[index]), table)
+        quantiles[block] = _quantiles_by_size(rng, gpus[block])
+        users[block] = generators.draw_users(
+            rng, int(counts[index]), vc, shape.users_per_vc, shape.user_zipf
+        )
+    model = solved.durations
+    z = normal_quantile(quantiles)
+    raw = np.exp(model.log_median(gpus.astype(float)) + model.sigma * z)
+    duration = np.maximum(np.rint(np.clip(raw, model.low, model.highest(gpus))), 1.0)
+    if dealt:
+        submit = np.empty(total)
+        for index in range(len(solved.vcs)):
+            block = slice(bounds[index], bounds[index + 1])
+            submit[block] = dealt_arrivals(
+                rng, gpus[block] * duration[block], span, shape.daily_amplitude, shape.peak_hour
+            )
+        submit = np.floor(submit)
+
+    order = np.argsort(submit, kind="stable")
+    frame = pd.DataFrame(
+        {
+            "job_id": generators.job_ids(total),
+            "vc": np.repeat(np.asarray(solved.vcs, dtype=object), counts)[order],
+            "user": users[order],
+            "submit_time": submit[order],
+            "duration": duration[order],
+            "num_gpus": gpus[order],
+        }
+    )
+    return Workload.from_frame(frame, vcs=list(solved.vcs), name=name)

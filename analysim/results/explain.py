@@ -1,0 +1,993 @@
+"""Why is a job waiting? Answers in words, from a run's own records.
+
+:func:`why_waiting` reads what the engine recorded when it decided (``Result.decisions``:
+per scheduling round, the waiting jobs it tried and could not start, and why) and decides
+nothing again: it takes the last round of the job's group at or before ``time`` and says
+what that round found. The numbers it quotes (GPUs free, in use) come from the state after
+the decisions at ``time``, rebuilt from the events (``snapshot(time)``), or, where later
+decisions of the same round (backfill, evictions) moved GPUs so that they no longer show
+what the try found, from the records (the GPUs free to the job when it was tried). The answers:
+
+* the job is not waiting at that time (not yet submitted, running, done, unschedulable);
+* the round tried it and its VC's quota, or its nodes (its VC's, the shared pool, the
+  cluster), had fewer free GPUs than it asks for (``full``), or enough but no placement fit
+  (``fragmented``); with preemption, what eviction found (no lower-ranked evictable jobs
+  that make room, or lower-ranked jobs still protected), and from the later records when the
+  next full round came and whom the job evicted then; with borrowing or migration, whether
+  reclaiming lent GPUs or moving running jobs was tried in vain;
+* the round did not try it: the first job of its queue that did not fit blocks the queue
+  (head-of-line blocking, without backfill);
+* with EASY backfill (``backfill="easy"``), the round tried it and it fits, but starting it
+  would delay the reservation of a job ranked above it (``reserved``; ``blocker`` names that
+  job, ``detail["reserved_at"]`` the time it was promised); the answer for the job holding a
+  reservation says from when.
+
+If the job was last preempted, the answer says by whom (the ``cause`` recorded with the
+event; for events without one, the jobs that started on its nodes at that moment).
+
+:func:`allocations` replays the events into per-GPU intervals (for Gantt charts) and
+:func:`gpu_snapshot` gives one row per GPU at a time, like ``Result.snapshot``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from analysim.inputs.config import SimConfig
+from analysim.inputs.domains import allowed_types, build_partition
+from analysim.results.readable import moment
+from analysim.results.result import parse_gpu_list
+
+if TYPE_CHECKING:
+    from analysim.inputs.cluster import Cluster
+    from analysim.results.decisions import Decisions
+    from analysim.results.result import Result
+
+RUN_EVENTS = ("start", "resume", "migrate")
+STOP_EVENTS = ("preempt", "reclaim", "finish")
+#: what a try found in vain besides its reason (columns of ``Decisions.tries``)
+FAILED_FLAGS = ("borrow_failed", "reclaim_failed", "migration_failed")
+SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
+#: the resources a resource-mode explanation words the room in
+RESOURCES = ("GPU milli", "CPU milli", "memory MiB")
+
+
+@dataclass(frozen=True)
+class WaitReason:
+    """Why ``job_id`` is (or is not) waiting at ``time``: a ``kind`` and the facts behind it.
+
+    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``unschedulable``, ``full``
+    (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
+    a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
+    queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
+    round did not try it, and nothing blocked its queue), or ``reserved`` (EASY backfill: it
+    fits, but would delay the reservation of ``blocker``, ranked above it).
+    ``detail["round"]`` is the time of that round, the engine's last decision about the job.
+    """
+
+    job_id: str
+    time: float
+    kind: str
+    need: int = 0
+    free: int = 0
+    capacity: int = 0
+    scope: str = ""
+    most_on_one_node: int = 0
+    ahead: tuple[str, ...] = ()
+    blocker: str | None = None
+    preempted_by: tuple[str, ...] = ()
+    preempted_at: float | None = None
+    reclaimed: bool = False  # the stop was its borrowed GPUs taken back by their owner
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def waiting(self) -> bool:
+        return self.kind not in {"not_submitted", "running", "done", "unschedulable"}
+
+    @property
+    def text(self) -> str:
+        """The reason as sentences."""
+        return _describe(self)
+
+
+def why_waiting(result: Result, job_id: str, time: float, cluster: Cluster | None = None) -> str:
+    """Why job ``job_id`` is waiting at ``time`` (after that moment's decisions), in words.
+
+    ``cluster`` is the run's cluster; it may be left out when the result knows its own
+    topology (``Result.snapshot``). See :func:`explain` for the structured answer.
+    """
+    return explain(result, job_id, time, cluster).text
+
+
+def explain(
+    result: Result,
+    job_id: str,
+    time: float,
+    cluster: Cluster | None = None,
+    spells: pd.DataFrame | None = None,
+) -> WaitReason:
+    """The structured form of :func:`why_waiting` (``spells``: :func:`allocations` of the
+    result, if already computed)."""
+    moment = _checked_time(time, "explain: time")
+    return _Moment(result, moment, _cluster_of(result, cluster), spells).reason(job_id)
+
+
+def waiting_jobs(result: Result, time: float) -> pd.DataFrame:
+    """The jobs waiting at ``time`` (after that moment's decisions), in submit order."""
+    status = _status_at(result, _checked_time(time, "waiting_jobs: time"))
+    jobs = result.jobs
+    return jobs.loc[status == "waiting", ["job_id", "vc", "num_gpus", "submit_time"]].reset_index(
+        drop=True
+    )
+
+
+def _checked_time(time: Any, name: str) -> float:
+    """``time`` as seconds: a finite number >= 0 (NaN is no moment: every comparison with
+    it is false, so every job would look not yet submitted)."""
+    from analysim.inputs.validation import seconds
+
+    return seconds(time, name, positive=False)
+
+
+# -- replaying the events ------------------------------------------------------------------------
+def _events_until(result: Result, time: float) -> pd.DataFrame:
+    events = result.events
+    return events[events["time"] <= time + 1e-9]
+
+
+def _status_at(result: Result, time: float) -> np.ndarray:
+    """Each job's status after the decisions at ``time`` (an array aligned with ``jobs``)."""
+    jobs = result.jobs
+    last = _events_until(result, time).drop_duplicates("job_id", keep="last")
+    kind = jobs["job_id"].map(dict(zip(last["job_id"], last["event"].astype(str), strict=True)))
+    names = {
+        "submit": "waiting",
+        "preempt": "waiting",
+        "reclaim": "waiting",
+        "finish": "done",
+        "unschedulable": "unschedulable",
+        **dict.fromkeys(RUN_EVENTS, "running"),
+    }
+    return kind.map(names).fillna("pending").to_numpy(dtype=object)
+
+
+def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
+    """Every spell of a job on a GPU: ``job_id, vc, node, gpu`` (index on the node), ``start,
+    end`` (``end`` is NaN while it still runs at the end of the records).
+
+    Rebuilt from the events: their ``gpus`` column (``"n0:0,n0:1"``) where the engine
+    records it; otherwise a job on one node takes that node's lowest free GPUs, as the engine
+    does, and a job over several nodes fills its whole free nodes first and puts the remainder
+    on the others (the events name its nodes but not the GPUs on each).
+    """
+    nodes = _cluster_of(result, cluster).nodes
+    capacity = dict(zip(nodes["node"], nodes["gpus"].astype(int), strict=True))
+    free = {n: list(range(c)) for n, c in capacity.items()}
+    held: dict[str, list[tuple[str, int, float]]] = {}
+    sharers: dict[tuple[str, int], int] = {}  # jobs on each GPU held
+    rows: list[tuple[str, str, str, int, float, float]] = []
+    vc_of = dict(zip(result.jobs["job_id"], result.jobs["vc"], strict=True))
+    events = result.events
+    moving = events[events["event"].astype(str).isin(RUN_EVENTS + STOP_EVENTS)]
+    exact = (
+        moving["gpus"].astype(object).tolist() if "gpus" in moving.columns else [None] * len(moving)
+    )
+    for time, kind, job, gpus, where, slots in zip(
+        moving["time"].tolist(),
+        moving["event"].astype(str).tolist(),
+        moving["job_id"].tolist(),
+        moving["num_gpus"].tolist(),
+        moving["nodes"].astype(object).tolist(),
+        exact,
+        strict=True,
+    ):
+        if job in held:  # stops, or moves (migrate): release what it holds
+            for node, gpu, start in held.pop(job):
+                sharers[(node, gpu)] -= 1
+                if not sharers[(node, gpu)]:  # resource mode: the last job on it left
+                    free[node].append(gpu)
+                    free[node].sort()
+                rows.append((job, vc_of[job], node, gpu, start, time))
+        if kind in RUN_EVENTS and isinstance(slots, str):
+            # exact GPUs (none for a CPU-only job; in resource mode a GPU may be shared)
+            taken = parse_gpu_list(slots)
+            for n, g in taken:
+                if g in free[n]:
+                    free[n].remove(g)
+                sharers[(n, g)] = sharers.get((n, g), 0) + 1
+            held[job] = [(n, g, time) for n, g in taken]
+        elif kind in RUN_EVENTS and isinstance(where, str):
+            taken = _take(free, capacity, where.split(","), gpus)
+            for n, g in taken:
+                sharers[(n, g)] = 1
+            held[job] = [(n, g, time) for n, g in taken]
+    for job, spells in held.items():
+        rows.extend((job, vc_of[job], n, g, s, np.nan) for n, g, s in spells)
+    frame = pd.DataFrame(rows, columns=["job_id", "vc", "node", "gpu", "start", "end"])
+    return frame.sort_values(["start", "node", "gpu"], kind="stable", ignore_index=True)
+
+
+def _take(
+    free: dict[str, list[int]], capacity: dict[str, int], names: list[str], gpus: int
+) -> list[tuple[str, int]]:
+    """GPUs for a job on ``names``: the lowest free ones, whole free nodes filled first."""
+    if len(names) == 1:
+        counts = {names[0]: gpus}
+    else:
+        order = sorted(names, key=lambda n: len(free[n]) != capacity[n])  # whole nodes first
+        counts, left = {}, gpus
+        for name in order:
+            counts[name] = min(left, len(free[name]))
+            left -= counts[name]
+    taken = []
+    for name, count in counts.items():
+        slots = free[name][:count]
+        del free[name][:count]
+        taken.extend((name, g) for g in slots)
+    return taken
+
+
+def gpu_snapshot(
+    result: Result,
+    time: float,
+    cluster: Cluster | None = None,
+    spells: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per GPU after the decisions at ``time``: ``node, rack, gpu, node_vc, job_id,
+    job_vc, borrowed``. Uses ``result.snapshot`` when the result has it; otherwise rebuilt
+    with :func:`allocations` (pass ``spells``, its answer, to reuse it)."""
+    if hasattr(result, "snapshot"):
+        return result.snapshot(time)
+    nodes = _cluster_of(result, cluster).nodes
+    gpus = nodes.loc[nodes.index.repeat(nodes["gpus"].astype(int))]
+    frame = pd.DataFrame(
+        {
+            "node": gpus["node"].to_numpy(dtype=object),
+            "rack": gpus["rack"].to_numpy(dtype=object),
+            "gpu": gpus.groupby("node", sort=False).cumcount().to_numpy(),
+            "node_vc": gpus["vc"].astype(object).where(gpus["vc"].notna(), None).to_numpy(),
+        }
+    )
+    if spells is None:
+        spells = allocations(result, cluster)
+    now = spells[(spells["start"] <= time + 1e-9) & ~(spells["end"] <= time + 1e-9)]
+    on = now.set_index(["node", "gpu"])
+    key = pd.MultiIndex.from_arrays([frame["node"], frame["gpu"]])
+    for column, source in (("job_id", "job_id"), ("job_vc", "vc")):
+        values = np.array(on[source].reindex(key).to_numpy(), dtype=object)
+        values[pd.isna(values)] = None
+        frame[column] = pd.Series(values, dtype=object)
+    owned = frame["node_vc"].notna() & frame["job_vc"].notna()
+    frame["borrowed"] = owned & (frame["node_vc"] != frame["job_vc"])
+    return frame[SNAPSHOT_COLUMNS]
+
+
+def _cluster_of(result: Result, cluster: Cluster | None) -> Cluster:
+    if cluster is not None:
+        return cluster
+    known = getattr(result, "cluster", None)
+    if known is not None and hasattr(known, "nodes"):
+        return known
+    if hasattr(result, "snapshot"):
+        return _cluster_from_snapshot(result)
+    raise ValueError(
+        "this Result does not record its cluster's nodes: pass cluster= (the cluster it ran on)"
+    )
+
+
+def _cluster_from_snapshot(result: Result) -> Cluster:
+    """The nodes (and quotas) of a run, as far as its snapshot and meta tell them."""
+    from analysim.inputs.cluster import Cluster
+
+    gpus = result.snapshot(0.0)
+    nodes = gpus.groupby("node", sort=False).agg(
+        rack=("rack", "first"), gpus=("gpu", "size"), vc=("node_vc", "first")
+    )
+    nodes = nodes.reset_index()
+    layout = result.meta.get("nodes") or {}
+    if "gpu_type" in layout:  # (results saved before it was recorded: the default type)
+        types = dict(zip(layout["node"], layout["gpu_type"], strict=True))
+        nodes["gpu_type"] = nodes["node"].map(types)
+    owners = set(nodes["vc"].dropna())
+    total = int(nodes["gpus"].sum())
+    capacity = dict(zip(result.meta["vcs"], result.meta["vc_capacity"], strict=True))
+    quotas = {vc: c for vc, c in capacity.items() if vc not in owners and c < total}
+    return Cluster.from_frame(nodes, quotas=quotas or None, name=result.meta.get("cluster", ""))
+
+
+# -- the state at one moment ----------------------------------------------------------------------
+class _Moment:
+    """The state of a run after the decisions at ``time``, rebuilt from its records."""
+
+    def __init__(
+        self, result: Result, time: float, cluster: Cluster, spells: pd.DataFrame | None
+    ) -> None:
+        if result.config.get("compat"):
+            raise ValueError(
+                "explain: a compat replay follows another simulator's rules; explain applies "
+                "to AnalySIM runs"
+            )
+        self.result, self.time, self.cluster, self.spells = result, time, cluster, spells
+        self.jobs = result.jobs.reset_index(drop=True)
+        self.config = SimConfig.from_dict(
+            {k: v for k, v in result.config.items() if k in SimConfig.fields()}
+        )
+        self.partition = build_partition(self.jobs, cluster)
+        self.status = _status_at(result, time)
+        self.index = {j: i for i, j in enumerate(self.jobs["job_id"].tolist())}
+        self._events = _events_until(result, time)
+
+    # -- free GPUs --------------------------------------------------------------------------
+    def snapshot(self) -> pd.DataFrame:
+        if getattr(self, "_snapshot", None) is None:
+            self._snapshot = gpu_snapshot(self.result, self.time, self.cluster, self.spells)
+        return self._snapshot
+
+    def free_per_node(self) -> np.ndarray:
+        snap = self.snapshot()
+        free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
+        return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+
+    def lent(self, nodes: np.ndarray) -> int:
+        """GPUs of these nodes (indices) held by jobs of other VCs (borrowed)."""
+        snap = self.snapshot()
+        if "borrowed" not in snap.columns:
+            return 0
+        names = set(self.cluster.nodes["node"].to_numpy()[nodes].tolist())
+        return int((snap["borrowed"].fillna(False).astype(bool) & snap["node"].isin(names)).sum())
+
+    def own_used(self) -> np.ndarray:
+        """GPUs each VC's jobs hold on GPUs of their own (what its quota counts)."""
+        snap = self.snapshot()
+        held = snap["job_id"].notna()
+        if "borrowed" in snap.columns:
+            held &= ~snap["borrowed"].fillna(False).astype(bool)
+        counts = snap.loc[held, "job_vc"].value_counts()
+        return np.array([int(counts.get(v, 0)) for v in self.partition.vc_names], dtype=np.int64)
+
+    # -- the reason --------------------------------------------------------------------------
+    def reason(self, job_id: str) -> WaitReason:
+        if job_id not in self.index:
+            raise ValueError(f"why_waiting: no job {job_id!r} in this result")
+        j = self.index[job_id]
+        status = self.status[j]
+        need = int(self.jobs.at[j, "num_gpus"])
+        base = {"job_id": job_id, "time": self.time, "need": need}
+        if status != "waiting":
+            kind = "not_submitted" if status == "pending" else status
+            detail = self._never(j) if kind == "unschedulable" else {}
+            detail["nodes"] = self._nodes_of(job_id)
+            return WaitReason(kind=kind, **base, detail=detail)
+        base.update(self._preemption(job_id))
+        decided = _LastRound(self.decisions(), j, self.time)
+        tried = decided.try_of(j)
+        domain = self.partition.domains[self.partition.job_domain[j]]
+        free_nodes = self.free_per_node()[domain.nodes]
+        vc = int(self.partition.job_vc[j])
+        detail: dict[str, Any] = {"round": decided.time}
+        if tried is None and decided.nothing_free:
+            tried = {"reason": "full", "preemption": "", "free": 0}
+            tried.update(dict.fromkeys(FAILED_FLAGS, False))
+            detail["nothing_free"] = True
+        if tried is not None:
+            detail["reason"] = tried["reason"]
+            detail.update({flag: True for flag in FAILED_FLAGS[1:] if tried[flag]})
+            detail.update(self._outlook(decided, j, tried))
+            head = str(tried.get("reserved_for") or "")
+            if tried["reason"] == "reserved":
+                detail["reserved_at"] = float(tried["reserved_at"])
+                return WaitReason(
+                    kind="reserved",
+                    free=int(tried["free"]),
+                    ahead=(head,),
+                    blocker=head,
+                    detail=detail,
+                    **base,
+                )
+            if head == job_id:  # EASY backfill: the reservation its try made
+                detail["reserved_at"] = float(tried["reserved_at"])
+            capacity, scope = self._room(domain, vc, tried["reason"])
+            free = self._free_now(domain, vc, free_nodes, tried["reason"])
+            if (free >= need) != (tried["reason"] == "fragmented"):
+                # GPUs moved later in that round (backfill, evictions): as the try found them
+                free = int(tried["free"])
+            if self.result.resource_mode and tried["reason"] in ("full", "fragmented"):
+                detail["resources"] = self.resources(j, domain, quota=False)
+            if tried["reason"] == "fragmented":
+                return WaitReason(
+                    kind="fragmented",
+                    free=free,
+                    capacity=capacity,
+                    scope=scope,
+                    most_on_one_node=int(free_nodes.max(initial=0)),
+                    detail={
+                        "placement": self.config.placement,
+                        "nodes_with_free": int((free_nodes > 0).sum()),
+                        **detail,
+                    },
+                    **base,
+                )
+            lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
+            if self.result.resource_mode and tried["reason"] == "quota":
+                detail["resources"] = self.resources(j, domain, quota=True)
+            if tried["borrow_failed"]:
+                detail.update(self._borrowing_outlook(vc, domain))
+            return WaitReason(
+                kind="full",
+                free=free,
+                capacity=capacity,
+                scope=scope,
+                detail={"lent": lent, **detail},
+                **base,
+            )
+        blocker = decided.blocker_of(j)
+        if blocker is not None:
+            name, why = blocker
+            return WaitReason(
+                kind="ranked_behind",
+                free=int(free_nodes.sum()),
+                ahead=(name,),
+                blocker=name,
+                detail={"blocker_reason": why, **detail},
+                **base,
+            )
+        return WaitReason(kind="next_round", free=int(free_nodes.sum()), detail=detail, **base)
+
+    def _never(self, j: int) -> dict[str, Any]:
+        """What a job that can never run asks beyond what its VC may ever give: the GPU
+        type it accepts, and the GPUs and GPU types of the nodes its VC may use."""
+        domain = self.partition.domains[self.partition.job_domain[j]]
+        nodes = self.cluster.nodes
+        vc = self.partition.vc_names[domain.vc]
+        if not self.cluster.partitioned:
+            mine = nodes
+        elif domain.quota is not None:
+            mine = nodes[nodes["vc"].isna()]
+        else:
+            mine = nodes[nodes["vc"] == vc]
+        accepted = allowed_types(domain.gpu_type)
+        return {
+            "vc": vc,
+            "quota": domain.quota,
+            "most": int(domain.max_gpus),
+            "gpu_type": None if accepted is None else "|".join(sorted(accepted)),
+            "types": sorted(set(mine["gpu_type"].astype(str))),
+            "gpus_any_type": int(mine["gpus"].sum()),
+        }
+
+    def decisions(self) -> Decisions:
+        known = getattr(self.result, "decisions", None)
+        if known is None:
+            raise ValueError(
+                "explain: this result has no records of the engine's decisions (it was saved "
+                "by a version that did not keep them): run it again and explain that Result"
+            )
+        return known
+
+    def _outlook(self, decided: _LastRound, j: int, tried: dict[str, Any]) -> dict[str, Any]:
+        """With preemption: what it found for the job at that round, and when its group's
+        next full round came and whom the job evicted at it (all from the records)."""
+        if not self.config.preemption:
+            return {}
+        out: dict[str, Any] = {"outlook": tried["preemption"] or "not_full"}
+        if tried["preemption"] == "protected":
+            out["ready"] = decided.protected_until
+        after = decided.next_full_round()
+        if after is not None:
+            out["next_round"] = after
+            events = self.result.events
+            if "cause" in events.columns:
+                evicted = events[
+                    (events["time"] == after)
+                    & events["event"].astype(str).isin(("preempt", "reclaim"))
+                    & (events["cause"] == self.jobs.at[j, "job_id"])
+                ]
+                out["victims"] = tuple(str(v) for v in evicted["job_id"])
+        return out
+
+    def _borrowing_outlook(self, vc: int, domain: Any) -> dict[str, Any]:
+        """With borrowing: GPUs of other VCs idle now, and how many more its VC may borrow
+        (``borrow_limit`` x its own GPUs or quota, less what its jobs borrow now)."""
+        if not getattr(self.config, "borrowing", False):
+            return {}
+        name = self.partition.vc_names[vc]
+        share = domain.quota if domain.quota is not None else self.partition.vc_capacity[vc]
+        cap = int(np.floor(self.config.borrow_limit * share + 1e-9))
+        snap = self.snapshot()
+        flags = snap["borrowed"].fillna(False).astype(bool) if "borrowed" in snap else False
+        borrowed_now = int(((snap["job_vc"] == name) & flags).sum())
+        elsewhere = snap["node_vc"] != name if domain.quota is None else True
+        idle = int((snap["job_id"].isna() & elsewhere).sum())
+        return {"borrow_idle": idle, "borrow_room": max(0, cap - borrowed_now), "borrow_cap": cap}
+
+    def resources(self, j: int, domain: Any, quota: bool) -> dict[str, tuple[int, int, int]]:
+        """Resource mode: per resource (GPU milli, CPU milli, memory MiB), what the job's
+        nodes have (or its VC's quota, in GPU milli), what running jobs hold of it now, and
+        what job ``j`` asks for; the engine's rule for a try found ``full`` is that one of
+        them is short in all (``docs/semantics.md``)."""
+        jobs = self.jobs
+        asks = {
+            "GPU milli": int(jobs.at[j, "num_gpus"]) * int(jobs.at[j, "gpu_milli"]),
+            "CPU milli": int(jobs.at[j, "cpu_milli"]),
+            "memory MiB": int(jobs.at[j, "memory_mib"]),
+        }
+        if quota:
+            vc = self.partition.vc_names[int(self.partition.job_vc[j])]
+            own = self._running_own(vc)
+            used = int((jobs["num_gpus"] * jobs["gpu_milli"])[own].sum())
+            return {"GPU milli": (int(domain.quota) * 1000, used, asks["GPU milli"])}
+        layout = self.result.meta["nodes"]
+        nodes = domain.nodes
+        capacity = {
+            "GPU milli": int(np.asarray(layout["gpus"])[nodes].sum()) * 1000,
+            "CPU milli": _capacity_of(layout.get("cpu_milli"), nodes),
+            "memory MiB": _capacity_of(layout.get("memory_mib"), nodes),
+        }
+        held = self._held_per_node()
+        return {
+            name: (capacity[name], int(held[name][nodes].sum()), asks[name])
+            for name in capacity
+            if capacity[name] is not None
+        }
+
+    def _running_own(self, vc: str) -> np.ndarray:
+        """A mask of the jobs of ``vc`` running now on GPUs of their own (not borrowed)."""
+        running = self.status == "running"
+        mine = running & (self.jobs["vc"] == vc).to_numpy()
+        if "borrowed" in self._events.columns:
+            last = self._last_placements()
+            lent = set(last.index[last["borrowed"].astype(bool)])
+            mine &= ~self.jobs["job_id"].isin(lent).to_numpy()
+        return mine
+
+    def _last_placements(self) -> pd.DataFrame:
+        """Each job's last start, resume or migration up to now, indexed by job id."""
+        placed = self._events[self._events["event"].astype(str).isin(RUN_EVENTS)]
+        return placed.drop_duplicates("job_id", keep="last").set_index("job_id")
+
+    def _held_per_node(self) -> dict[str, np.ndarray]:
+        """Resource mode: GPU milli, CPU milli and memory held on each node by the jobs
+        running now, split over a job's nodes as the engine does (per GPU on each node)."""
+        layout = self.result.meta["nodes"]
+        index = {name: i for i, name in enumerate(layout["node"])}
+        held = {name: np.zeros(len(index), dtype=np.int64) for name in RESOURCES}
+        last = self._last_placements()
+        for j in np.flatnonzero(self.status == "running"):
+            job = self.jobs.iloc[j]
+            need, milli = int(job["num_gpus"]), int(job["gpu_milli"])
+            cpu, mem = int(job["cpu_milli"]), int(job["memory_mib"])
+            where = last.loc[job["job_id"]]
+            if need == 0:  # a CPU-only job: one node
+                node = index[str(where["nodes"])]
+                held["CPU milli"][node] += cpu
+                held["memory MiB"][node] += mem
+                continue
+            per_node: dict[int, int] = {}
+            for name, _ in parse_gpu_list(where["gpus"]):
+                node = index[name]
+                per_node[node] = per_node.get(node, 0) + 1
+            for node, count in per_node.items():
+                held["GPU milli"][node] += count * milli
+                held["CPU milli"][node] += -(-cpu // need) * count
+                held["memory MiB"][node] += -(-mem // need) * count
+        return held
+
+    def _free_now(self, domain: Any, vc: int, free_nodes: np.ndarray, reason: str) -> int:
+        """The GPUs free to the job now: in its VC's quota (``reason`` "quota"), else on its
+        nodes."""
+        if reason == "quota":
+            return int(domain.quota - self.own_used()[vc])
+        return int(free_nodes.sum())
+
+    def _room(self, domain: Any, vc: int, reason: str) -> tuple[int, str]:
+        """The capacity the GPUs free to a job of ``domain`` come from, and whose it is: its
+        VC's quota when the engine found the quota in the way (``reason``), else the
+        nodes'."""
+        name = self.partition.vc_names[vc]
+        pool_capacity = int(domain.topology.capacity.sum())
+        if domain.quota is not None:
+            if reason == "quota":
+                return domain.quota, f"quota of VC {name}"
+            return pool_capacity, "shared pool"
+        if self.cluster.partitioned:
+            return pool_capacity, f"VC {name}"
+        return pool_capacity, "cluster"
+
+    def _nodes_of(self, job_id: str) -> str | None:
+        mine = self._events[self._events["job_id"] == job_id]
+        placed = mine[mine["event"].astype(str).isin(RUN_EVENTS)]
+        return None if placed.empty else str(placed["nodes"].iloc[-1])
+
+    def _preemption(self, job_id: str) -> dict[str, Any]:
+        """Who preempted the job, if its last stop was a preemption or a reclaim."""
+        mine = self._events[self._events["job_id"] == job_id]
+        if mine.empty or str(mine["event"].iloc[-1]) not in ("preempt", "reclaim"):
+            return {}
+        last = mine.iloc[-1]
+        at = float(last["time"])
+        stop = {"preempted_at": at, "reclaimed": str(last["event"]) == "reclaim"}
+        if "cause" in mine.columns and pd.notna(last["cause"]):
+            return {"preempted_by": (str(last["cause"]),), **stop}
+        nodes = set(str(last["nodes"]).split(","))
+        same_time = self._events[
+            (self._events["time"] == at)
+            & self._events["event"].astype(str).isin(RUN_EVENTS)
+            & (self._events["job_id"] != job_id)
+        ]
+        by = [
+            str(row_job)
+            for row_job, where in zip(same_time["job_id"], same_time["nodes"], strict=True)
+            if nodes & set(str(where).split(","))
+        ]
+        return {"preempted_by": tuple(dict.fromkeys(by)), **stop}
+
+
+class _LastRound:
+    """The last scheduling round of a job's group at or before a time, as recorded."""
+
+    def __init__(self, decisions: Decisions, j: int, time: float) -> None:
+        self.decisions, self.j = decisions, j
+        rounds = decisions.rounds
+        group = int(decisions.job_group[j])
+        self.group_rounds = np.flatnonzero(rounds["group"].to_numpy() == group)
+        times = rounds["time"].to_numpy()[self.group_rounds]
+        at = int(np.searchsorted(times, time + 1e-9, side="right")) - 1
+        if at < 0:
+            raise ValueError(f"explain: no scheduling round of job {j}'s group by t={time:g} s")
+        self.at = at
+        row = rounds.iloc[self.group_rounds[at]]
+        self.time = float(row["time"])
+        self.nothing_free = bool(row["nothing_free"])
+        self.protected_until = float(row["protected_until"])
+        self.tries = decisions.tries.iloc[int(row["first"]) : int(row["stop"])]
+
+    def try_of(self, j: int) -> dict[str, Any] | None:
+        """The job's last try in the round, if the round tried it, with what any of its
+        tries there found in vain (borrowing, reclaiming, migrating)."""
+        mine = self.tries[self.tries["job"] == j]
+        if mine.empty:
+            return None
+        last = mine.iloc[-1].to_dict()
+        for flag in FAILED_FLAGS:
+            last[flag] = bool(mine[flag].any())
+        return last
+
+    def blocker_of(self, j: int) -> tuple[str, str] | None:
+        """The job of ``j``'s queue that the round tried last in vain (the head of the
+        queue, which without backfill no job behind it passes), and why; None if none."""
+        queue = self.decisions.job_queue
+        tries = self.tries
+        same = tries[(queue[tries["job"].to_numpy()] == queue[j]) & (tries["job"] != j)]
+        if same.empty:
+            return None
+        last = same.iloc[-1]
+        return str(last["job_id"]), str(last["reason"])
+
+    def next_full_round(self) -> float | None:
+        """The time of the group's next full round after this one, if the records reach it."""
+        rounds = self.decisions.rounds
+        later = rounds.iloc[self.group_rounds[self.at + 1 :]]
+        later = later[later["full"].to_numpy()]
+        return None if later.empty else float(later["time"].iloc[0])
+
+
+# -- words ---------------------------------------------------------------------------------------
+def _seconds(t: float) -> str:
+    return moment(t)
+
+
+def _gpus(n: int) -> str:
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
+
+
+def _jobs(n: int) -> str:
+    return f"{n} waiting job" if n == 1 else f"{n} waiting jobs"
+
+
+def _describe(r: WaitReason) -> str:
+    head = f"{r.job_id} at {_seconds(r.time)}: "
+    if r.kind == "not_submitted":
+        return head + "not waiting: it has not been submitted yet."
+    if r.kind == "running":
+        return head + f"not waiting: it is running on {r.detail.get('nodes')}."
+    if r.kind == "done":
+        return head + "not waiting: it has finished."
+    if r.kind == "unschedulable":
+        return head + "it never runs: " + _never(r)
+    text = head
+    if r.preempted_by or r.preempted_at is not None:
+        by = ", ".join(r.preempted_by) or "a higher-ranked job"
+        what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
+        text += f"{what} by {by} at {_seconds(r.preempted_at)}. It waits because "
+    else:
+        text += "it waits because "
+    if r.kind == "full":
+        return text + _full(r) + _own_room(r) + _outlook(r) + _borrowing(r) + _reserved(r)
+    if r.kind == "reserved":
+        return text + (
+            f"it would delay {r.blocker}: EASY backfill has promised {r.blocker}, ranked above "
+            f"it, the GPUs it needs from {_seconds(r.detail['reserved_at'])}, and {r.job_id} "
+            "would still be running then on some of them."
+        )
+    if r.kind == "fragmented" and "resources" in r.detail:
+        return (
+            text
+            + (
+                f"its nodes have enough {_kinds(list(r.detail['resources']))} free in all, but "
+                f"no node has room for all it asks at once (placement {r.detail['placement']}): "
+                + _rooms(r.detail["resources"], list(r.detail["resources"]))
+                + "."
+            )
+            + _own_room(r)
+            + _outlook(r)
+            + _reserved(r)
+        )
+    if r.kind == "fragmented":
+        return (
+            text
+            + (
+                f"enough GPUs are free but fragmented: {_gpus(r.free)} are free to it over "
+                f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
+                f"and placement {r.detail['placement']} finds no place for {r.need}."
+            )
+            + _own_room(r)
+            + _outlook(r)
+            + _reserved(r)
+        )
+    if r.kind == "ranked_behind":
+        why = {"quota": "its VC's quota", "fragmented": "fragmentation"}.get(
+            r.detail.get("blocker_reason", ""), "too few free GPUs"
+        )
+        return text + (
+            f"it is ranked behind {r.blocker} in its queue; {r.blocker}, first in line, does "
+            f"not fit ({why}), and without backfill no job ranked below it starts."
+        )
+    return text + (
+        f"its group's last scheduling round, at {_seconds(r.detail['round'])}, did not try it."
+    )
+
+
+def _never(r: WaitReason) -> str:
+    """Why a job can never run: a GPU type its VC's nodes lack, more GPUs than they have
+    (or than its quota), or (resource mode) more than any one of them can hold."""
+    d = r.detail
+    if "most" not in d:  # a WaitReason made by hand
+        return "it asks for more than its VC could ever give."
+    if d["quota"] is None:
+        where, have = f"the nodes VC {d['vc']} may use", "have"
+    else:
+        where, have = "the shared pool", "has"
+    spec, need, most = d["gpu_type"], r.need, d["most"]
+    if spec is not None and most == 0:
+        kinds = "none" if len(d["types"]) > 1 else "no"
+        return (
+            f"it asks for GPU type {spec}, which {kinds} of {where} "
+            f"{'have' if kinds == 'none' else 'has'} (they have {', '.join(d['types'])})."
+        )
+    if spec is not None and need > most and d["gpus_any_type"] >= need:
+        return f"it asks for {_gpus(need)} of type {spec}; {where} {have} only {most} of that type."
+    if d["quota"] is not None and need > d["quota"]:
+        return (
+            f"it asks for {_gpus(need)}, more than VC {d['vc']}'s quota of {d['quota']} (the "
+            f"shared pool has {d['gpus_any_type']})."
+        )
+    if need > most:
+        return f"it asks for {_gpus(need)}; {where} {have} {most} in all."
+    return (
+        f"no node of {where} could hold it even when empty (it asks for more GPU milli, CPU or "
+        "memory than one node has, or more GPU milli than its VC's quota)."
+    )
+
+
+def _reserved(r: WaitReason) -> str:
+    """EASY backfill: the reservation a queue's first job holds."""
+    at = r.detail.get("reserved_at")
+    if at is None:
+        return ""
+    return (
+        f" EASY backfill has GPUs reserved for it from {_seconds(at)}: no job ranked below it "
+        "may start if that would delay it."
+    )
+
+
+def _capacity_of(values: list[int] | None, nodes: np.ndarray) -> int | None:
+    """The total of a node capacity over ``nodes`` (None: the nodes do not limit it)."""
+    return None if values is None else int(np.asarray(values, dtype=np.int64)[nodes].sum())
+
+
+def _full(r: WaitReason) -> str:
+    if "resources" in r.detail:
+        return _full_resources(r)
+    whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
+    if whose is None and r.scope.startswith("quota"):
+        vc = r.scope.removeprefix("quota of VC ")
+        return (
+            f"its VC {vc} is at its quota: {r.capacity - r.free} of its "
+            f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
+        )
+    whose = whose or f"its {r.scope}"
+    lent = r.detail.get("lent", 0)
+    by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
+    return (
+        f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
+        f"{by_others}, {r.free} free, and it needs {r.need}."
+    )
+
+
+def _full_resources(r: WaitReason) -> str:
+    """Resource mode: which of GPU milli, CPU and memory its nodes (or its quota) lack."""
+    rooms = r.detail["resources"]
+    if r.scope.startswith("quota"):
+        whose = f"its VC {r.scope.removeprefix('quota of VC ')}'s quota"
+    else:
+        whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
+        whose = whose or f"its {r.scope}"
+
+    short = [name for name, (have, used, asks) in rooms.items() if have - used < asks]
+    if not short:
+        return (
+            f"{whose} had too little GPU milli, CPU or memory in all when it was tried (jobs "
+            "have moved since in that round); now " + _rooms(rooms, list(rooms)) + "."
+        )
+    rest = [name for name in rooms if name not in short]
+    text = f"{whose} has too little {_kinds(short)} left in all: " + _rooms(rooms, short)
+    if rest:
+        text += " (" + _rooms(rooms, rest) + ")"
+    return text + "."
+
+
+def _kinds(names: list[str]) -> str:
+    """``GPU``, ``GPU and CPU``, ``GPU, CPU and memory``."""
+    kinds = [name.split()[0] for name in names]
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
+
+
+def _rooms(rooms: dict[str, tuple[int, int, int]], names: list[str]) -> str:
+    """``used of have <resource> in use, free, it asks for``, for each of ``names``."""
+    words = []
+    for name in names:
+        have, used, asks = rooms[name]
+        words.append(
+            f"{used:,} of {have:,} {name} in use, {have - used:,} free, it asks for {asks:,}"
+        )
+    return "; ".join(words)
+
+
+def _own_room(r: WaitReason) -> str:
+    """What reclaiming and migration tried for the job in vain (empty if neither was)."""
+    text = ""
+    if r.detail.get("reclaim_failed"):
+        text += " Reclaiming the GPUs its VC lent to other VCs would not make room for it."
+    if r.detail.get("migration_failed"):
+        text += " Migration found no moves of running jobs that make room for it."
+    return text
+
+
+def _borrowing(r: WaitReason) -> str:
+    """What borrowing can do for the job (empty without borrowing)."""
+    if "borrow_idle" not in r.detail:
+        return ""
+    idle, room, cap = (r.detail[k] for k in ("borrow_idle", "borrow_room", "borrow_cap"))
+    if room < r.need:
+        return f" Borrowing cannot help: its VC may borrow {room} more GPUs (limit {cap})."
+    if not idle:
+        return " Borrowing cannot help: no GPU of another VC is idle."
+    if idle < r.need:
+        return f" Borrowing cannot help: only {_gpus(idle)} of other VCs are idle."
+    return f" Borrowing: {_gpus(idle)} of other VCs are idle; it may borrow up to {room}."
+
+
+def _outlook(r: WaitReason) -> str:
+    """What preemption did and does for the job (empty without preemption)."""
+    outlook = r.detail.get("outlook")
+    if outlook is None:
+        return ""
+    if outlook == "no_room":
+        text = " Preemption found no lower-ranked job it may evict that makes room for it."
+    elif outlook == "protected":
+        text = (
+            " Preemption: no lower-ranked job it may evict makes room for it, and lower-ranked "
+            "jobs are protected (a (re)started job first runs one quantum); the next "
+            f"protection ends at {_seconds(r.detail['ready'])}."
+        )
+    else:
+        text = " Preemption is tried at full rounds only."
+    after = r.detail.get("next_round")
+    if after is None:
+        return text
+    victims = r.detail.get("victims", ())
+    if victims:
+        return text + f" At the next full round, {_seconds(after)}, it evicts {', '.join(victims)}."
+    return text + f" The next full round is at {_seconds(after)}."
+
+
+# -- a job's story -------------------------------------------------------------------------------
+WAIT_STARTS = ("submit", "preempt", "reclaim")
+MAX_EVENT_LINES = 20
+
+
+def job_story(
+    result: Result, job_id: str, cluster: Cluster | None = None, *, waits: int = 3
+) -> str:
+    """What happened to job ``job_id``, in words: one line of facts (VC, GPUs, submit, JCT,
+    queueing), its events with readable times, and, for its first ``waits`` spells of
+    waiting (after its submission, after each preemption), :func:`why_waiting` at the
+    moment the spell began. ``analysim explain RESULT_DIR JOB`` prints it."""
+    jobs = result.jobs
+    rows = jobs.index[jobs["job_id"].astype(str) == str(job_id)]
+    if not len(rows):
+        known = ", ".join(map(repr, jobs["job_id"].astype(str).head(5)))
+        raise ValueError(
+            f"explain: no job {job_id!r} in this result ({len(jobs):,} jobs, e.g. {known})"
+        )
+    job = jobs.loc[rows[0]]
+    events = result.events[result.events["job_id"].astype(str) == str(job_id)]
+    lines = [_headline(job), ""]
+    shown = events.head(MAX_EVENT_LINES)
+    for time, event, nodes, cause in zip(
+        shown["time"], shown["event"], shown["nodes"], shown["cause"], strict=True
+    ):
+        where = f" on {nodes}" if isinstance(nodes, str) and nodes else ""
+        why = f" (by {cause})" if isinstance(cause, str) and cause else ""
+        lines.append(f"  {moment(time):<18} {event}{where}{why}")
+    if len(events) > len(shown):
+        lines.append(f"  ... and {len(events) - len(shown):,} more events")
+    starts = _wait_starts(events)
+    if starts and waits <= 0:
+        lines += ["", f"It began to wait {len(starts)} time(s); --waits N (waits=N) explains them."]
+    elif starts:
+        lines += ["", "Why it waited:"]
+        for time in starts[:waits]:
+            lines.append("  " + why_waiting(result, str(job_id), time, cluster))
+        if len(starts) > waits:
+            lines.append(f"  ... and {len(starts) - waits} more waits")
+    lines += ["", "For any other moment: analysim explain RESULT_DIR JOB --at TIME"]
+    return "\n".join(lines)
+
+
+def _headline(job: pd.Series) -> str:
+    """The job's facts in one line: VC, GPUs, submitted, status, JCT and queueing."""
+    from analysim.results.readable import readable
+
+    head = (
+        f"{job['job_id']} (VC {job['vc']}, {_asks(job)}): submitted at {moment(job['submit_time'])}"
+    )
+    status = str(job["status"])
+    if status == "done":
+        return head + (
+            f", finished at {moment(job['end_time'])}; JCT {readable('avg_jct', job['jct'])}, "
+            f"queueing {readable('avg_queue_delay', job['queue_delay'])}, "
+            f"{int(job['preemptions'])} preemption(s)."
+        )
+    if status == "unschedulable":
+        return head + "; it never runs."
+    return head + f"; {status} when the run stopped."
+
+
+def _asks(job: pd.Series) -> str:
+    """What a job asks for: its GPUs, or (resource mode) its GPU share, CPU and memory."""
+    gpus = int(job["num_gpus"])
+    milli = int(job["gpu_milli"]) if "gpu_milli" in job.index else 0
+    asked = [f"{milli} milli of a GPU" if 0 < milli < 1000 and gpus <= 1 else _gpus(gpus)]
+    for column, unit in (("cpu_milli", "CPU milli"), ("memory_mib", "MiB")):
+        if column in job.index and int(job[column]) > 0:
+            asked.append(f"{int(job[column]):,} {unit}")
+    return ", ".join(asked)
+
+
+def _wait_starts(events: pd.DataFrame) -> list[float]:
+    """The times the job began to wait: its submission or a preemption not followed at
+    once by a start (a job that starts on arrival never waits)."""
+    times, kinds = events["time"].tolist(), events["event"].astype(str).tolist()
+    starts = []
+    for i, (time, kind) in enumerate(zip(times, kinds, strict=True)):
+        if kind not in WAIT_STARTS:
+            continue
+        later = [k for t, k in zip(times[i + 1 :], kinds[i + 1 :], strict=True) if t == time]
+        if not any(k in RUN_EVENTS for k in later) and "unschedulable" not in later:
+            starts.append(float(time))
+    return starts
