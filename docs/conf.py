@@ -19,7 +19,7 @@ DOCS = Path(__file__).resolve().parent
 REPO = DOCS.parent
 sys.path.insert(0, str(REPO))  # the analysim of this checkout, even when not installed
 
-from analysim import docsite  # noqa: E402
+from analysim.faces import docsite  # noqa: E402
 from analysim.version import VERSION  # noqa: E402
 
 project = "AnalySIM"

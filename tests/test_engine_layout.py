@@ -488,3 +488,30 @@ def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
         "Rounds: self.ledger.take",
         "Rounds: self.ledger.plans[2]",
     }
+
+
+def test_results_and_state_read_a_frozen_record_never_the_live_simulation():
+    import pandas as pd
+
+    import analysim as asim
+
+    for path in sorted((PACKAGE / "results").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysim")
+            for alias in node.names
+        }
+        assert "Simulation" not in imported, path.name  # not even for types
+    sim = asim.Simulation(asim.presets.workload("toy"), asim.presets.cluster("toy"))
+    sim.run(until=300)
+    state, result = sim.state, sim.result()
+    jobs, gpus = state.jobs.copy(), state.gpus.copy()
+    sim.run()  # the run goes on: what was handed out stays as it was at t=300
+    assert state.time == 300 and sim.now > 300
+    pd.testing.assert_frame_equal(state.jobs, jobs)
+    pd.testing.assert_frame_equal(state.gpus, gpus)
+    assert result.events["time"].max() <= 300  # built only now, from the record's events
+    assert result.timeline["time"].max() <= 300
+    assert sim.result().events["time"].max() > 300

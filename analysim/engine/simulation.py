@@ -50,6 +50,7 @@ from analysim.engine.records import (
 from analysim.engine.resource_placement import ResourcePlacement
 from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
+from analysim.engine.snapshot import RunRecord
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
 from analysim.inputs.arguments import simulation_arguments
@@ -463,13 +464,77 @@ class Simulation:
         """DataFrames of the present moment: ``.jobs``, ``.nodes``, ``.gpus``."""
         from analysim.results.state import State
 
-        return State(self)
+        return State(self.record())
 
     def result(self) -> Result:
         """The outcome so far as a :class:`~analysim.results.result.Result`."""
         from analysim.results.result import build_result
 
-        return build_result(self)
+        return build_result(self.record())
+
+    def record(self) -> RunRecord:
+        """This run's record now (frozen: copies of the changing state; the records up to
+        now, the timeline sample due now included), which ``Result`` and ``State`` read."""
+        records, ledger = self.records, self.ledger
+        return RunRecord(
+            workload=self.workload,
+            cluster=self.cluster,
+            config=self.config,
+            partition=self.partition,
+            resource_mode=self.resource_mode,
+            job_ids=self.job_ids,
+            gpus=self.gpus,
+            submit=self.submit,
+            duration=self.duration,
+            job_vc=self.job_vc,
+            job_group=self.job_group,
+            gpu_milli=self.gpu_milli,
+            cpu=self.cpu,
+            memory=self.memory,
+            milli_total=self.milli_total,
+            node_names=self.node_names,
+            capacity=self.capacity,
+            gpu_offset=ledger.gpu_offset,
+            size_buckets=list(self.size_buckets),
+            picks_any_fitting_node=self.picks_any_fitting_node,
+            placer_fits=self.decider.placer_fits,
+            now=float(self.clock.now),
+            status=self.status.copy(),
+            since=self.since.copy(),
+            remaining=self.remaining.copy(),
+            executed=self.executed.copy(),
+            first_start=self.first_start.copy(),
+            end=self.end.copy(),
+            preemptions=self.preemptions.copy(),
+            migrations=self.migrations.copy(),
+            reclaims=self.reclaims.copy(),
+            borrowed=ledger.borrowed.copy(),
+            borrowed_gpu_seconds=ledger.borrowed_gpu_seconds.copy(),
+            last_nodes=dict(ledger.last_nodes),
+            busy_gpu_seconds=self.busy_gpu_seconds,
+            vc_running_jobs=tuple(ledger.vc_running_jobs),
+            vc_waiting_jobs=tuple(self.vc_waiting_jobs),
+            finished=self.finished,
+            free=ledger.free.copy(),
+            gpu_owner=ledger.gpu_owner(),
+            gpu_holders=ledger.gpu_holders() if self.resource_mode else [],
+            fgd_per_node=list(ledger.node_frag),
+            book=self.book.clone() if self.resource_mode else None,
+            records=records,
+            n_events=len(records),
+            n_rounds=len(records.rounds),
+            n_tries=len(records.try_job),
+            samples=self._samples_until_now(),
+        )
+
+    def _samples_until_now(self) -> list[tuple]:
+        """The timeline samples so far, including those due at the present moment."""
+        samples = list(self.records.samples)
+        every, now, due = self.config.sample_every, self.clock.now, self.clock.next_sample
+        if due <= now + 1e-9:
+            count = int(np.floor((now - due) / every + 1e-9)) + 1
+            samples.append((due, count, self.sample_counters(), self.capture()))
+        return samples
 
     # -- the clock ----------------------------------------------------------------------------
     def _start(self) -> None:

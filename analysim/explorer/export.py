@@ -54,7 +54,7 @@ def python_call(recipe: dict[str, Any]) -> str:
         )
         lines.append(f"cluster = asim.presets.cluster({name!r})")
     elif "scenario" in recipe:
-        lines[0:0] = ["from analysim import scenarios"]
+        lines[0:0] = ["from analysim.inputs import scenarios"]
         lines.append(f"scenario = scenarios.get({recipe['scenario']!r})")
         lines.append("workload, cluster = scenario.workload(), scenario.cluster()")
         if load != 1:

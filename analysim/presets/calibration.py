@@ -1,7 +1,7 @@
 """The calibration check: each Helios preset's month under its own scheduling, against the
 published summary (``analysim presets --check``).
 
->>> from analysim import calibration
+>>> from analysim.presets import calibration
 >>> table = calibration.check(["earth"], seeds=[0], days=2)   # doctest: +SKIP
 >>> print(calibration.format_check(table))                      # doctest: +SKIP
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from analysim.engine.simulation import Simulation
+    from analysim.engine.snapshot import RunRecord
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,9 @@ class Decisions:
     job_queue: np.ndarray
 
 
-def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
+def build_decisions(run: RunRecord, count: int, tries: int) -> Decisions:
     """The first ``count`` rounds of ``sim``'s records and their ``tries`` tries."""
-    records = sim.records
+    records = run.records
     table = records.rounds[:count]
     columns = list(zip(*table, strict=True)) if table else [[]] * 5
     flags = np.array(columns[2], dtype=np.int64)
@@ -82,7 +82,7 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
         {
             "round": np.repeat(np.arange(count), rounds["stop"] - rounds["first"]),
             "job": job,
-            "job_id": sim.job_ids[job] if len(job) else np.array([], dtype=object),
+            "job_id": run.job_ids[job] if len(job) else np.array([], dtype=object),
             "reason": reasons[code & 3],
             "preemption": preemption[(code >> 2) & 3],
             "borrow_failed": (code & records.BORROW_FAILED) > 0,
@@ -100,12 +100,12 @@ def build_decisions(sim: Simulation, count: int, tries: int) -> Decisions:
     for index, (head, when) in records.try_reserved.items():
         if index < tries:
             heads[index], at[index] = head, when
-    frame["reserved_for"] = np.where(heads >= 0, sim.job_ids[np.maximum(heads, 0)], "")
+    frame["reserved_for"] = np.where(heads >= 0, run.job_ids[np.maximum(heads, 0)], "")
     frame["reserved_at"] = at
     if not len(job):
         frame["reserved_for"] = frame["reserved_for"].astype(object)
-    queue = np.asarray(sim.job_vc if sim.cluster.partitioned else np.zeros(sim.n_jobs, int))
-    return Decisions(rounds, frame, np.asarray(sim.job_group).copy(), queue.astype(np.int64))
+    queue = np.asarray(run.job_vc if run.cluster.partitioned else np.zeros(run.n_jobs, int))
+    return Decisions(rounds, frame, np.asarray(run.job_group).copy(), queue.astype(np.int64))
 
 
 #: the decision files of a saved result's folder (:func:`decision_frames`)

@@ -21,19 +21,19 @@ import numpy as np
 
 if TYPE_CHECKING:
     from analysim.engine.records import Capture
-    from analysim.engine.simulation import Simulation
+    from analysim.engine.snapshot import RunRecord
 
 
 class Tables:
     """What the measurements need about the cluster and the domains."""
 
-    def __init__(self, sim: Simulation) -> None:
-        partition = sim.partition
-        owner = sim.cluster.nodes["vc"].to_numpy(dtype=object)
-        n_nodes, n_vc = len(sim.capacity), len(partition.vc_names)
+    def __init__(self, run: RunRecord) -> None:
+        partition = run.partition
+        owner = run.cluster.nodes["vc"].to_numpy(dtype=object)
+        n_nodes, n_vc = len(run.capacity), len(partition.vc_names)
         member = np.zeros((n_vc, n_nodes))
         for v, name in enumerate(partition.vc_names):
-            if not sim.cluster.partitioned:
+            if not run.cluster.partitioned:
                 member[v] = 1.0
             elif partition.vc_quota[v] >= 0:
                 member[v] = [o is None or o != o for o in owner]  # the pool (None or NaN)
@@ -44,17 +44,17 @@ class Tables:
         self.n_vc = n_vc
         self.domain_vc = np.array([d.vc for d in domains], dtype=np.int64)
         self.largest = np.array([d.topology.largest for d in domains], dtype=np.int64)
-        self.sizes = np.asarray(sim.size_buckets, dtype=np.int64)
+        self.sizes = np.asarray(run.size_buckets, dtype=np.int64)
         seen = np.zeros(n_nodes, dtype=np.int64)
         for domain in domains:
             seen[domain.nodes] += 1
         self.disjoint = bool((seen <= 1).all())
 
 
-def measure(sim: Simulation, captures: list[Capture]) -> dict[str, np.ndarray]:
+def measure(run: RunRecord, captures: list[Capture]) -> dict[str, np.ndarray]:
     """Per sample: ``fragmented`` and ``blocked`` (samples x VCs), ``frag_index`` (samples x
     VCs), ``cluster_fragmented`` and ``cluster_frag_index`` (samples)."""
-    tables = Tables(sim)
+    tables = Tables(run)
     n_vc = tables.n_vc
     if not captures:
         empty = np.zeros((0, n_vc), dtype=np.int64)
@@ -70,18 +70,18 @@ def measure(sim: Simulation, captures: list[Capture]) -> dict[str, np.ndarray]:
     which = np.array([distinct.setdefault(id(c), len(distinct)) for c in captures])
     unique = list({id(c): c for c in captures}.values())
     free = np.stack([c.free for c in unique]).astype(np.int64)
-    shape = (len(unique), len(sim.partition.domains), len(tables.sizes))
+    shape = (len(unique), len(run.partition.domains), len(tables.sizes))
     waiting = np.stack([c.waiting for c in unique]).astype(np.int64).reshape(shape)
     vc_used = np.array([c.vc_used for c in unique], dtype=np.int64).reshape(len(unique), n_vc)
     out = {
-        "frag_index": _frag_index(free, sim.capacity, tables.member),
-        "cluster_frag_index": _cluster_frag_index(free, sim.capacity),
+        "frag_index": _frag_index(free, run.capacity, tables.member),
+        "cluster_frag_index": _cluster_frag_index(free, run.capacity),
     }
-    stuck = _stuck(free, waiting, sim, tables)
-    out["fragmented"] = _per_vc_fragmented(free, stuck, sim, tables)
+    stuck = _stuck(free, waiting, run, tables)
+    out["fragmented"] = _per_vc_fragmented(free, stuck, run, tables)
     covered = stuck["covered"]
     out["cluster_fragmented"] = (free * (covered & ~stuck["usable_any"])).sum(axis=1)
-    out["blocked"] = _blocked(free, waiting, vc_used, sim, tables)
+    out["blocked"] = _blocked(free, waiting, vc_used, run, tables)
     return {name: values[which] for name, values in out.items()}
 
 
@@ -109,16 +109,16 @@ def _smallest(waiting: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 
 def _stuck(
-    free: np.ndarray, waiting: np.ndarray, sim: Simulation, tables: Tables
+    free: np.ndarray, waiting: np.ndarray, run: RunRecord, tables: Tables
 ) -> dict[str, np.ndarray]:
     """Per sample and node: whether some waiting domain may use it (``covered``), whether any
     of them could use its free GPUs (``usable_any``), and the same per domain."""
     smallest = _smallest(waiting, tables.sizes)  # samples x domains
-    capacity = sim.capacity
+    capacity = run.capacity
     covered = np.zeros(free.shape, dtype=bool)
     usable_any = np.zeros(free.shape, dtype=bool)
     per_domain = []
-    for d, domain in enumerate(sim.partition.domains):
+    for d, domain in enumerate(run.partition.domains):
         nodes = domain.nodes
         need = np.minimum(smallest[:, d][:, None], capacity[nodes][None, :])
         waits = smallest[:, d][:, None] > 0
@@ -129,9 +129,7 @@ def _stuck(
     return {"covered": covered, "usable_any": usable_any, "per_domain": per_domain}
 
 
-def _per_vc_fragmented(
-    free: np.ndarray, stuck: dict, sim: Simulation, tables: Tables
-) -> np.ndarray:
+def _per_vc_fragmented(free: np.ndarray, stuck: dict, run: RunRecord, tables: Tables) -> np.ndarray:
     """Per sample and VC: free GPUs on nodes the VC's waiting jobs may use but none can."""
     out = np.zeros((free.shape[0], tables.n_vc), dtype=np.int64)
     if tables.disjoint:
@@ -151,12 +149,12 @@ def _per_vc_fragmented(
 
 
 def _blocked(
-    free: np.ndarray, waiting: np.ndarray, vc_used: np.ndarray, sim: Simulation, tables: Tables
+    free: np.ndarray, waiting: np.ndarray, vc_used: np.ndarray, run: RunRecord, tables: Tables
 ) -> np.ndarray:
     """Per sample and VC: waiting jobs that fit in their free GPUs by count but not by shape."""
     out = np.zeros((free.shape[0], tables.n_vc), dtype=np.int64)
     sizes = tables.sizes
-    for d, domain in enumerate(sim.partition.domains):
+    for d, domain in enumerate(run.partition.domains):
         room = free[:, domain.nodes]
         total = room.sum(axis=1)
         if domain.quota is not None:
@@ -164,7 +162,7 @@ def _blocked(
         most = room.max(axis=1, initial=0)
         counts = waiting[:, d, :]  # samples x size buckets
         by_count = (counts > 0) & (sizes[None, :] <= total[:, None])
-        one_node = sim.picks_any_fitting_node & (sizes <= tables.largest[d])
+        one_node = run.picks_any_fitting_node & (sizes <= tables.largest[d])
         # one-node jobs under a placer that finds any fitting node: fit iff a node has room
         simple = by_count & one_node[None, :]
         out[:, domain.vc] += (counts * (simple & (sizes[None, :] > most[:, None]))).sum(axis=1)
@@ -177,7 +175,7 @@ def _blocked(
                 need = int(sizes[k])
                 wanted = np.flatnonzero(asked[rows, k])
                 fits = {
-                    u: sim.placer_fits(need, shapes[u], domain)
+                    u: run.placer_fits(need, shapes[u], domain)
                     for u in set(shape_of[wanted].tolist())
                 }
                 lost = np.array([not fits[u] for u in shape_of[wanted].tolist()], dtype=bool)

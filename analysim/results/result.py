@@ -20,7 +20,7 @@ from analysim.results.readable import Summary, SummaryTable
 from analysim.version import VERSION
 
 if TYPE_CHECKING:
-    from analysim.engine.simulation import Simulation
+    from analysim.engine.snapshot import RunRecord
     from analysim.results.decisions import Decisions
 
 ALL = "(all)"  # the ``vc`` value of cluster-wide timeline rows
@@ -436,61 +436,62 @@ def _node_lists(names: np.ndarray, allocations: list[Any]) -> pd.Categorical:
     )
 
 
-def build_result(sim: Simulation) -> Result:
-    """Collect a simulation's state and records into a :class:`Result`."""
-    jobs_in = sim.workload.jobs
-    status = np.array(STATUS_NAMES, dtype=object)[sim.status]
-    running = sim.status == 2
-    ran = sim.executed + np.where(running, sim.now - sim.since, 0.0)
+def build_result(run: RunRecord) -> Result:
+    """Collect a simulation's record (:meth:`analysim.engine.Simulation.record`) into a
+    :class:`Result`."""
+    jobs_in = run.workload.jobs
+    status = np.array(STATUS_NAMES, dtype=object)[run.status]
+    running = run.status == 2
+    ran = run.executed + np.where(running, run.now - run.since, 0.0)
     # GPUs a job holds: in resource mode its GPU milli / 1000 (as its borrowed GPU-seconds)
-    held = sim.milli_total / 1000 if sim.resource_mode else sim.gpus
-    borrowed_now = np.where(sim.borrowed, (sim.now - sim.since) * held, 0.0)
-    end = sim.end
-    jct = end - sim.submit
+    held = run.milli_total / 1000 if run.resource_mode else run.gpus
+    borrowed_now = np.where(run.borrowed, (run.now - run.since) * held, 0.0)
+    end = run.end
+    jct = end - run.submit
     jobs = pd.DataFrame(
         {
-            "job_id": sim.job_ids,
+            "job_id": run.job_ids,
             "vc": jobs_in["vc"].to_numpy(),
             "user": jobs_in["user"].to_numpy(),
-            "num_gpus": sim.gpus,
-            "submit_time": sim.submit,
-            "duration": sim.duration,
-            "start_time": sim.first_start,
+            "num_gpus": run.gpus,
+            "submit_time": run.submit,
+            "duration": run.duration,
+            "start_time": run.first_start,
             "end_time": end,
             "jct": jct,
             "queue_delay": jct - ran,
             "run_time": ran,
-            "preemptions": sim.preemptions,
-            "migrations": sim.migrations.copy(),
-            "reclaims": sim.reclaims.copy(),
-            "borrowed_gpu_seconds": sim.borrowed_gpu_seconds + borrowed_now,
+            "preemptions": run.preemptions,
+            "migrations": run.migrations.copy(),
+            "reclaims": run.reclaims.copy(),
+            "borrowed_gpu_seconds": run.borrowed_gpu_seconds + borrowed_now,
             "status": status,
             "nodes": _node_lists(
-                sim.node_names, [sim.last_nodes.get(j) for j in range(sim.n_jobs)]
+                run.node_names, [run.last_nodes.get(j) for j in range(run.n_jobs)]
             ),
         }
     )
-    if sim.resource_mode:  # what each job asked for besides whole GPUs
-        jobs.insert(4, "gpu_milli", sim.gpu_milli)
-        jobs.insert(5, "cpu_milli", sim.cpu)
-        jobs.insert(6, "memory_mib", sim.memory)
+    if run.resource_mode:  # what each job asked for besides whole GPUs
+        jobs.insert(4, "gpu_milli", run.gpu_milli)
+        jobs.insert(5, "cpu_milli", run.cpu)
+        jobs.insert(6, "memory_mib", run.memory)
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
-    samples = _samples_until_now(sim)
+    samples = run.samples
     # built when first read, from what was recorded up to now (the records only grow)
-    events = partial(_events_frame, sim, sim.records.EVENT_NAMES, len(sim.records))
-    timeline = partial(_timeline_frame, sim, samples)
-    nodes = sim.cluster.nodes
+    events = partial(_events_frame, run, run.records.EVENT_NAMES, run.n_events)
+    timeline = partial(_timeline_frame, run, samples)
+    nodes = run.cluster.nodes
     meta = {
-        "workload": sim.workload.name,
-        "cluster": sim.cluster.name,
-        "now": float(sim.now),
-        "resource_mode": bool(sim.resource_mode),  # GPUs may be shared (docs/semantics.md)
-        "total_gpus": int(sim.capacity.sum()),
-        "vcs": list(sim.partition.vc_names),
-        "vc_capacity": [int(c) for c in sim.partition.vc_capacity],
-        "busy_gpu_seconds": [float(b) for b in sim.busy_gpu_seconds],
-        "sample_means": partial(_sample_means, sim, samples),
+        "workload": run.workload.name,
+        "cluster": run.cluster.name,
+        "now": float(run.now),
+        "resource_mode": bool(run.resource_mode),  # GPUs may be shared (docs/semantics.md)
+        "total_gpus": int(run.capacity.sum()),
+        "vcs": list(run.partition.vc_names),
+        "vc_capacity": [int(c) for c in run.partition.vc_capacity],
+        "busy_gpu_seconds": [float(b) for b in run.busy_gpu_seconds],
+        "sample_means": partial(_sample_means, run, samples),
         "nodes": {
             "node": [str(n) for n in nodes["node"]],
             "rack": [str(r) for r in nodes["rack"]],
@@ -501,13 +502,12 @@ def build_result(sim: Simulation) -> Result:
             **{
                 name: [int(v) for v in nodes[name]]
                 for name in ("cpu_milli", "memory_mib")
-                if sim.resource_mode and name in nodes.columns
+                if run.resource_mode and name in nodes.columns
             },
         },
     }
-    records = sim.records
-    decisions = partial(build_decisions, sim, len(records.rounds), len(records.try_job))
-    return Result(jobs, events, timeline, sim.config.to_dict(), meta, decisions)
+    decisions = partial(build_decisions, run, run.n_rounds, run.n_tries)
+    return Result(jobs, events, timeline, run.config.to_dict(), meta, decisions)
 
 
 def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
@@ -527,12 +527,12 @@ def parse_gpu_list(text: Any) -> list[tuple[str, int]]:
     ]
 
 
-def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
+def _gpu_lists(run: RunRecord, allocations: list[Any]) -> pd.Categorical:
     """``node:gpu`` lists of each allocation (tuples of global GPU indices per node); read
     back by :func:`parse_gpu_list`."""
-    node_of = np.repeat(np.arange(len(sim.capacity)), sim.capacity)
-    names = sim.node_names.tolist()
-    offsets = sim.gpu_offset.tolist()
+    node_of = np.repeat(np.arange(len(run.capacity)), run.capacity)
+    names = run.node_names.tolist()
+    offsets = run.gpu_offset.tolist()
     return labelled_categorical(
         allocations,
         lambda taken: ",".join(
@@ -541,9 +541,9 @@ def _gpu_lists(sim: Simulation, allocations: list[Any]) -> pd.Categorical:
     )
 
 
-def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFrame:
+def _events_frame(run: RunRecord, names: np.ndarray, count: int) -> pd.DataFrame:
     """The first ``count`` recorded events, in time order."""
-    records = sim.records
+    records = run.records
     time = np.array(records.event_time[:count], dtype=float)
     # records are in processing order; sort by time, keeping that order within a time
     order = np.argsort(time, kind="stable")
@@ -554,79 +554,68 @@ def _events_frame(sim: Simulation, names: np.ndarray, count: int) -> pd.DataFram
     for position, i in enumerate(at):
         j = records.event_cause.get(i)
         if j is not None:
-            cause[position] = sim.job_ids[j]
+            cause[position] = run.job_ids[j]
     return pd.DataFrame(
         {
             "time": time[order],
             "event": pd.Categorical.from_codes(kind, categories=list(names)),
-            "job_id": sim.job_ids[job],
-            "vc": pd.Categorical.from_codes(sim.job_vc[job], categories=sim.partition.vc_names),
-            "num_gpus": sim.gpus[job],
-            "nodes": _node_lists(sim.node_names, [records.event_nodes[i] for i in at]),
-            "gpus": _gpu_lists(sim, [records.event_gpus[i] for i in at]),
-            "from_nodes": _joined_names(sim.node_names, [records.event_from.get(i) for i in at]),
+            "job_id": run.job_ids[job],
+            "vc": pd.Categorical.from_codes(run.job_vc[job], categories=run.partition.vc_names),
+            "num_gpus": run.gpus[job],
+            "nodes": _node_lists(run.node_names, [records.event_nodes[i] for i in at]),
+            "gpus": _gpu_lists(run, [records.event_gpus[i] for i in at]),
+            "from_nodes": _joined_names(run.node_names, [records.event_from.get(i) for i in at]),
             "cause": cause,
             "borrowed": np.array([i in records.event_borrowed for i in at], dtype=bool),
         }
     )
 
 
-def _samples_until_now(sim: Simulation) -> list[tuple]:
-    """The timeline samples so far, including those due at the present moment."""
-    samples = list(sim.records.samples)
-    every = sim.config.sample_every
-    if sim.next_sample <= sim.now + 1e-9:
-        count = int(np.floor((sim.now - sim.next_sample) / every + 1e-9)) + 1
-        snapshot = sim.sample_counters()
-        samples.append((sim.next_sample, count, snapshot, sim.capture()))
-    return samples
-
-
-def _sample_arrays(sim: Simulation, samples: list) -> dict[str, np.ndarray]:
+def _sample_arrays(run: RunRecord, samples: list) -> dict[str, np.ndarray]:
     """The samples as arrays: ``starts`` and ``counts`` (one entry per run of identical
     samples), per-VC matrices (runs x VCs) and cluster-wide vectors."""
     from analysim.results.fragmentation import measure
 
-    n_vc = len(sim.partition.vc_names)
+    n_vc = len(run.partition.vc_names)
     names = ("used", "running", "waiting", "pending", "borrowed")
     if samples:
         starts, counts, snaps, captures = zip(*samples, strict=True)
     else:
         starts, counts, snaps, captures = (), (), (), ()
     # resource mode counts GPUs used in GPU milli / 1000, and adds FGD's fragmentation
-    dtype = float if sim.resource_mode else np.int64
+    dtype = float if run.resource_mode else np.int64
     out = {
         name: np.array([s[i] for s in snaps], dtype=dtype).reshape(len(snaps), n_vc)
         for i, name in enumerate(names)
     }
-    if sim.resource_mode:
+    if run.resource_mode:
         out["fgd_frag_milli"] = np.array([s[5] for s in snaps], dtype=float)
-    out.update(measure(sim, list(captures)))
+    out.update(measure(run, list(captures)))
     out["starts"] = np.array(starts, dtype=float)
     out["counts"] = np.array(counts, dtype=np.int64)
     return out
 
 
-def _vc_free(sim: Simulation, used: np.ndarray) -> np.ndarray:
+def _vc_free(run: RunRecord, used: np.ndarray) -> np.ndarray:
     """A VC's free GPUs: of its own nodes or quota; on an unpartitioned cluster, the pool's."""
-    capacity = sim.partition.vc_capacity.astype(float)
-    total = float(sim.capacity.sum())
-    if sim.cluster.partitioned:
+    capacity = run.partition.vc_capacity.astype(float)
+    total = float(run.capacity.sum())
+    if run.cluster.partitioned:
         free = capacity[None, :] - used
     else:
         free = total - used.sum(axis=1)[:, None]
     return np.broadcast_to(free, used.shape)
 
 
-def _jain_per_sample(sim: Simulation, arrays: dict[str, np.ndarray]) -> np.ndarray:
+def _jain_per_sample(run: RunRecord, arrays: dict[str, np.ndarray]) -> np.ndarray:
     """Per sample, Jain's index across the VCs that want GPUs of the service each gets,
     normalised by what it is due: held GPUs / min(GPUs its jobs want, its share), capped at
     1. NaN when no VC wants GPUs."""
     held = arrays["used"] + arrays["borrowed"]
     wanted = held + arrays["pending"]
-    share = sim.partition.vc_capacity.astype(float)
-    if not sim.cluster.partitioned:
-        share = np.full(len(share), float(sim.capacity.sum()) / max(len(share), 1))
+    share = run.partition.vc_capacity.astype(float)
+    if not run.cluster.partitioned:
+        share = np.full(len(share), float(run.capacity.sum()) / max(len(share), 1))
     due = np.minimum(wanted, share[None, :])
     active = due > 0
     served = np.minimum(np.divide(held, due, out=np.zeros(due.shape), where=active), 1.0)
@@ -636,19 +625,19 @@ def _jain_per_sample(sim: Simulation, arrays: dict[str, np.ndarray]) -> np.ndarr
     return out
 
 
-def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]:
+def _sample_means(run: RunRecord, samples: list) -> dict[str, dict[str, float]]:
     """Time averages over the samples, cluster-wide (``ALL``) and per VC."""
-    arrays = _sample_arrays(sim, samples)
+    arrays = _sample_arrays(run, samples)
     weights = arrays["counts"].astype(float)
     total = weights.sum()
 
     def mean(values: np.ndarray) -> float:
         return float((values * weights).sum() / total) if total else float("nan")
 
-    free = _vc_free(sim, arrays["used"])
+    free = _vc_free(run, arrays["used"])
     idle_waiting = (free > 0) & (arrays["waiting"] > 0)
-    cluster_free = float(sim.capacity.sum()) - arrays["used"].sum(1) - arrays["borrowed"].sum(1)
-    jain = _jain_per_sample(sim, arrays)
+    cluster_free = float(run.capacity.sum()) - arrays["used"].sum(1) - arrays["borrowed"].sum(1)
+    jain = _jain_per_sample(run, arrays)
     has_jain = ~np.isnan(jain)
     means = {
         ALL: {
@@ -665,7 +654,7 @@ def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]
     }
     if "fgd_frag_milli" in arrays:  # resource mode: FGD's fragmentation, cluster-wide
         means[ALL]["avg_fgd_frag_milli"] = mean(arrays["fgd_frag_milli"])
-    for v, name in enumerate(sim.partition.vc_names):
+    for v, name in enumerate(run.partition.vc_names):
         means[name] = {
             "avg_fragmented_gpus": mean(arrays["fragmented"][:, v]),
             "avg_blocked_jobs": mean(arrays["blocked"][:, v]),
@@ -675,11 +664,11 @@ def _sample_means(sim: Simulation, samples: list) -> dict[str, dict[str, float]]
     return means
 
 
-def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
-    every = sim.config.sample_every
-    vcs = list(sim.partition.vc_names)
+def _timeline_frame(run: RunRecord, samples: list) -> pd.DataFrame:
+    every = run.config.sample_every
+    vcs = list(run.partition.vc_names)
     n_vc = len(vcs)
-    arrays = _sample_arrays(sim, samples)
+    arrays = _sample_arrays(run, samples)
     counts = arrays["counts"]
     offsets = np.concatenate([np.arange(c) for c in counts]) if len(counts) else np.zeros(0)
     times = np.repeat(arrays["starts"], counts) + offsets * every
@@ -692,9 +681,9 @@ def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
         expand(n) for n in ("borrowed", "fragmented", "blocked", "frag_index")
     )
     held = used + borrowed
-    capacity = sim.partition.vc_capacity.astype(float)
-    total = float(sim.capacity.sum())
-    vc_free = _vc_free(sim, used)
+    capacity = run.partition.vc_capacity.astype(float)
+    total = float(run.capacity.sum())
+    vc_free = _vc_free(run, used)
     cluster = pd.DataFrame(
         {
             "time": times,
@@ -733,6 +722,6 @@ def _timeline_frame(sim: Simulation, samples: list) -> pd.DataFrame:
         cluster["fgd_frag_milli"] = expand("fgd_frag_milli")
         per_vc["fgd_frag_milli"] = np.nan
     frame = pd.concat([cluster, per_vc], ignore_index=True)
-    if not sim.resource_mode:
+    if not run.resource_mode:
         frame["free_gpus"] = frame["free_gpus"].astype(np.int64)
     return frame.sort_values(["time"], kind="stable", ignore_index=True)
