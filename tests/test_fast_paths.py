@@ -28,6 +28,7 @@ from analysim import Cluster, SimConfig, Workload, simulate
 from analysim.engine import Simulation, rounds, simulation
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.engine.shortcuts import Shortcuts
+from analysim.engine.tails import replay
 from analysim.policies.placement import PLACERS, Consolidate, Topology, best_fit
 from analysim.policies.scheduling import LAS
 
@@ -479,3 +480,46 @@ def test_easy_backfill_with_a_random_placer_runs_as_the_reference_mode(preemptio
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
     assert not fast.decider._keep_reservations
+
+
+@dataclass(frozen=True)
+class _WithoutBackfillShortcuts(Shortcuts):
+    """Every shortcut but the two that backfill rounds without preemption take most."""
+
+    replayed_tails: bool = False
+    full_at_a_glance: bool = False
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "backfill"), [("fifo", "easy"), ("sjf", "easy"), ("fifo", True)]
+)
+def test_backfill_rounds_replay_their_tail_and_see_full_at_a_glance(
+    scheduler, backfill, monkeypatch
+):
+    """A long queue on a full cluster without preemption: rounds copy the tries of the
+    round before (nothing started or stopped since) and record jobs asking more GPUs than
+    are free as full without placing them; the run, and every decision record that explain
+    reads, are those of the same run without these shortcuts, and of the reference mode."""
+    workload = _busy_jobs(160, seed=3)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, backfill=backfill, quantum=60)
+    replays: list[int] = []
+
+    def counted(tail, *args):
+        replays.append(len(tail.ranks))
+        return replay(tail, *args)
+
+    monkeypatch.setattr(rounds, "replay", counted)
+    fast, fast_result = _run(workload, cluster, config, reference=False)
+    assert replays  # tails were replayed
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutBackfillShortcuts)
+    replays.clear()
+    slow, slow_result = _run(workload, cluster, config, reference=False)
+    assert not replays
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)

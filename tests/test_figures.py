@@ -260,3 +260,16 @@ def test_sensitivity_draws_each_seeds_workload_once():
         progress=False,
     )
     pd.testing.assert_frame_equal(rows, again)
+
+
+def test_the_checkout_and_the_kernels_path_are_found_from_any_folder(tmp_path, monkeypatch):
+    """The package's own checkout is found wherever the command runs, and the kernels import
+    this very package (not another one on the path)."""
+    import os
+
+    repo = Path(figures.__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    assert figures.repo_root() == repo
+    with figures._importable_here():
+        first = os.environ["PYTHONPATH"].split(os.pathsep)[0]
+    assert (Path(first) / "analysim" / "__init__.py").is_file()

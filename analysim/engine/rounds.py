@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import bisect
 import math
-from itertools import chain
+from collections import deque
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +52,7 @@ from analysim.engine.records import (
     ROUND_NOTHING_FREE,
 )
 from analysim.engine.reservations import Reservation
+from analysim.engine.tails import Tail, make_tail, replay, same_reservations
 from analysim.errors import PolicyError
 from analysim.inputs.domains import Domain
 from analysim.policies.placement import SMALL
@@ -137,6 +139,23 @@ class Rounds:
         # the reservation that last stopped a job (its head and time, for the records)
         self._easy = self.config.backfill == "easy"
         self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
+        # backfill rounds that replay the tail of the one before (``tails``): not with a
+        # placer that draws (it may draw when it fails), nor in resource mode
+        self._replay_tails = (
+            self.shortcuts.replayed_tails
+            and self._static
+            and bool(self.config.backfill)
+            and self._needs_are_gpus
+            and not self.placer.random
+            and not self._borrowing
+        )
+        self._tails: list[Tail | None] = [None] * groups
+        self._full_at_a_glance = (
+            self.shortcuts.full_at_a_glance
+            and bool(self.config.backfill)
+            and self._needs_are_gpus
+            and not self._quotas
+        )
         self._blocking: tuple[int, float] = (-1, math.nan)
         # per group: how many times its jobs took GPUs (a reservation kept past releases it
         # foresaw: ``_foresaw_releases``)
@@ -482,7 +501,22 @@ class Rounds:
             # no GPU free to this group and none to reclaim: nothing can start
             self._round_flags |= ROUND_NOTHING_FREE
             return False
-        ranked = self._ranked(group, preemptive)
+        tenancy = self.sim.tenancy
+        own_room = tenancy.own_room
+        # backfill with a static ranking, no preemption: the tail of the last round may be
+        # replayed (``tails``); ``ranks`` are the waiting jobs' ranks, in order
+        replaying = self._replay_tails and not preemptive and not own_room
+        if replaying:
+            ranks = self._waiting_ranks[group].copy()
+            ranked: Ranking = WaitingStream(map(self._job_at_rank.__getitem__, ranks))
+            tail = self._tails[group]
+            if tail is not None and tail.epoch != self.epoch[group]:
+                tail = None
+            tail_first = self._job_at_rank[tail.ranks[0]] if tail else -1
+            mark_pos, mark_try = 0, len(self.records.try_job)  # after the last start
+            marks: list[tuple[int, bool, tuple]] = []  # the round's tries with a reservation
+        else:
+            ranked, tail_first = self._ranked(group, preemptive), -1
         self._evictions_failed = {} if self._alike and preemptive else None
         blocked: set[int] = set()
         changed = False
@@ -495,19 +529,45 @@ class Rounds:
         start: int | None = 0
         records = self.records
         try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
-        tenancy = self.sim.tenancy
-        own_room = tenancy.own_room
+        marks_before = ([], set())
+        # backfill, whole GPUs, no preemption, quota or room to reclaim: a job asking for more
+        # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``)
+        glance = self._full_at_a_glance and not preemptive and not own_room
+        gpus, group_free = self._gpus, self.group_free
+        covers, domain_index = self._covers_group, self._domain_index
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
+                if j == tail_first and not changed:
+                    if self._replay_tail(tail, ranks, pos, active, reserved_queues, marks):
+                        active = list(tail.active_after)
+                        reserved_queues = set(tail.queues_after)
+                        deque(islice(order, len(tail.ranks) - 1), maxlen=0)  # tried
+                        continue
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
+                if (
+                    glance
+                    and gpus[j] > group_free[group]
+                    and covers[domain_index[j]]
+                    and (vc in reserved_queues or not self._easy)
+                ):
+                    # more GPUs than its group has free: full, as try_start would find
+                    try_job.append(j)
+                    try_code.append(FULL)
+                    try_free.append(group_free[group])
+                    continue
                 if self.try_start(j, active):
                     changed = True
+                    if replaying:
+                        mark_pos, mark_try = pos + 1, len(try_job)
+                        marks_before = (list(active), set(reserved_queues))
                     continue
                 why, room = self._why, self._room_seen  # why it did not fit (the records)
                 if why == RESERVED:  # it fits, but would delay a reservation: it waits
+                    if replaying:
+                        marks.append((len(try_job), True, (j, len(active))))
                     records.try_reserved[len(try_job)] = self._blocking
                     try_job.append(j)
                     try_code.append(why)
@@ -530,6 +590,8 @@ class Rounds:
                     if reservation is not None:
                         active.append(reservation)
                         records.try_reserved[len(try_job)] = (j, reservation.at)
+                        if replaying:
+                            marks.append((len(try_job), False, (j, reservation.at)))
                 try_job.append(j)
                 try_code.append(why)
                 try_free.append(room)
@@ -541,9 +603,45 @@ class Rounds:
                         )
                     if len(blocked) >= queues_waiting:
                         break
+        if replaying:
+            self._tails[group] = make_tail(
+                records,
+                self.epoch[group],
+                ranks[mark_pos:],
+                mark_try,
+                marks_before,
+                (active, reserved_queues),
+                marks,
+            )
         if self._borrowing and self.sim.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed
+
+    def _replay_tail(
+        self,
+        tail: Tail,
+        ranks: list[int],
+        pos: int,
+        active: list[Reservation],
+        queues: set[int],
+        marks: list[tuple[int, bool, tuple]],
+    ) -> bool:
+        """Replay the last round's tail if its jobs come next (``ranks`` from ``pos``) with
+        the same reservations to keep (``tails``); whether it did."""
+        n = len(tail.ranks)
+        if (
+            ranks[pos : pos + n] != tail.ranks
+            or queues != tail.queues_before
+            or not same_reservations(active, tail.active_before)
+        ):
+            return False
+        replay(tail, self.records, self._blocking_now, marks)
+        return True
+
+    def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
+        """The reservation (its head and time) that stops ``j`` now among ``active``."""
+        first = self._kept_by(j, active)[0]
+        return first.head, first.at
 
     def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
         """After every job has had its chance on its own GPUs: waiting jobs, in order, try

@@ -50,6 +50,15 @@ class Shortcuts:
     #: preemption) is read off the position of the lowest-ranked protected one, found once
     #: while nothing starts or stops
     protection_bound: bool = True
+    #: backfill with a static ranking: a round without preemption copies the records of
+    #: the jobs the round before tried after its last start, when nothing started or
+    #: stopped since and they come up again with the same reservations (``tails``)
+    replayed_tails: bool = True
+    #: backfill with whole GPUs, no preemption and no quota: a job that asks for more
+    #: GPUs than its group has free (on a domain that spans the group) is recorded as full
+    #: without trying to place it (a queue's head under EASY backfill is still tried: it
+    #: reserves)
+    full_at_a_glance: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -64,6 +73,8 @@ class Shortcuts:
             reserved_memo=False,
             kept_reservations=False,
             protection_bound=False,
+            replayed_tails=False,
+            full_at_a_glance=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:

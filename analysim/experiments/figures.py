@@ -227,7 +227,7 @@ def load_trace(
 def repo_root() -> Path:
     """The checkout this package lives in (when it has ``notebooks/``), else the current
     folder."""
-    here = Path(__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[2]
     return here if (here / "notebooks").is_dir() else Path.cwd()
 
 
@@ -389,7 +389,7 @@ def _execute(papermill: Any, path: Path, output: Path, parameters: dict, timeout
 def _importable_here() -> Iterator[None]:
     """Put the folder holding this ``analysim`` first on the kernels' ``PYTHONPATH``, so the
     notebooks import the same package that runs them (installed or not)."""
-    package_parent = str(Path(__file__).resolve().parents[1])
+    package_parent = str(Path(__file__).resolve().parents[2])
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [package_parent, before]))
     try:

@@ -30,7 +30,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 GALLERY = "gallery"
 """The folder of ``docs/`` the gallery is generated into (git-ignored)."""
@@ -50,9 +50,9 @@ NITPICK_IGNORE = [
     (r"py:.*", r"(collections\.abc|typing|pathlib|os|datetime|numbers|random|logging)\..*"),
     (r"py:.*", r"(ArrayLike|DTypeLike|Dtype|NDArray|Client|Future|LocalCluster)"),
     # the engine's internal types, named only by the annotations of documented objects
-    (r"py:.*", r"(analysim\.)?(engine\.\w+\.)?(State|Capture|Rounds|Tenancy)"),
-    (r"py:.*", r"(analysim\.domains\.)?Domain|analysim\.policies\.registry\.T"),
-    (r"py:.*", r"analysim\.sweep\.grid\.Source|analysim\.traces\.report\._Entry"),
+    (r"py:.*", r"(analysim\.)?((engine|results)\.\w+\.)?(State|Capture|Rounds|Tenancy|RunRecord)"),
+    (r"py:.*", r"(analysim\.(inputs\.)?domains\.)?Domain|analysim\.policies\.registry\.T"),
+    (r"py:.*", r"analysim\.sweep\.grid\.Source|analysim\.traces\.report\.(_Entry|SharedTrace)"),
 ]
 
 

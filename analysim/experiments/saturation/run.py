@@ -427,10 +427,12 @@ def saturate(
 
     ``workload``: an openb folder (``"bundled:openb"``), a task table (``cpu_milli,
     memory_mib, num_gpus, gpu_milli, gpu_type, name``), a Workload, or the
-    :class:`SharedTrace` of ``read_openb_tasks`` (then ``cluster`` may be omitted).
+    :class:`~analysim.experiments.saturation.SharedTrace` of ``read_openb_tasks`` (then
+    ``cluster`` may be omitted).
     ``cluster``: a node table (``node, cpu_milli, memory_mib, gpus, gpu_type``).
     ``placement``: a name of :data:`SHARE_PLACERS` or a placer instance.
-    See :func:`saturation_log` for ``arrivals`` and ``tie_break``.
+    See :func:`~analysim.experiments.saturation.saturation_log` for ``arrivals`` and
+    ``tie_break``.
     """
     inflate = check_inflate(inflate)
     frame = saturation_log(
