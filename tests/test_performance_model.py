@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from strategies import cases
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import cases, resource_cases
 
 import analysim as asim
 from analysim.engine import Simulation
@@ -242,3 +243,75 @@ def test_rate_one_everywhere_gives_the_run_without_the_model(drawn):
 def test_a_workload_without_applications_has_no_rate_column():
     got = asim.simulate(workload([("j1", 0, 10, 1, None)]), TOY_CLUSTER)
     assert "rate" not in got.jobs.columns and "application" not in got.jobs.columns
+
+
+# -- rates that differ: the shortcuts and the leap stay exact ---------------------------------
+@st.composite
+def rated_cases(draw, resources: bool = False):
+    """A case (in resource mode: GPU shares, CPU, memory) whose jobs with GPUs may name one
+    application, with throughputs drawn per GPU count and node count (rates 1/8 to 8)."""
+    drawn = resource_cases() if resources else cases(max_jobs=12, max_duration=400)
+    case, wl, config = draw(drawn)
+    assume((wl.jobs["num_gpus"] > 0).any())
+    rows = []
+    for g in sorted(set(wl.jobs["num_gpus"]) - {0}):
+        for n in draw(st.sets(st.integers(1, g), min_size=1, max_size=3)):
+            rows.append((g, n, draw(st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0]))))
+    table = pd.DataFrame(rows, columns=["gpus", "nodes", "throughput"])
+    some = draw(st.lists(st.booleans(), min_size=len(wl), max_size=len(wl)))
+    gpus = wl.jobs["num_gpus"].tolist()
+    jobs = wl.jobs.assign(
+        application=["drawn" if s and g else None for s, g in zip(some, gpus, strict=True)]
+    )
+    return case, asim.Workload.from_frame(jobs), config, {"drawn": table}
+
+
+def _same(a: asim.Result, b: asim.Result) -> None:
+    pd.testing.assert_frame_equal(a.jobs, b.jobs)
+    pd.testing.assert_frame_equal(a.events, b.events)
+    pd.testing.assert_frame_equal(a.timeline, b.timeline)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.booleans().flatmap(rated_cases))
+def test_runs_with_rates_are_those_of_the_reference_mode_and_without_leaps(drawn):
+    case, wl, config, apps = drawn
+    fast = Simulation(wl, case.cluster, config, applications=apps).run().result()
+    plain = Simulation(wl, case.cluster, config, reference=True, applications=apps)
+    _same(fast, plain.run().result())
+    stepped = Simulation(wl, case.cluster, config.replace(leap=False), applications=apps)
+    _same(fast, stepped.run().result())
+    _check_work(fast, plain, Application.from_table("drawn", apps["drawn"]))
+
+
+def _check_work(result: asim.Result, sim: Simulation, app: Application) -> None:
+    """Every finished job did its work: the seconds of each of its runs times the rate of
+    that run's placement add up to its duration plus the costs it paid."""
+    jobs = result.jobs.set_index("job_id")
+    work: dict = {}
+    open_runs: dict = {}
+    for row in result.events.itertuples():
+        j = row.job_id
+        if row.event in ("migrate", "preempt", "reclaim", "finish") and j in open_runs:
+            began, rate = open_runs.pop(j)
+            work[j] = work.get(j, 0.0) + (row.time - began) * rate
+        if row.event in ("start", "resume", "migrate"):
+            spanned = len(str(row.nodes).split(","))
+            named = "application" in jobs and jobs.at[j, "application"] == "drawn"
+            rate = app.rate(int(jobs.at[j, "num_gpus"]), spanned) if named else 1.0
+            open_runs[j] = (row.time, rate)
+    index = {job: k for k, job in enumerate(sim.job_ids.tolist())}
+    for j, row in jobs[jobs["status"] == "done"].iterrows():
+        k = index[j]
+        paid = (row.preemptions + row.reclaims) * sim.cost[k] + row.migrations * sim.migration_cost[
+            k
+        ]
+        assert work[j] == pytest.approx(row.duration + paid, rel=1e-9, abs=1e-6)
+
+
+def test_a_result_with_rates_saves_and_loads(tmp_path):
+    got = run([*BLOCKERS, ("x", 0, 100, 8, "spread_half")])
+    got.save(tmp_path / "r")
+    back = asim.Result.load(tmp_path / "r")
+    assert back.jobs["rate"].tolist() == got.jobs["rate"].tolist()
+    assert back.jobs["application"].tolist()[3] == "spread_half"
