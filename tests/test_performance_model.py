@@ -19,6 +19,7 @@ from strategies import cases, resource_cases
 import analysim as asim
 from analysim.engine import Simulation
 from analysim.inputs.applications import Application, pollux_applications
+from analysim.policies.scheduling import RUNNING, WAITING, JobView
 
 TOY = pd.DataFrame(
     {"gpus": [1, 2, 4, 8, 8, 8], "nodes": [1, 1, 1, 2, 3, 4], "throughput": [1, 1, 1, 2, 1, 1]}
@@ -315,3 +316,19 @@ def test_a_result_with_rates_saves_and_loads(tmp_path):
     back = asim.Result.load(tmp_path / "r")
     assert back.jobs["rate"].tolist() == got.jobs["rate"].tolist()
     assert back.jobs["application"].tolist()[3] == "spread_half"
+
+
+def test_a_scheduler_sees_the_rates_and_the_remaining_work_at_them():
+    view = JobView.from_arrays(
+        100.0,
+        num_gpus=[8, 8],
+        remaining=[100.0, 100.0],
+        since=[40.0, 40.0],
+        status=[RUNNING, WAITING],
+        rate=[0.5, 1.0],
+        vc=[0, 0],
+    )
+    assert view.rate.tolist() == [0.5, 1.0]
+    assert view.remaining.tolist() == [70.0, 100.0]  # 60 s at 0.5 took 30 off the first
+    plain = JobView.from_arrays(0.0, remaining=[5.0], since=[0.0], vc=[0])
+    assert plain.rate.tolist() == [1.0]

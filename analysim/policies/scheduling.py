@@ -115,9 +115,14 @@ class JobView:
 
     @_lazy
     def remaining(self) -> np.ndarray:
-        if "rate" not in self._columns:  # (a view built from arrays: every rate is 1)
-            return self._take("remaining") - self._elapsed
-        return self._take("remaining") - self._elapsed * self._take("rate")
+        return self._take("remaining") - self._elapsed * self.rate
+
+    @_lazy
+    def rate(self) -> np.ndarray:
+        """Each job's rate where it runs or last ran (1.0 without a performance model)."""
+        if "rate" not in self._columns:
+            return np.ones(len(self.index))
+        return self._take("rate")
 
     @_lazy
     def attained(self) -> np.ndarray:
