@@ -14,6 +14,8 @@ from analysim.inputs.arguments import (
 from analysim.inputs.validation import seconds
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from analysim.inputs.cluster import Cluster
     from analysim.inputs.config import SimConfig
     from analysim.inputs.workload import Workload
@@ -28,6 +30,7 @@ def simulate(
     compat: str | None = None,
     until: float | None = None,
     progress: bool = False,
+    applications: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> Result:
     """Run ``workload`` on ``cluster`` and return the :class:`~analysim.results.result.Result`.
@@ -44,7 +47,10 @@ def simulate(
 
     ``until``: stop the run at this time in seconds (jobs still running or waiting then are
     in the result as such; default: when every job has finished). ``progress=True`` shows a
-    progress bar over simulated time.
+    progress bar over simulated time. ``applications``: job performance models to add to the
+    built-in ones, by name (a table of ``gpus, nodes, throughput`` or an
+    :class:`~analysim.inputs.applications.Application`), for the workload's ``application``
+    column (``docs/performance.md``).
 
     ``compat="helios"`` replays the trace with the public Helios simulator's semantics
     instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
@@ -59,6 +65,7 @@ def simulate(
             config = {"scheduler": config}
         workload = workload_argument(workload, "simulate", seed=options.get("seed", 0))
         cluster = cluster_argument(cluster, "simulate")
+        _no_performance_model(compat, workload, applications)
         return simulate_compat(
             compat, workload, cluster, config, options, until=until, progress=progress
         )
@@ -66,5 +73,17 @@ def simulate(
     workload = workload_argument(workload, "simulate", seed=config.seed)
     cluster = cluster_argument(cluster, "simulate")
     check_scheduler_columns(workload, config, "simulate")
-    sim = Simulation(workload, cluster, config, progress=progress)
+    sim = Simulation(workload, cluster, config, progress=progress, applications=applications)
     return sim.run(until=until).result()
+
+
+def _no_performance_model(
+    compat: str, workload: Workload, applications: Mapping[str, Any] | None
+) -> None:
+    """A compat replay keeps its peer's rules, which have no job performance model."""
+    jobs = workload.jobs
+    if applications or ("application" in jobs.columns and jobs["application"].notna().any()):
+        raise ValueError(
+            f"simulate: compat={compat!r} replays its simulator's rules, which have no job "
+            "performance model; drop the workload's 'application' column and applications="
+        )

@@ -104,8 +104,10 @@ class BookFit:
         ledger = self.sim.ledger
         group, vc = facts.group[j], facts.vc[j]
         due_of, since, remaining = rounds.clock.due, rounds.since, rounds.remaining
+        rate = rounds.rate
         ends = sorted(
-            (due_of(float(since[r]) + float(remaining[r])), r) for r in rounds.running[group]
+            (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
+            for r in rounds.running[group]
         )
         book, vc_used = placement.book.clone(), list(rounds.vc_used)
         k = 0

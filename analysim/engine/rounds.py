@@ -115,6 +115,8 @@ class Rounds:
         # no VC has a quota (VCs own nodes, or one pool): a start never needs the quota check
         self._quotas = any(d.quota is not None for d in sim.partition.domains)
         self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
+        # each running job's rate, and the lowest rate each job can have (engine/speed.py)
+        self.rate, self._slowest = sim.rate, sim.speed.slowest
         self.attained, self.evictable_from = sim.attained, sim.evictable_from
         self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
         self.group_vcs, self.vc_waiting_jobs = sim.group_vcs, sim.vc_waiting_jobs
@@ -769,8 +771,9 @@ class Rounds:
 
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
         """The reservations ``j`` would delay if it ran past them: those it does not end
-        before (its run seen to end at the step its remaining run time ends)."""
-        due = self.clock.due(self.clock.now + float(self.remaining[j]))
+        before (its run seen to end at the step its remaining work ends at its slowest rate,
+        wherever it is placed)."""
+        due = self.clock.due(self.clock.now + float(self.remaining[j]) / self._slowest[j])
         return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
@@ -870,9 +873,10 @@ class Rounds:
         group, domain, need = self._group[j], self._domain[j], self._gpus[j]
         if self._book_fit is not None:
             return self._book_fit.make_reservation(j, self._releases[group], self._takes[group])
-        due_of, since, remaining = self.clock.due, self.since, self.remaining
+        due_of, since, remaining, rate = self.clock.due, self.since, self.remaining, self.rate
         ends = sorted(
-            (due_of(float(since[r]) + float(remaining[r])), r) for r in self.running[group]
+            (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
+            for r in self.running[group]
         )
         free, vc_used = self.free.copy(), list(self.vc_used)
         nodes = domain.nodes
@@ -924,7 +928,7 @@ class Rounds:
         reservations = self._reservations[self._group[j]]
         if not reservations:
             return
-        due = self.clock.due(self.clock.now + float(self.remaining[j]))
+        due = self.clock.due(self.clock.now + float(self.remaining[j]) / float(self.rate[j]))
         book_fit = self._book_fit
         for queue, r in list(reservations.items()):
             if r.head == j:

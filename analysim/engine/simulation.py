@@ -25,7 +25,8 @@ import heapq
 import logging
 import math
 from array import array
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +52,7 @@ from analysim.engine.resource_placement import ResourcePlacement
 from analysim.engine.rounds import Rounds
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.snapshot import RunRecord
+from analysim.engine.speed import JobSpeed
 from analysim.engine.tenancy import Tenancy
 from analysim.errors import PolicyError
 from analysim.inputs.arguments import simulation_arguments
@@ -88,8 +90,10 @@ class Simulation:
         *,
         progress: bool = False,
         reference: bool = False,
+        applications: Mapping[str, Any] | None = None,
     ) -> None:
         workload, cluster, config = simulation_arguments(workload, cluster, config)
+        self._applications = applications
         self.workload = workload
         self.cluster = cluster
         self.config = config or SimConfig()
@@ -203,6 +207,11 @@ class Simulation:
             self.config.make_migration_cost_model(), jobs, "migration_cost"
         )
         self.remaining = self.duration.copy()
+        #: each job's performance model (``engine/speed.py``) and its rate where it runs (or
+        #: last ran): 1.0 for a job without an application, and before a job first starts
+        self.speed = JobSpeed(jobs, self.gpus.tolist(), self._applications)
+        self.rate = np.ones(n)
+        self._rated = self.speed.in_use
         self.attained = np.zeros(n)
         self.executed = np.zeros(n)
         self.since = self.submit.copy()
@@ -250,6 +259,7 @@ class Simulation:
             "status": self.status,
             "vc": self.job_vc,
             "priority": self.job_priority,
+            "rate": self.rate,
         }
         #: what each job asks for: whole GPUs, or (resource mode) GPU milli, CPU and memory
         self.asks = asks = job_asks(jobs, self.gpus, self.cluster)
@@ -420,7 +430,9 @@ class Simulation:
         """The time this simulation ends when run to completion: computed once, on a fresh
         copy (this one is not advanced), and remembered."""
         if self._projected_end is None:
-            copy = Simulation(self.workload, self.cluster, self.config)
+            copy = Simulation(
+                self.workload, self.cluster, self.config, applications=self._applications
+            )
             self._projected_end = float(copy.run().now)
         return self._projected_end
 
@@ -502,6 +514,7 @@ class Simulation:
             status=self.status.copy(),
             since=self.since.copy(),
             remaining=self.remaining.copy(),
+            rate=self.rate.copy() if self._rated else None,
             executed=self.executed.copy(),
             first_start=self.first_start.copy(),
             end=self.end.copy(),
@@ -660,6 +673,8 @@ class Simulation:
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
+        if self._rated:
+            self.rate[j] = self.speed.rate(j, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
@@ -675,10 +690,11 @@ class Simulation:
         self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
 
     def _run_until_done(self, j: int) -> None:
-        """Schedule the completion of running job ``j`` (a new version of its run)."""
+        """Schedule the completion of running job ``j`` (a new version of its run): its
+        remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
         version = self.versions[j] + 1
         self.versions[j] = version
-        end = self.clock.now + float(self.remaining[j])
+        end = self.clock.now + float(self.remaining[j]) / float(self.rate[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
         if self.las is not None:
@@ -699,7 +715,7 @@ class Simulation:
         elapsed = at - float(self.since[j])
         self.executed[j] += elapsed
         self.attained[j] += elapsed * self._gpus[j]
-        self.remaining[j] -= elapsed
+        self.remaining[j] -= elapsed * float(self.rate[j])  # (x * 1.0 is x)
         self.since[j] = at
         self.ledger.release(j, at, elapsed)
         del self.running[self._group[j]][j]
@@ -739,6 +755,8 @@ class Simulation:
         self._stop_running(j, now)
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
+        if self._rated:
+            self.rate[j] = self.speed.rate(j, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])

@@ -61,6 +61,8 @@ class RunRecord:
     status: np.ndarray
     since: np.ndarray
     remaining: np.ndarray
+    #: each job's rate where it runs or last ran (None: no job has an application)
+    rate: np.ndarray | None
     executed: np.ndarray
     first_start: np.ndarray
     end: np.ndarray

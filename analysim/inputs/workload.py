@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
 
 REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
-OPTIONAL_COLUMNS = ("gpu_type", "priority")
+OPTIONAL_COLUMNS = ("gpu_type", "priority", "application")
 #: the optional columns of resource mode (``docs/semantics.md``): a share of one GPU in
 #: thousandths, CPU in thousandths of a core, memory in MiB
 RESOURCE_COLUMNS = ("gpu_milli", "cpu_milli", "memory_mib")
@@ -109,7 +109,8 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     missing column, a duplicate ``job_id`` (compared as text), a missing, negative or
     non-finite time, a duration that is not positive, a time past ``MAX_SECONDS``, a GPU count
     that is not a whole number from 1 to ``MAX_JOB_GPUS`` (True/False are not numbers), or
-    (when ``vcs`` is given) a VC that is not one of them (bounds:
+    (when ``vcs`` is given) a VC that is not one of them, or an ``application`` that is not
+    text (bounds:
     :mod:`analysim.inputs.validation`). Nothing is dropped.
     """
     if not isinstance(frame, pd.DataFrame):
@@ -161,6 +162,8 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     if "gpu_type" in frame.columns:
         out["gpu_type"] = frame["gpu_type"].astype("string").astype(object)
         out.loc[frame["gpu_type"].isna(), "gpu_type"] = None
+    if "application" in frame.columns:
+        out["application"] = _applications(frame)
     if vcs is not None:
         known = set(vcs)
         unknown = ~out["vc"].isin(known)
@@ -168,6 +171,19 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
             _fail(out, unknown, "vc", f"one of the cluster's VCs {sorted(known)}")
     order = np.argsort(out["submit_time"].to_numpy(), kind="stable")
     return out.iloc[order].reset_index(drop=True)
+
+
+def _applications(frame: pd.DataFrame) -> pd.Series:
+    """The optional ``application`` column: a name (text) per job, or missing (the job runs
+    at rate 1); the names are looked up when a simulation is set up."""
+    values = frame["application"]
+    missing = values.isna().to_numpy()
+    text = np.array([isinstance(v, str) and v.strip() != "" for v in values], dtype=bool)
+    bad = ~missing & ~text
+    if bad.any():
+        _fail(frame, bad, "application", "an application's name (text), or missing")
+    names = [None if gone else str(v) for v, gone in zip(values, missing, strict=True)]
+    return pd.Series(np.array(names, dtype=object), index=frame.index)
 
 
 def _whole_amounts(frame: pd.DataFrame, column: str, high: int) -> pd.Series:

@@ -43,7 +43,8 @@ class JobView:
     """Read-only arrays describing the active (waiting or running) jobs at time ``now``.
 
     Times are seconds; ``attained`` is GPU-seconds of service received, ``executed`` seconds
-    run, ``remaining`` seconds still to run; ``since`` is when the job last started, stopped
+    run, ``remaining`` work still to do (seconds at rate 1; a job of an application runs at
+    its ``rate``, ``docs/performance.md``); ``since`` is when the job last started, stopped
     or was submitted; ``vc`` indexes ``vc_used``, the GPUs each VC holds now. Arrays are
     built on first use from the engine's per-job ``columns``, so a policy pays only for what
     it reads.
@@ -114,7 +115,14 @@ class JobView:
 
     @_lazy
     def remaining(self) -> np.ndarray:
-        return self._take("remaining") - self._elapsed
+        return self._take("remaining") - self._elapsed * self.rate
+
+    @_lazy
+    def rate(self) -> np.ndarray:
+        """Each job's rate where it runs or last ran (1.0 without a performance model)."""
+        if "rate" not in self._columns:
+            return np.ones(len(self.index))
+        return self._take("rate")
 
     @_lazy
     def attained(self) -> np.ndarray:

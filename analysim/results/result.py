@@ -477,6 +477,8 @@ def build_result(run: RunRecord) -> Result:
         jobs.insert(6, "memory_mib", run.memory)
     if "gpu_type" in jobs_in.columns:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
+    if run.rate is not None:  # a performance model is in use (docs/performance.md)
+        _add_rates(jobs, jobs_in, run)
     samples = run.samples
     # built when first read, from what was recorded up to now (the records only grow)
     events = partial(_events_frame, run, run.records.EVENT_NAMES, run.n_events)
@@ -508,6 +510,15 @@ def build_result(run: RunRecord) -> Result:
     }
     decisions = partial(build_decisions, run, run.n_rounds, run.n_tries)
     return Result(jobs, events, timeline, run.config.to_dict(), meta, decisions)
+
+
+def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> None:
+    """The application of each job and its rate on its last run (NaN: it never ran),
+    after ``duration``."""
+    at = jobs.columns.get_loc("duration") + 1
+    ran = ~np.isnan(run.first_start)
+    jobs.insert(at, "application", jobs_in["application"].to_numpy())
+    jobs.insert(at + 1, "rate", np.where(ran, run.rate, np.nan))
 
 
 def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:

@@ -51,7 +51,7 @@ class State:
                 "end_time": run.end[seen],
                 "duration": run.duration[seen],
                 "executed": run.executed[seen] + elapsed,
-                "remaining": run.remaining[seen] - elapsed,
+                "remaining": run.remaining[seen] - elapsed * _rates(run, seen),
                 "preemptions": run.preemptions[seen],
                 "nodes": nodes,
             }
@@ -116,3 +116,8 @@ class State:
             ]
             frame["milli_used"] = [int(sum(int(run.gpu_milli[j]) for j in h)) for h in holders]
         return frame
+
+
+def _rates(run: RunRecord, seen: np.ndarray) -> np.ndarray | float:
+    """The rates of the jobs ``seen`` (1.0 when no job has an application)."""
+    return 1.0 if run.rate is None else run.rate[seen]
