@@ -157,6 +157,9 @@ def test_quota_counts_gpu_milli():
     # is free
     assert _jct(res) == {"a": 100.0, "b": 100.0, "c": 200.0}
     assert res.decisions.tries["reason"].iloc[0] == "quota"
+    # the record's free GPUs: whole GPUs left in the quota (200 milli: none), as the other
+    # reasons count them, not the quota less the milli in use
+    assert (res.decisions.tries.loc[res.decisions.tries["reason"] == "quota", "free"] == 0).all()
 
 
 def test_a_job_no_node_can_hold_is_unschedulable_and_counted():

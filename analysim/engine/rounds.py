@@ -746,7 +746,7 @@ class Rounds:
             why = self._start_why[j]
             if why == QUOTA or (self._quotas and not self.quota_allows(j, self.vc_used)):
                 why = QUOTA
-                self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
+                self._room_seen = self._quota_room(j)
             else:
                 self._room_seen = self._room_of(j)
                 if why == FRAGMENTED and self._room_seen < self._gpus[j]:
@@ -761,13 +761,20 @@ class Rounds:
             placed = self.place(j, self.free)  # sets ``_why`` when it finds none
         else:
             placed, self._why = None, QUOTA
-            self._room_seen = self._domain[j].quota - self.vc_used[self._vc[j]]
+            self._room_seen = self._quota_room(j)
         if placed is None:
             self._failed_at[j] = self._releases[group]
             self._start_why[j] = self._why
             return False
         self.sim.start_running(j, *placed)
         return True
+
+    def _quota_room(self, j: int) -> int:
+        """The whole GPUs left in ``j``'s VC's quota (the records of a ``quota`` try; the
+        ledger counts GPU milli in resource mode)."""
+        quota, used = self._domain[j].quota, int(self.vc_used[self._vc[j]])
+        unit = self.ledger.unit
+        return quota - used if unit == 1 else (quota * unit - used) // unit
 
     def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
         """The reservations ``j`` would delay if it ran past them: those it does not end
