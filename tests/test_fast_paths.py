@@ -25,7 +25,7 @@ from jobs_table import make_jobs
 from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, simulate
-from analysim.engine import Simulation, rounds, simulation
+from analysim.engine import Simulation, evictions, rounds, simulation
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tails import replay
@@ -217,7 +217,7 @@ def test_trials_on_few_nodes_in_a_list_choose_the_victims_of_the_numpy_free_map(
     config = config.replace(placement=Asking())
     listed = simulate(workload, case.cluster, config)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(rounds, "SMALL", 0)
+        patch.setattr(evictions, "SMALL", 0)
         _same_runs(listed, simulate(workload, case.cluster, config))
 
 

@@ -1,0 +1,301 @@
+"""Preemption's side of the rounds: trial evictions for a waiting job (which lower-ranked
+running jobs to evict, fewest first, and whether they are protected) and the trials that
+count whether it would fit once they are gone (``docs/semantics.md``, "Preemption").
+
+:class:`Evictions` is a part of :class:`~analysim.engine.rounds.Rounds` (a base class of the
+one ``Rounds``: the same object and state, its methods kept in their own file).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysim.engine.book_fit import BookTrial
+from analysim.engine.clock import EPS
+from analysim.engine.ranking import Ranking
+from analysim.engine.records import PREEMPT_NO_ROOM, PREEMPT_PROTECTED
+from analysim.errors import PolicyError
+from analysim.inputs.domains import Domain
+from analysim.policies.placement import SMALL
+
+if TYPE_CHECKING:
+    from analysim.engine.rounds import Rounds
+
+
+class Evictions:
+    """The preemption methods of :class:`~analysim.engine.rounds.Rounds`."""
+
+    def _try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> bool:
+        """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
+        free room for it, if any do."""
+        group = self._group[j]
+        epoch = self._evict_epoch[group]
+        if self._preempt_failed_at.get(j) == epoch:
+            # nothing it could use has changed since it last failed (``_preempt_why``: why;
+            # a job started since, below it, is protected)
+            why = self._preempt_why_of[j]
+            if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos, group):
+                why = PREEMPT_PROTECTED
+            self._preempt_why = why
+            return False
+        failed, needs, now_epoch = self._evictions_failed, None, 0
+        if failed is not None:
+            needs, now_epoch = (
+                (self._domain_index[j], self._gpus[j], self._vc[j]),
+                self.epoch[group],
+            )
+        protected = None  # whether a running job below it is protected (for the records)
+        if needs is not None and failed.get(needs) == now_epoch:
+            # a job ranked above it with the same needs failed, and nothing started or
+            # stopped since: it could evict only some of the same jobs (a prefix of them)
+            evicted = False
+        else:
+            below = ranked.running_below(pos)
+            candidates = self._evictable(below)
+            evicted = self._evict_for(j, candidates)
+            protected = len(candidates) < len(below)
+        if evicted:
+            return True
+        if needs is not None:
+            failed[needs] = now_epoch
+        self._preempt_failed_at[j] = epoch
+        if protected is None:
+            protected = self._protected_below(ranked, pos, group)
+        why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
+        self._preempt_why = self._preempt_why_of[j] = why
+        return False
+
+    def _protected_below(self, ranked: Ranking, pos: int, group: int) -> bool:
+        """Whether a running job ranked below position ``pos`` is still protected (may not
+        be evicted yet): asked only when preemption failed, for the records."""
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
+        if self._protection_bound:
+            # asked again while nothing started or stopped: ask the ranking once for the
+            # position of its lowest-ranked protected running job (one is below ``pos`` iff
+            # it is); asked once, look below ``pos`` only
+            seen, epoch = self._protection_seen, self.epoch[group]
+            if seen is not None and seen[0] is ranked and seen[1] == epoch and seen[2] == now:
+                if not seen[3]:
+                    lowest = ranked.lowest_running(lambda r: evictable_from[r] > now)
+                    seen = self._protection_seen = (ranked, epoch, now, True, lowest)
+                return seen[4] is not None and seen[4] > pos
+            self._protection_seen = (ranked, epoch, now, False, None)
+        return any(evictable_from[r] > now for r in ranked.running_below(pos))
+
+    def _evictable(self, running: list[int]) -> list[int]:
+        """Those of the ``running`` jobs whose protection has ended, in the same order (the
+        others are protected: they may not be evicted yet)."""
+        now, evictable_from = self.clock.now + EPS, self.evictable_from
+        return [r for r in running if evictable_from[r] <= now]
+
+    def _evict_for(self, j: int, candidates: list[int]) -> bool:
+        """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``
+        start, and start it; False if none would."""
+        domain, vc = self._domain[j], self._vc[j]
+        if not self._covers_group[self.job_domain[j]]:
+            candidates = [
+                r
+                for r in candidates
+                if (domain.quota is not None and self._vc[r] == vc)
+                or domain.mask[self.alloc_nodes[r]].any()
+            ]
+        victims = self.fewest_to_free(j, candidates) if candidates else None
+        if victims is None:
+            return False
+        for r in victims:
+            self.sim.preempt(r, cause=j)
+        started = self.try_start(j)
+        if not started:  # cannot happen: the free map is the one that fitted
+            raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
+        return True
+
+    def fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
+        """Of ``candidates`` (in the order they should go), the running jobs whose eviction
+        lets ``j`` fit: the shortest prefix that does, less any of it (latest first) that
+        turns out not to be needed; None if evicting them all would not do."""
+        trial = self._trial_for(j, candidates)
+        if trial is None:
+            return None
+        if not trial.cheap:
+            # evicting more never hurts: if evicting them all does not make room, nothing
+            # will (a quick way to fail when asking whether it fits costs much)
+            for r in candidates:
+                trial.release(r, +1)
+            if not trial.fits():
+                return None
+            trial.reset()
+        victims: list[int] = []
+        for r in candidates:
+            trial.release(r, +1)
+            victims.append(r)
+            if trial.fits():
+                break
+        else:
+            return None
+        for r in victims[-2::-1]:  # keep any victim not needed, latest first
+            trial.release(r, -1)
+            if trial.fits():
+                victims.remove(r)
+            else:
+                trial.release(r, +1)
+        return victims
+
+    def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
+        """The trial evictions for ``j`` (None when evicting every candidate would not free
+        enough GPUs)."""
+        if self._book_fit is not None:
+            return self._book_fit.trial(j)
+        need, domain = self._gpus[j], self._domain[j]
+        if self._covers_group[self._domain_index[j]]:
+            room = self.group_free[self._group[j]]  # counted already
+        else:
+            room = int(self.free[domain.nodes].sum())
+        if room + sum(self._gpus[r] for r in candidates) < need:
+            return None
+        if self._picks_any_fitting_node and need <= domain.topology.largest:
+            return _OneNodeTrial(self, j)
+        if len(domain.nodes) <= SMALL and self.shortcuts.placer:
+            return _FewNodesTrial(self, j)
+        return _FreeMapTrial(self, j, room)
+
+    def _release_into(self, r: int, free: np.ndarray, vc_used: np.ndarray, sign: int) -> None:
+        """Add (sign +1) or take back (-1) job ``r``'s GPUs in a trial free map."""
+        free[self.alloc_nodes[r]] += sign * self.alloc_counts[r]
+        if not self.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
+            vc_used[self._vc[r]] -= sign * self._gpus[r]
+
+    def fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
+        if not self.quota_allows(j, vc_used):
+            return False
+        domain = self._domain[j]
+        return self.placer_fits(self._gpus[j], free[domain.nodes], domain)
+
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
+        """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
+        nodes (``total`` of them, if the caller has counted)? (Draws nothing from the rng.)"""
+        if self._picks_any_fitting_node and need <= domain.topology.largest:
+            return bool(room.max() >= need)  # it fits on one node iff some node has room
+        if (room.sum() if total is None else total) < need:
+            return False
+        if self._picks_one_node and need > domain.topology.largest:
+            answer = self.placer.can_spread(need, room, domain.topology)
+            if answer is not None:  # said without placing
+                return answer
+        # only whether it fits: the placement itself is checked when the job really starts
+        if not self.placer.random:
+            return self._ask_placer(need, room, domain.topology) is not None
+        state = self.rng.bit_generator.state
+        take = self._ask_placer(need, room, domain.topology)
+        self.rng.bit_generator.state = state
+        return take is not None
+
+
+class _Trial:
+    """Trial evictions for job ``j``: release (+1) or take back (-1) a running job's GPUs,
+    and ask whether ``j`` would fit; ``reset`` starts again from the present state."""
+
+    #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
+    cheap = False
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def release(self, r: int, sign: int) -> None:
+        raise NotImplementedError
+
+    def fits(self) -> bool:
+        raise NotImplementedError
+
+
+class _FreeMapTrial(_Trial):
+    """On a copy of the free map, asking the placer (any job, any placer)."""
+
+    def __init__(self, rounds: Rounds, j: int, room: int) -> None:
+        self.rounds, self.j, self.need, self.start_room = rounds, j, rounds._gpus[j], room
+        self.reset()
+
+    def reset(self) -> None:
+        self.free, self.vc_used = self.rounds.free.copy(), self.rounds.vc_used.copy()
+        self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
+
+    def release(self, r: int, sign: int) -> None:
+        self.rounds._release_into(r, self.free, self.vc_used, sign)
+        self.room += sign * self.rounds._gpus[r]
+
+    def fits(self) -> bool:
+        return self.room >= self.need and self.rounds.fits_hypothetically(
+            self.j, self.free, self.vc_used
+        )
+
+
+class _FewNodesTrial(_Trial):
+    """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
+
+    def __init__(self, rounds: Rounds, j: int) -> None:
+        domain = rounds._domain[j]
+        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
+        self.position = rounds._node_position[rounds._domain_index[j]]  # node -> index in domain
+        self.start_free = rounds.free[domain.nodes].tolist()
+        self.reset()
+
+    def reset(self) -> None:
+        self.free, self.vc_used = list(self.start_free), list(self.rounds.vc_used)
+
+    def release(self, r: int, sign: int) -> None:
+        rounds, free, position = self.rounds, self.free, self.position
+        for node, count in rounds._alloc_pairs[r]:
+            i = position.get(node)
+            if i is not None:
+                free[i] += sign * count
+        if not rounds.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
+            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
+
+    def fits(self) -> bool:
+        rounds, need, free = self.rounds, self.need, self.free
+        total = sum(free)
+        if total < need or not rounds.quota_allows(self.j, self.vc_used):
+            return False
+        return rounds.placer_fits(
+            need, np.array(free, dtype=np.int64), rounds._domain[self.j], total
+        )
+
+
+class _OneNodeTrial(_Trial):
+    """For a job that fits on one node, when the placer takes any node with room: counted
+    in plain Python over the nodes the released jobs hold (the job fits once one node of its
+    domain has room and its quota allows). Each release updates how many nodes have room,
+    so asking costs nothing."""
+
+    cheap = True
+
+    def __init__(self, rounds: Rounds, j: int) -> None:
+        domain = rounds._domain[j]
+        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
+        self.position = rounds._node_position[rounds._domain_index[j]]  # the domain's nodes
+        self.fits_now = int(rounds.free[domain.nodes].max()) >= self.need  # the quota may block
+        self.reset()
+
+    def reset(self) -> None:
+        self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
+        self.vc_used = list(self.rounds.vc_used)
+        self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
+
+    def release(self, r: int, sign: int) -> None:
+        rounds, added, need = self.rounds, self.added, self.need
+        if not rounds.borrowed[r]:
+            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
+        for node, count in rounds._alloc_pairs[r]:
+            before = added.get(node, 0)
+            added[node] = before + sign * count
+            if node in self.position:
+                free = len(rounds.free_slots[node])
+                if (free + before >= need) != (free + before + sign * count >= need):
+                    self.roomy += sign
+
+    def fits(self) -> bool:
+        return (self.fits_now or self.roomy > 0) and self.rounds.quota_allows(self.j, self.vc_used)
