@@ -166,3 +166,26 @@ def run_tiresias(jobs: list[PolluxJob], on_change=None) -> None:
                 if on_change is not None:
                     on_change(now, j, alloc)
         allocations = new
+
+
+def packed_run_time(app: PolluxApplication, replicas: int, batch: int) -> float:
+    """Seconds a job of ``replicas`` GPUs and global ``batch`` trains alone on the fewest
+    nodes (4 GPUs each), from start to its last epoch, without the restart penalty or the
+    rounding of epoch ends: the ``duration`` ``read_pollux`` gives a job."""
+    placement = (NODE_GPUS,) * (replicas // NODE_GPUS) + (replicas % NODE_GPUS,) * bool(
+        replicas % NODE_GPUS
+    )
+    job = PolluxJob(app, 0, replicas, batch)
+    job.place(placement)
+    atomic, accum = job.atomic, job.accum
+    step, sync = app.throughput(placement, atomic)
+    batch_now = replicas * atomic * (accum + 1)
+    total, progress = 0.0, 0.0
+    for epoch in range(app.max_epochs):
+        sqr, var = app.grad_stats(batch_now, epoch)
+        gain = (var + sqr) / (var / (batch_now / app.init_batch_size) + sqr)
+        goodput = gain / (step + (step - sync) * accum)
+        target = app.progress_at(epoch + 1)
+        total += (target - progress) / goodput
+        progress = target
+    return total
