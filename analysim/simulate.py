@@ -55,6 +55,8 @@ def simulate(
     ``compat="helios"`` replays the trace with the public Helios simulator's semantics
     instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
     it reads only ``scheduler`` and ``sample_every`` and refuses any other option.
+    ``compat="pollux"`` replays a workload of ``asim.traces.read_pollux`` with the Pollux
+    artifact's simulator's rules (scheduler ``tiresias``; ``docs/pollux.md``).
     """
     if compat is not None:
         if until is not None:
@@ -80,7 +82,10 @@ def simulate(
 def _no_performance_model(
     compat: str, workload: Workload, applications: Mapping[str, Any] | None
 ) -> None:
-    """A compat replay keeps its peer's rules, which have no job performance model."""
+    """A Helios replay keeps its peer's rules, which have no job performance model (the
+    Pollux replay has its own: the artifact's, read from the ``application`` column)."""
+    if compat == "pollux" and not applications:
+        return
     jobs = workload.jobs
     if applications or ("application" in jobs.columns and jobs["application"].notna().any()):
         raise ValueError(

@@ -343,7 +343,7 @@ def test_timeline_counts_running_and_waiting_jobs():
 
 
 def test_unknown_compat_mode():
-    with pytest.raises(ValueError, match=r"unknown compat mode 'philly'.*\['helios'\]"):
+    with pytest.raises(ValueError, match=r"unknown compat mode 'philly'.*\['helios', 'pollux'\]"):
         asim.simulate(workload(HOL), cluster(a=2), compat="philly")
 
 

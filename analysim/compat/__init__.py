@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from analysim.compat.helios import SCHEDULERS as HELIOS_SCHEDULERS
 from analysim.compat.helios import simulate_helios
+from analysim.compat.pollux import SCHEDULERS as POLLUX_SCHEDULERS
+from analysim.compat.pollux import simulate_pollux
 
 if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
@@ -20,11 +22,21 @@ if TYPE_CHECKING:
     from analysim.inputs.workload import Workload
     from analysim.results.result import Result
 
-MODES = ("helios",)
+MODES = ("helios", "pollux")
+#: the schedulers of each mode (the first is the default)
+SCHEDULERS = {"helios": HELIOS_SCHEDULERS, "pollux": POLLUX_SCHEDULERS}
 # the SimConfig fields a compat mode reads; it fixes (and so refuses) every other one
 USED_OPTIONS = ("scheduler", "sample_every")
 
-__all__ = ["HELIOS_SCHEDULERS", "MODES", "simulate_compat", "simulate_helios"]
+__all__ = [
+    "HELIOS_SCHEDULERS",
+    "MODES",
+    "POLLUX_SCHEDULERS",
+    "SCHEDULERS",
+    "simulate_compat",
+    "simulate_helios",
+    "simulate_pollux",
+]
 
 
 def simulate_compat(
@@ -52,10 +64,11 @@ def simulate_compat(
         ignored.append("until")
     if ignored:
         raise ValueError(
-            f"compat={compat!r} ignores option(s) {ignored}: the Helios simulator fixes them "
+            f"compat={compat!r} ignores option(s) {ignored}: the {compat.capitalize()} "
+            "simulator fixes them "
             f"(it reads only {list(USED_OPTIONS)}; see docs/compat.md)"
         )
-    scheduler = _scheduler_name(settings.get("scheduler", "fifo"), compat)
+    scheduler = _scheduler_name(settings.get("scheduler", SCHEDULERS[compat][0]), compat)
     sample_every = settings.get("sample_every", 300.0)
     if (
         isinstance(sample_every, bool)
@@ -65,6 +78,8 @@ def simulate_compat(
         raise ValueError(
             f"compat={compat!r}: sample_every must be seconds > 0, got {sample_every!r}"
         )
+    if compat == "pollux":
+        return simulate_pollux(workload, cluster, scheduler, float(sample_every))
     return simulate_helios(workload, cluster, scheduler, float(sample_every), progress=progress)
 
 
@@ -106,8 +121,8 @@ def _scheduler_name(spec: Any, compat: str) -> str:
                 f"compat={compat!r}: the scheduler takes no parameters, got {extra} in {spec!r}"
             )
         spec = spec.get("name")
-    if not isinstance(spec, str) or spec not in HELIOS_SCHEDULERS:
+    if not isinstance(spec, str) or spec not in SCHEDULERS[compat]:
         raise ValueError(
-            f"compat={compat!r} supports the schedulers {list(HELIOS_SCHEDULERS)}, got {spec!r}"
+            f"compat={compat!r} supports the schedulers {list(SCHEDULERS[compat])}, got {spec!r}"
         )
     return spec

@@ -20,6 +20,7 @@ from analysim.traces.nodes import read_nodes_table
 from analysim.traces.openb import read_openb, read_openb_tasks
 from analysim.traces.pai import read_pai
 from analysim.traces.philly import read_philly
+from analysim.traces.pollux import pollux_cluster, read_pollux
 from analysim.traces.report import REASONS, LoadReport, Trace, TraceError
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "TraceError",
     "bundled_folder",
     "detect_format",
+    "pollux_cluster",
     "read_csv_trace",
     "read_folder",
     "read_helios",
@@ -40,5 +42,6 @@ __all__ = [
     "read_openb_tasks",
     "read_pai",
     "read_philly",
+    "read_pollux",
     "read_vc_sizes",
 ]

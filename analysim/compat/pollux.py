@@ -1,0 +1,142 @@
+"""``simulate(..., compat="pollux", scheduler="tiresias")``: the Pollux artifact's replay.
+
+Checks that the workload and cluster are ones the artifact's simulator runs (its 16 nodes of
+4 GPUs; jobs with a bundled ``application`` and a ``batch_size``, whole-second submit
+times), runs its loop (:mod:`analysim.compat.pollux_engine`) and returns an ordinary
+:class:`~analysim.results.result.Result`. Rules and fidelity: ``docs/pollux.md``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysim.compat.frames import events_frame, jobs_frame, timeline_frame
+from analysim.compat.helios_engine import Record
+from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob, run_tiresias
+from analysim.compat.pollux_model import APPLICATIONS, application
+from analysim.engine import FINISH, PREEMPT, RESUME, START, SUBMIT
+from analysim.errors import describe_rows
+from analysim.results.result import Result
+
+if TYPE_CHECKING:
+    from analysim.inputs.cluster import Cluster
+    from analysim.inputs.workload import Workload
+
+SCHEDULERS = ("tiresias",)
+PLACEMENT = "pollux-fullest-node"
+
+
+def check_inputs(workload: Workload, cluster: Cluster) -> None:
+    """Raise ``ValueError`` unless the artifact's simulator could run them as they are."""
+    nodes = cluster.nodes
+    if len(nodes) != NODES or (nodes["gpus"] != NODE_GPUS).any():
+        raise ValueError(
+            f"compat='pollux': the cluster must be the artifact's {NODES} nodes of {NODE_GPUS} "
+            f"GPUs (asim.traces.read_pollux gives it), got {len(nodes)} nodes with GPUs "
+            f"{sorted(set(nodes['gpus'].tolist()))}"
+        )
+    jobs = workload.jobs
+    for column in ("application", "batch_size"):
+        if column not in jobs.columns:
+            raise ValueError(
+                f"compat='pollux': the workload needs the column {column!r} "
+                "(asim.traces.read_pollux reads it)"
+            )
+    unknown = ~jobs["application"].isin(APPLICATIONS).to_numpy()
+    if unknown.any():
+        raise ValueError(
+            f"compat='pollux': column 'application' must be one of {list(APPLICATIONS)}; "
+            + describe_rows(jobs, unknown, "application", "job_id")
+        )
+    submit = jobs["submit_time"].to_numpy(dtype=float)
+    fractional = submit != np.round(submit)
+    if fractional.any():
+        raise ValueError(
+            "compat='pollux': submit_time must be whole seconds; "
+            + describe_rows(jobs, fractional, "submit_time", "job_id")
+        )
+
+
+def simulate_pollux(
+    workload: Workload, cluster: Cluster, scheduler: str, sample_every: float = 300.0
+) -> Result:
+    """Replay ``workload`` on ``cluster`` as the Pollux artifact's simulator would."""
+    if scheduler not in SCHEDULERS:
+        raise ValueError(
+            f"compat='pollux' supports the schedulers {list(SCHEDULERS)}, got {scheduler!r}"
+        )
+    check_inputs(workload, cluster)
+    frame = workload.jobs
+    jobs = [
+        PolluxJob(application(a), int(t), int(g), int(b))
+        for a, t, g, b in zip(
+            frame["application"],
+            frame["submit_time"],
+            frame["num_gpus"],
+            frame["batch_size"],
+            strict=True,
+        )
+    ]
+    record = Record(len(jobs))
+    since: dict[int, int] = {}
+
+    def changed(now: int, j: int, alloc: list[int]) -> None:
+        if j in since:
+            record.held[j] += now - since.pop(j)
+            record.preemptions[j] += 1
+            record.events.append((now, PREEMPT, j, record.nodes[j], None))
+        if alloc:
+            nodes = tuple(dict.fromkeys(alloc))
+            first = record.start[j] != record.start[j]
+            if first:
+                record.start[j] = now
+            record.nodes[j] = nodes
+            since[j] = now
+            record.events.append((now, START if first else RESUME, j, nodes, None))
+
+    for j, job in enumerate(jobs):
+        record.events.append((job.submit, SUBMIT, j, None, None))
+    run_tiresias(jobs, changed)
+    for j, job in enumerate(jobs):
+        end = int(job.completion)
+        record.end[j] = end
+        record.held[j] += end - since.pop(j)
+        record.events.append((end, FINISH, j, record.nodes[j], None))
+    return _result(workload, cluster, record, scheduler, sample_every)
+
+
+def _result(
+    workload: Workload, cluster: Cluster, record: Record, scheduler: str, sample_every: float
+) -> Result:
+    jobs = jobs_frame(workload.jobs, cluster, record, np.zeros(len(workload), dtype=bool))
+    last = max((e[0] for e in record.events), default=0)
+    busy = float(np.dot(np.asarray(record.held, dtype=float), jobs["num_gpus"].to_numpy()))
+    vcs = list(cluster.vcs)
+    meta = {
+        "workload": workload.name,
+        "cluster": cluster.name,
+        "now": float(last),
+        "total_gpus": cluster.total_gpus,
+        "vcs": vcs,
+        "vc_capacity": [int(cluster.vc_capacity()[vc]) for vc in vcs],
+        "busy_gpu_seconds": [busy] if len(vcs) == 1 else [float("nan")] * len(vcs),
+        "nodes": {
+            "node": [str(n) for n in cluster.nodes["node"]],
+            "rack": [str(r) for r in cluster.nodes["rack"]],
+            "gpus": [int(g) for g in cluster.nodes["gpus"]],
+            "vc": [str(v) for v in cluster.nodes["vc"]],
+        },
+    }
+    config = {
+        "compat": "pollux",
+        "scheduler": scheduler,
+        "placement": PLACEMENT,
+        "step": 60.0,
+        "sample_every": float(sample_every),
+    }
+    events = partial(events_frame, workload.jobs, cluster, record)
+    timeline = partial(timeline_frame, workload.jobs, cluster, record, sample_every, last)
+    return Result(jobs, events, timeline, config, meta)

@@ -1,0 +1,162 @@
+"""The Pollux artifact's job model, as its simulator measures progress (``docs/pollux.md``).
+
+A job of an application trains for the application's ``max_epochs`` epochs. An epoch ends
+when the job's **progress** (samples weighted by statistical efficiency) reaches the
+smallest progress any validated batch size recorded at the end of that epoch. Progress
+grows at the **goodput** ``gain / iteration time``:
+
+* the iteration time is the step time of the job's placement at its local ("atomic") batch
+  size, plus ``accum_steps`` times the step time less the sync time (gradient accumulation);
+  a measured placement (``traces/<app>/placements.csv``) is interpolated linearly between
+  its local batch sizes, as scipy's ``interp1d`` does; any other placement is read from
+  ``interpolated.csv``, the artifact's own Delaunay interpolation computed once
+  (``tools/pollux_interpolated.py``);
+* ``gain = (var + sqr) / (var / scale + sqr)``, with ``scale`` the batch size over the
+  application's smallest validated one and the gradient statistics of the epoch,
+  interpolated linearly between the two validated batch sizes around the job's.
+
+Data: ``analysim/data/pollux`` (Apache-2.0, source in its README).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pollux"
+#: epochs each application trains for, and the largest local batch size when the
+#: measurements' largest is not the one the artifact uses
+MAX_EPOCHS = {"bert": 2, "cifar10": 100, "ncf": 10, "imagenet": 90, "deepspeech2": 80, "yolov3": 50}
+MAX_LOCAL_BSZ = {"yolov3": 8}
+
+
+def canonical(placement: tuple[int, ...]) -> tuple[int, ...]:
+    """A placement (GPUs per node) as its lexicographically smallest rotation."""
+    return min(placement[i:] + placement[:i] for i in range(len(placement)))
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Step and sync time of one measured placement against the local batch size."""
+
+    sizes: list[int]
+    step: list[float]
+    sync: list[float]
+
+    def at(self, bsz: int) -> tuple[float, float]:
+        """Linear interpolation as ``interp1d``: the bracket is ``(x[i-1], x[i]]``."""
+        sizes = self.sizes
+        if not sizes[0] <= bsz <= sizes[-1]:
+            raise ValueError(f"local batch size {bsz} outside the measured {sizes[0]}-{sizes[-1]}")
+        i = min(max(bisect.bisect_left(sizes, bsz), 1), len(sizes) - 1)
+        lo, hi = sizes[i - 1], sizes[i]
+        out = []
+        for ys in (self.step, self.sync):
+            slope = (ys[i] - ys[i - 1]) / (hi - lo)
+            out.append(slope * (bsz - lo) + ys[i - 1])
+        return out[0], out[1]
+
+
+class PolluxApplication:
+    """One application's throughput and validation tables, read from the bundled data."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        folder = DATA / "traces" / name
+        validation = {
+            int(p.stem.split("-")[-1]): pd.read_csv(p) for p in folder.glob("validation-*.csv")
+        }
+        self.batch_sizes = sorted(validation)
+        self._progress = {b: validation[b]["progress"].tolist() for b in self.batch_sizes}
+        self._sqr = {b: validation[b]["grad_sqr"].tolist() for b in self.batch_sizes}
+        self._var = {b: validation[b]["grad_var"].tolist() for b in self.batch_sizes}
+        placements = pd.read_csv(folder / "placements.csv")
+        self.curves = {
+            int(pid): _curve(rows) for pid, rows in placements.groupby("placement", sort=False)
+        }
+        self.init_batch_size = self.batch_sizes[0]
+        self.max_batch_size = self.batch_sizes[-1]
+        self.min_local_bsz = int(placements["local_bsz"].min())
+        self.max_local_bsz = MAX_LOCAL_BSZ.get(name, int(placements["local_bsz"].max()))
+        self.max_epochs = MAX_EPOCHS[name]
+        self._interpolated = _interpolated().get(name, {})
+
+    def progress_at(self, epoch: int) -> float:
+        """The progress that ends ``epoch`` (1-based): the least over the validated sizes."""
+        return min(p[epoch - 1] for p in self._progress.values())
+
+    def throughput(self, placement: tuple[int, ...], bsz: int) -> tuple[float, float]:
+        """(step time, sync time) of ``placement`` at local batch size ``bsz``."""
+        shape = canonical(placement)
+        curve = self.curves.get(int("".join(map(str, shape))))
+        if curve is not None:
+            return curve.at(bsz)
+        key = (min(len(shape), 16), sum(shape), bsz)
+        if key not in self._interpolated:
+            raise ValueError(
+                f"compat='pollux': no interpolated throughput for {self.name!r} on "
+                f"{key[0]} nodes, {key[1]} GPUs, local batch size {bsz} "
+                "(tools/pollux_interpolated.py computes the ones the artifact's workloads need)"
+            )
+        return self._interpolated[key]
+
+    def grad_stats(self, batch: int, epoch: int) -> tuple[float, float]:
+        """(grad_sqr, grad_var) during ``epoch`` (0-based) at global batch size ``batch``."""
+        i = bisect.bisect_left(self.batch_sizes, batch)
+        if i == len(self.batch_sizes) or batch < self.batch_sizes[0]:
+            raise ValueError(f"batch size {batch} outside {self.batch_sizes} ({self.name})")
+        hi = self.batch_sizes[i]
+        lo = hi if hi == batch else self.batch_sizes[i - 1]
+        if lo == hi:
+            return self._sqr[lo][epoch], self._var[lo][epoch]
+        out = []
+        for table in (self._sqr, self._var):
+            value = ((batch - lo) * table[hi][epoch] + (hi - batch) * table[lo][epoch]) / (hi - lo)
+            out.append(value)
+        return out[0], out[1]
+
+    def local_batch(self, batch: int, replicas: int) -> tuple[int, int]:
+        """(atomic local batch size, accumulation steps) of a job of global ``batch`` on
+        ``replicas`` GPUs: the artifact's rule for a job with a fixed batch size."""
+        local = math.ceil(batch / replicas - 1e-8)
+        accum = math.ceil(local / self.max_local_bsz - 1e-8) - 1
+        if replicas == 1 and batch > self.init_batch_size:
+            accum = max(1, accum)
+        atomic = math.ceil(local / (accum + 1) - 1e-8)
+        return min(atomic, int(self.max_batch_size / (replicas * (accum + 1)))), accum
+
+
+def _curve(rows: pd.DataFrame) -> Curve:
+    rows = rows.sort_values("local_bsz", kind="mergesort")
+    return Curve(
+        rows["local_bsz"].astype(int).tolist(),
+        rows["step_time"].astype(float).tolist(),
+        rows["sync_time"].astype(float).tolist(),
+    )
+
+
+@lru_cache(maxsize=1)
+def _interpolated() -> dict[str, dict[tuple[int, int, int], tuple[float, float]]]:
+    table = pd.read_csv(DATA / "interpolated.csv")
+    out: dict[str, dict[tuple[int, int, int], tuple[float, float]]] = {}
+    for row in table.itertuples(index=False):
+        out.setdefault(str(row.application), {})[
+            (int(row.num_nodes), int(row.num_replicas), int(row.local_bsz))
+        ] = (float(row.step_time), float(row.sync_time))
+    return out
+
+
+@cache
+def application(name: str) -> PolluxApplication:
+    """The bundled application ``name`` (read once)."""
+    return PolluxApplication(name)
+
+
+APPLICATIONS = tuple(sorted(MAX_EPOCHS))
+
+__all__ = ["APPLICATIONS", "PolluxApplication", "application", "canonical"]
