@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from analysim.engine import EVENT_NAMES, FINISH, PREEMPT, RESUME, START, SUBMIT
-from analysim.results.result import ALL, labelled_categorical
+from analysim.results.result import ALL, Result, labelled_categorical
 
 if TYPE_CHECKING:
     from analysim.compat.helios_engine import Record
     from analysim.inputs.cluster import Cluster
+    from analysim.inputs.workload import Workload
 
 
 def _node_names(cluster: Cluster, allocations: list[tuple[int, ...] | None]) -> pd.Categorical:
@@ -177,3 +179,40 @@ def timeline_frame(
     )
     frame = pd.concat([whole, per_vc], ignore_index=True)
     return frame.sort_values(["time"], kind="stable", ignore_index=True)
+
+
+def replay_result(
+    workload: Workload,
+    cluster: Cluster,
+    record: Record,
+    jobs: pd.DataFrame,
+    busy_gpu_seconds: list[float],
+    config: dict,
+) -> Result:
+    """A compat replay's ``Result``: its ``jobs`` frame, the meta every result carries (the
+    GPU-seconds busy per VC as the replay counts them) and ``config`` (``compat``,
+    ``scheduler``, ``placement``, ``step``, ``sample_every``); the events and timeline are
+    built when first read (a sweep that only wants ``summary()`` never pays for them)."""
+    last = max((e[0] for e in record.events), default=0)
+    vcs = list(cluster.vcs)
+    capacity = cluster.vc_capacity()
+    nodes = cluster.nodes
+    meta = {
+        "workload": workload.name,
+        "cluster": cluster.name,
+        "now": float(last),
+        "total_gpus": cluster.total_gpus,
+        "vcs": vcs,
+        "vc_capacity": [int(capacity[vc]) for vc in vcs],
+        "busy_gpu_seconds": busy_gpu_seconds,
+        "nodes": {
+            "node": [str(n) for n in nodes["node"]],
+            "rack": [str(r) for r in nodes["rack"]],
+            "gpus": [int(g) for g in nodes["gpus"]],
+            "vc": [str(v) for v in nodes["vc"]],
+        },
+    }
+    sample_every = config["sample_every"]
+    events = partial(events_frame, workload.jobs, cluster, record)
+    timeline = partial(timeline_frame, workload.jobs, cluster, record, sample_every, last)
+    return Result(jobs, events, timeline, config, meta)

@@ -10,13 +10,12 @@ are in ``docs/compat.md``.
 from __future__ import annotations
 
 import logging
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from analysim.compat.frames import events_frame, jobs_frame, timeline_frame
+from analysim.compat.frames import jobs_frame, replay_result
 from analysim.compat.helios_engine import NonPreemptiveRun, PreemptiveRun, Record
 from analysim.compat.helios_placer import NODE_GPUS
 from analysim.engine import REJECT
@@ -148,29 +147,11 @@ def _result(
     sample_every: float,
 ) -> Result:
     jobs = jobs_frame(workload.jobs, cluster, record, rejected)
-    vcs = cluster.vcs
-    capacity = cluster.vc_capacity()
     busy = (
         pd.Series(np.asarray(record.held, dtype=float) * jobs["num_gpus"].to_numpy())
         .groupby(workload.jobs["vc"].to_numpy())
         .sum()
     )
-    last = max((e[0] for e in record.events), default=0)
-    meta = {
-        "workload": workload.name,
-        "cluster": cluster.name,
-        "now": float(last),
-        "total_gpus": cluster.total_gpus,
-        "vcs": list(vcs),
-        "vc_capacity": [int(capacity[vc]) for vc in vcs],
-        "busy_gpu_seconds": [float(busy.get(vc, 0.0)) for vc in vcs],
-        "nodes": {
-            "node": [str(n) for n in cluster.nodes["node"]],
-            "rack": [str(r) for r in cluster.nodes["rack"]],
-            "gpus": [int(g) for g in cluster.nodes["gpus"]],
-            "vc": [str(v) for v in cluster.nodes["vc"]],
-        },
-    }
     config = {
         "compat": "helios",
         "scheduler": scheduler,
@@ -178,7 +159,5 @@ def _result(
         "step": 1.0,
         "sample_every": float(sample_every),
     }
-    # built when first read (a sweep that only wants summary() never pays for them)
-    events = partial(events_frame, workload.jobs, cluster, record)
-    timeline = partial(timeline_frame, workload.jobs, cluster, record, sample_every, last)
-    return Result(jobs, events, timeline, config, meta)
+    busy_per_vc = [float(busy.get(vc, 0.0)) for vc in cluster.vcs]
+    return replay_result(workload, cluster, record, jobs, busy_per_vc, config)

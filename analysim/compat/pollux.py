@@ -8,12 +8,11 @@ times), runs its loop (:mod:`analysim.compat.pollux_engine`) and returns an ordi
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.compat.frames import events_frame, jobs_frame, timeline_frame
+from analysim.compat.frames import jobs_frame, replay_result
 from analysim.compat.helios_engine import Record
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob, run_tiresias
 from analysim.compat.pollux_model import APPLICATIONS, application
@@ -112,24 +111,8 @@ def _result(
     workload: Workload, cluster: Cluster, record: Record, scheduler: str, sample_every: float
 ) -> Result:
     jobs = jobs_frame(workload.jobs, cluster, record, np.zeros(len(workload), dtype=bool))
-    last = max((e[0] for e in record.events), default=0)
     busy = float(np.dot(np.asarray(record.held, dtype=float), jobs["num_gpus"].to_numpy()))
-    vcs = list(cluster.vcs)
-    meta = {
-        "workload": workload.name,
-        "cluster": cluster.name,
-        "now": float(last),
-        "total_gpus": cluster.total_gpus,
-        "vcs": vcs,
-        "vc_capacity": [int(cluster.vc_capacity()[vc]) for vc in vcs],
-        "busy_gpu_seconds": [busy] if len(vcs) == 1 else [float("nan")] * len(vcs),
-        "nodes": {
-            "node": [str(n) for n in cluster.nodes["node"]],
-            "rack": [str(r) for r in cluster.nodes["rack"]],
-            "gpus": [int(g) for g in cluster.nodes["gpus"]],
-            "vc": [str(v) for v in cluster.nodes["vc"]],
-        },
-    }
+    n_vcs = len(cluster.vcs)
     config = {
         "compat": "pollux",
         "scheduler": scheduler,
@@ -137,6 +120,5 @@ def _result(
         "step": 60.0,
         "sample_every": float(sample_every),
     }
-    events = partial(events_frame, workload.jobs, cluster, record)
-    timeline = partial(timeline_frame, workload.jobs, cluster, record, sample_every, last)
-    return Result(jobs, events, timeline, config, meta)
+    busy_per_vc = [busy] if n_vcs == 1 else [float("nan")] * n_vcs
+    return replay_result(workload, cluster, record, jobs, busy_per_vc, config)
