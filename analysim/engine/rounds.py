@@ -368,10 +368,14 @@ class Rounds(EasyBackfill, Evictions):
         a round reads only as far down the queue as it gets."""
         job_at = self._job_at_rank
         if not preemptive:
-            return WaitingStream(map(job_at.__getitem__, self._waiting_ranks[group].copy()))
+            return self._waiting_stream(self._waiting_ranks[group].copy())
         ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
         order = np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
         return ArrayRanking(order, self.status)
+
+    def _waiting_stream(self, ranks: list[int]) -> WaitingStream:
+        """A static ranking's waiting jobs of the given ``ranks``, read lazily in order."""
+        return WaitingStream(map(self._job_at_rank.__getitem__, ranks))
 
     def _apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler
@@ -509,7 +513,7 @@ class Rounds(EasyBackfill, Evictions):
         replaying = self._replay_tails and not preemptive and not own_room
         if replaying:
             ranks = self._waiting_ranks[group].copy()
-            ranked: Ranking = WaitingStream(map(self._job_at_rank.__getitem__, ranks))
+            ranked: Ranking = self._waiting_stream(ranks)
             tail = self._tails[group]
             if tail is not None and tail.epoch != self.epoch[group]:
                 tail = None
