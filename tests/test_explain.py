@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import analysim as asim
-from analysim.results.explain import allocations, explain, gpu_snapshot, waiting_jobs, why_waiting
+from analysim.results.explain import explain, waiting_jobs, why_waiting
+from analysim.results.spells import allocations, gpu_snapshot
 
 COLUMNS = ["job_id", "vc", "user", "submit_time", "duration", "num_gpus"]
 

@@ -131,7 +131,7 @@ def mcolor(color: str) -> np.ndarray:
 
 
 def test_a_nodes_heatmap_column_has_exactly_its_gpus():
-    from analysim.results.explain import gpu_snapshot
+    from analysim.results.spells import gpu_snapshot
 
     workload, cluster = mixed()
     result = asim.simulate(workload, cluster)
@@ -181,7 +181,7 @@ def test_the_vc_palette_has_distinct_colours_none_like_free():
 def test_the_gantt_chart_has_one_bar_per_job_run_segment():
     from matplotlib.collections import PathCollection
 
-    from analysim.results.explain import allocations
+    from analysim.results.spells import allocations
 
     stepper = asim.explorer.teach("preemption")
     stepper.run()

@@ -471,8 +471,9 @@ def test_a_busy_run_with_everything_on_is_the_same_leaping_stepping_and_plain():
 
 
 def test_snapshots_usage_and_explanations_see_shared_gpus_and_cpu_only_jobs(tmp_path):
-    from analysim.results.explain import allocations, why_waiting
+    from analysim.results.explain import why_waiting
     from analysim.results.result import Result
+    from analysim.results.spells import allocations
 
     work = _jobs(
         [

@@ -40,7 +40,8 @@ from analysim.inputs import scenarios
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.workload import Workload, uses_resources
-from analysim.results.explain import allocations, explain, gpu_snapshot, waiting_jobs
+from analysim.results.explain import explain, waiting_jobs
+from analysim.results.spells import allocations, gpu_snapshot
 
 if TYPE_CHECKING:
     from analysim.results.result import Result

@@ -18,7 +18,8 @@ from analysim.explorer.units import moment
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.workload import Workload
-from analysim.results.explain import allocations, explain, waiting_jobs
+from analysim.results.explain import explain, waiting_jobs
+from analysim.results.spells import allocations
 
 logger = logging.getLogger(__name__)
 

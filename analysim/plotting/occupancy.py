@@ -279,7 +279,7 @@ def gantt(
     end) is drawn up to then, and a dashed line marks ``now`` (in the legend). ``spells``
     defaults to :func:`analysim.results.explain.allocations` of ``result`` on ``cluster``; they are
     recorded for the CSV with ``start_s, end_s`` in seconds. Returns the Axes."""
-    from analysim.results.explain import allocations, gpu_snapshot
+    from analysim.results.spells import allocations, gpu_snapshot
 
     if spells is None:
         spells = allocations(result, cluster)

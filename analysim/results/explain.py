@@ -25,8 +25,9 @@ what the try found, from the records (the GPUs free to the job when it was tried
 If the job was last preempted, the answer says by whom (the ``cause`` recorded with the
 event; for events without one, the jobs that started on its nodes at that moment).
 
-:func:`allocations` replays the events into per-GPU intervals (for Gantt charts) and
-:func:`gpu_snapshot` gives one row per GPU at a time, like ``Result.snapshot``.
+:mod:`analysim.results.spells` replays the events into per-GPU intervals (for Gantt charts)
+and one row per GPU at a time, like ``Result.snapshot``; the sentences are written by
+:mod:`analysim.results.wait_words`.
 """
 
 from __future__ import annotations
@@ -41,17 +42,16 @@ from analysim.inputs.config import SimConfig
 from analysim.inputs.domains import allowed_types, build_partition
 from analysim.results.readable import moment
 from analysim.results.result import parse_gpu_list
+from analysim.results.spells import RUN_EVENTS, cluster_of, events_until, gpu_snapshot, status_at
+from analysim.results.wait_words import describe, gpus_text
 
 if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
     from analysim.results.decisions import Decisions
     from analysim.results.result import Result
 
-RUN_EVENTS = ("start", "resume", "migrate")
-STOP_EVENTS = ("preempt", "reclaim", "finish")
 #: what a try found in vain besides its reason (columns of ``Decisions.tries``)
 FAILED_FLAGS = ("borrow_failed", "reclaim_failed", "migration_failed")
-SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
 #: the resources a resource-mode explanation words the room in
 RESOURCES = ("GPU milli", "CPU milli", "memory MiB")
 
@@ -91,7 +91,7 @@ class WaitReason:
     @property
     def text(self) -> str:
         """The reason as sentences."""
-        return _describe(self)
+        return describe(self)
 
 
 def why_waiting(result: Result, job_id: str, time: float, cluster: Cluster | None = None) -> str:
@@ -110,15 +110,15 @@ def explain(
     cluster: Cluster | None = None,
     spells: pd.DataFrame | None = None,
 ) -> WaitReason:
-    """The structured form of :func:`why_waiting` (``spells``: :func:`allocations` of the
-    result, if already computed)."""
+    """The structured form of :func:`why_waiting` (``spells``:
+    :func:`~analysim.results.spells.allocations` of the result, if already computed)."""
     moment = _checked_time(time, "explain: time")
-    return _Moment(result, moment, _cluster_of(result, cluster), spells).reason(job_id)
+    return _Moment(result, moment, cluster_of(result, cluster), spells).reason(job_id)
 
 
 def waiting_jobs(result: Result, time: float) -> pd.DataFrame:
     """The jobs waiting at ``time`` (after that moment's decisions), in submit order."""
-    status = _status_at(result, _checked_time(time, "waiting_jobs: time"))
+    status = status_at(result, _checked_time(time, "waiting_jobs: time"))
     jobs = result.jobs
     return jobs.loc[status == "waiting", ["job_id", "vc", "num_gpus", "submit_time"]].reset_index(
         drop=True
@@ -133,170 +133,9 @@ def _checked_time(time: Any, name: str) -> float:
     return seconds(time, name, positive=False)
 
 
-# -- replaying the events ------------------------------------------------------------------------
-def _events_until(result: Result, time: float) -> pd.DataFrame:
-    events = result.events
-    return events[events["time"] <= time + 1e-9]
-
-
-def _status_at(result: Result, time: float) -> np.ndarray:
-    """Each job's status after the decisions at ``time`` (an array aligned with ``jobs``)."""
-    jobs = result.jobs
-    last = _events_until(result, time).drop_duplicates("job_id", keep="last")
-    kind = jobs["job_id"].map(dict(zip(last["job_id"], last["event"].astype(str), strict=True)))
-    names = {
-        "submit": "waiting",
-        "preempt": "waiting",
-        "reclaim": "waiting",
-        "finish": "done",
-        "unschedulable": "unschedulable",
-        **dict.fromkeys(RUN_EVENTS, "running"),
-    }
-    return kind.map(names).fillna("pending").to_numpy(dtype=object)
-
-
-def allocations(result: Result, cluster: Cluster | None = None) -> pd.DataFrame:
-    """Every spell of a job on a GPU: ``job_id, vc, node, gpu`` (index on the node), ``start,
-    end`` (``end`` is NaN while it still runs at the end of the records).
-
-    Rebuilt from the events: their ``gpus`` column (``"n0:0,n0:1"``) where the engine
-    records it; otherwise a job on one node takes that node's lowest free GPUs, as the engine
-    does, and a job over several nodes fills its whole free nodes first and puts the remainder
-    on the others (the events name its nodes but not the GPUs on each).
-    """
-    nodes = _cluster_of(result, cluster).nodes
-    capacity = dict(zip(nodes["node"], nodes["gpus"].astype(int), strict=True))
-    free = {n: list(range(c)) for n, c in capacity.items()}
-    held: dict[str, list[tuple[str, int, float]]] = {}
-    sharers: dict[tuple[str, int], int] = {}  # jobs on each GPU held
-    rows: list[tuple[str, str, str, int, float, float]] = []
-    vc_of = dict(zip(result.jobs["job_id"], result.jobs["vc"], strict=True))
-    events = result.events
-    moving = events[events["event"].astype(str).isin(RUN_EVENTS + STOP_EVENTS)]
-    exact = (
-        moving["gpus"].astype(object).tolist() if "gpus" in moving.columns else [None] * len(moving)
-    )
-    for time, kind, job, gpus, where, slots in zip(
-        moving["time"].tolist(),
-        moving["event"].astype(str).tolist(),
-        moving["job_id"].tolist(),
-        moving["num_gpus"].tolist(),
-        moving["nodes"].astype(object).tolist(),
-        exact,
-        strict=True,
-    ):
-        if job in held:  # stops, or moves (migrate): release what it holds
-            for node, gpu, start in held.pop(job):
-                sharers[(node, gpu)] -= 1
-                if not sharers[(node, gpu)]:  # resource mode: the last job on it left
-                    free[node].append(gpu)
-                    free[node].sort()
-                rows.append((job, vc_of[job], node, gpu, start, time))
-        if kind in RUN_EVENTS and isinstance(slots, str):
-            # exact GPUs (none for a CPU-only job; in resource mode a GPU may be shared)
-            taken = parse_gpu_list(slots)
-            for n, g in taken:
-                if g in free[n]:
-                    free[n].remove(g)
-                sharers[(n, g)] = sharers.get((n, g), 0) + 1
-            held[job] = [(n, g, time) for n, g in taken]
-        elif kind in RUN_EVENTS and isinstance(where, str):
-            taken = _take(free, capacity, where.split(","), gpus)
-            for n, g in taken:
-                sharers[(n, g)] = 1
-            held[job] = [(n, g, time) for n, g in taken]
-    for job, spells in held.items():
-        rows.extend((job, vc_of[job], n, g, s, np.nan) for n, g, s in spells)
-    frame = pd.DataFrame(rows, columns=["job_id", "vc", "node", "gpu", "start", "end"])
-    return frame.sort_values(["start", "node", "gpu"], kind="stable", ignore_index=True)
-
-
-def _take(
-    free: dict[str, list[int]], capacity: dict[str, int], names: list[str], gpus: int
-) -> list[tuple[str, int]]:
-    """GPUs for a job on ``names``: the lowest free ones, whole free nodes filled first."""
-    if len(names) == 1:
-        counts = {names[0]: gpus}
-    else:
-        order = sorted(names, key=lambda n: len(free[n]) != capacity[n])  # whole nodes first
-        counts, left = {}, gpus
-        for name in order:
-            counts[name] = min(left, len(free[name]))
-            left -= counts[name]
-    taken = []
-    for name, count in counts.items():
-        slots = free[name][:count]
-        del free[name][:count]
-        taken.extend((name, g) for g in slots)
-    return taken
-
-
-def gpu_snapshot(
-    result: Result,
-    time: float,
-    cluster: Cluster | None = None,
-    spells: pd.DataFrame | None = None,
-) -> pd.DataFrame:
-    """One row per GPU after the decisions at ``time``: ``node, rack, gpu, node_vc, job_id,
-    job_vc, borrowed``. Uses ``result.snapshot`` when the result has it; otherwise rebuilt
-    with :func:`allocations` (pass ``spells``, its answer, to reuse it)."""
-    if hasattr(result, "snapshot"):
-        return result.snapshot(time)
-    nodes = _cluster_of(result, cluster).nodes
-    gpus = nodes.loc[nodes.index.repeat(nodes["gpus"].astype(int))]
-    frame = pd.DataFrame(
-        {
-            "node": gpus["node"].to_numpy(dtype=object),
-            "rack": gpus["rack"].to_numpy(dtype=object),
-            "gpu": gpus.groupby("node", sort=False).cumcount().to_numpy(),
-            "node_vc": gpus["vc"].astype(object).where(gpus["vc"].notna(), None).to_numpy(),
-        }
-    )
-    if spells is None:
-        spells = allocations(result, cluster)
-    now = spells[(spells["start"] <= time + 1e-9) & ~(spells["end"] <= time + 1e-9)]
-    on = now.set_index(["node", "gpu"])
-    key = pd.MultiIndex.from_arrays([frame["node"], frame["gpu"]])
-    for column, source in (("job_id", "job_id"), ("job_vc", "vc")):
-        values = np.array(on[source].reindex(key).to_numpy(), dtype=object)
-        values[pd.isna(values)] = None
-        frame[column] = pd.Series(values, dtype=object)
-    owned = frame["node_vc"].notna() & frame["job_vc"].notna()
-    frame["borrowed"] = owned & (frame["node_vc"] != frame["job_vc"])
-    return frame[SNAPSHOT_COLUMNS]
-
-
-def _cluster_of(result: Result, cluster: Cluster | None) -> Cluster:
-    if cluster is not None:
-        return cluster
-    known = getattr(result, "cluster", None)
-    if known is not None and hasattr(known, "nodes"):
-        return known
-    if hasattr(result, "snapshot"):
-        return _cluster_from_snapshot(result)
-    raise ValueError(
-        "this Result does not record its cluster's nodes: pass cluster= (the cluster it ran on)"
-    )
-
-
-def _cluster_from_snapshot(result: Result) -> Cluster:
-    """The nodes (and quotas) of a run, as far as its snapshot and meta tell them."""
-    from analysim.inputs.cluster import Cluster
-
-    gpus = result.snapshot(0.0)
-    nodes = gpus.groupby("node", sort=False).agg(
-        rack=("rack", "first"), gpus=("gpu", "size"), vc=("node_vc", "first")
-    )
-    nodes = nodes.reset_index()
-    layout = result.meta.get("nodes") or {}
-    if "gpu_type" in layout:  # (results saved before it was recorded: the default type)
-        types = dict(zip(layout["node"], layout["gpu_type"], strict=True))
-        nodes["gpu_type"] = nodes["node"].map(types)
-    owners = set(nodes["vc"].dropna())
-    total = int(nodes["gpus"].sum())
-    capacity = dict(zip(result.meta["vcs"], result.meta["vc_capacity"], strict=True))
-    quotas = {vc: c for vc, c in capacity.items() if vc not in owners and c < total}
-    return Cluster.from_frame(nodes, quotas=quotas or None, name=result.meta.get("cluster", ""))
+def _capacity_of(values: list[int] | None, nodes: np.ndarray) -> int | None:
+    """The total of a node capacity over ``nodes`` (None: the nodes do not limit it)."""
+    return None if values is None else int(np.asarray(values, dtype=np.int64)[nodes].sum())
 
 
 # -- the state at one moment ----------------------------------------------------------------------
@@ -317,9 +156,9 @@ class _Moment:
             {k: v for k, v in result.config.items() if k in SimConfig.fields()}
         )
         self.partition = build_partition(self.jobs, cluster)
-        self.status = _status_at(result, time)
+        self.status = status_at(result, time)
         self.index = {j: i for i, j in enumerate(self.jobs["job_id"].tolist())}
-        self._events = _events_until(result, time)
+        self._events = events_until(result, time)
 
     # -- free GPUs --------------------------------------------------------------------------
     def snapshot(self) -> pd.DataFrame:
@@ -675,236 +514,6 @@ class _LastRound:
         return None if later.empty else float(later["time"].iloc[0])
 
 
-# -- words ---------------------------------------------------------------------------------------
-def _seconds(t: float) -> str:
-    return moment(t)
-
-
-def _gpus(n: int) -> str:
-    return f"{n} GPU" if n == 1 else f"{n} GPUs"
-
-
-def _jobs(n: int) -> str:
-    return f"{n} waiting job" if n == 1 else f"{n} waiting jobs"
-
-
-def _describe(r: WaitReason) -> str:
-    head = f"{r.job_id} at {_seconds(r.time)}: "
-    if r.kind == "not_submitted":
-        return head + "not waiting: it has not been submitted yet."
-    if r.kind == "running":
-        return head + f"not waiting: it is running on {r.detail.get('nodes')}."
-    if r.kind == "done":
-        return head + "not waiting: it has finished."
-    if r.kind == "unschedulable":
-        return head + "it never runs: " + _never(r)
-    text = head
-    if r.preempted_by or r.preempted_at is not None:
-        by = ", ".join(r.preempted_by) or "a higher-ranked job"
-        what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
-        text += f"{what} by {by} at {_seconds(r.preempted_at)}. It waits because "
-    else:
-        text += "it waits because "
-    if r.kind == "full":
-        return text + _full(r) + _own_room(r) + _outlook(r) + _borrowing(r) + _reserved(r)
-    if r.kind == "reserved":
-        return text + (
-            f"it would delay {r.blocker}: EASY backfill has promised {r.blocker}, ranked above "
-            f"it, the GPUs it needs from {_seconds(r.detail['reserved_at'])}, and {r.job_id} "
-            "would still be running then on some of them."
-        )
-    if r.kind == "fragmented" and "resources" in r.detail:
-        return (
-            text
-            + (
-                f"its nodes have enough {_kinds(list(r.detail['resources']))} free in all, but "
-                f"no node has room for all it asks at once (placement {r.detail['placement']}): "
-                + _rooms(r.detail["resources"], list(r.detail["resources"]))
-                + "."
-            )
-            + _own_room(r)
-            + _outlook(r)
-            + _reserved(r)
-        )
-    if r.kind == "fragmented":
-        return (
-            text
-            + (
-                f"enough GPUs are free but fragmented: {_gpus(r.free)} are free to it over "
-                f"{r.detail['nodes_with_free']} nodes, at most {r.most_on_one_node} on one node, "
-                f"and placement {r.detail['placement']} finds no place for {r.need}."
-            )
-            + _own_room(r)
-            + _outlook(r)
-            + _reserved(r)
-        )
-    if r.kind == "ranked_behind":
-        why = {"quota": "its VC's quota", "fragmented": "fragmentation"}.get(
-            r.detail.get("blocker_reason", ""), "too few free GPUs"
-        )
-        return text + (
-            f"it is ranked behind {r.blocker} in its queue; {r.blocker}, first in line, does "
-            f"not fit ({why}), and without backfill no job ranked below it starts."
-        )
-    return text + (
-        f"its group's last scheduling round, at {_seconds(r.detail['round'])}, did not try it."
-    )
-
-
-def _never(r: WaitReason) -> str:
-    """Why a job can never run: a GPU type its VC's nodes lack, more GPUs than they have
-    (or than its quota), or (resource mode) more than any one of them can hold."""
-    d = r.detail
-    if "most" not in d:  # a WaitReason made by hand
-        return "it asks for more than its VC could ever give."
-    if d["quota"] is None:
-        where, have = f"the nodes VC {d['vc']} may use", "have"
-    else:
-        where, have = "the shared pool", "has"
-    spec, need, most = d["gpu_type"], r.need, d["most"]
-    if spec is not None and most == 0:
-        kinds = "none" if len(d["types"]) > 1 else "no"
-        return (
-            f"it asks for GPU type {spec}, which {kinds} of {where} "
-            f"{'have' if kinds == 'none' else 'has'} (they have {', '.join(d['types'])})."
-        )
-    if spec is not None and need > most and d["gpus_any_type"] >= need:
-        return f"it asks for {_gpus(need)} of type {spec}; {where} {have} only {most} of that type."
-    if d["quota"] is not None and need > d["quota"]:
-        return (
-            f"it asks for {_gpus(need)}, more than VC {d['vc']}'s quota of {d['quota']} (the "
-            f"shared pool has {d['gpus_any_type']})."
-        )
-    if need > most:
-        return f"it asks for {_gpus(need)}; {where} {have} {most} in all."
-    return (
-        f"no node of {where} could hold it even when empty (it asks for more GPU milli, CPU or "
-        "memory than one node has, or more GPU milli than its VC's quota)."
-    )
-
-
-def _reserved(r: WaitReason) -> str:
-    """EASY backfill: the reservation a queue's first job holds."""
-    at = r.detail.get("reserved_at")
-    if at is None:
-        return ""
-    return (
-        f" EASY backfill has GPUs reserved for it from {_seconds(at)}: no job ranked below it "
-        "may start if that would delay it."
-    )
-
-
-def _capacity_of(values: list[int] | None, nodes: np.ndarray) -> int | None:
-    """The total of a node capacity over ``nodes`` (None: the nodes do not limit it)."""
-    return None if values is None else int(np.asarray(values, dtype=np.int64)[nodes].sum())
-
-
-def _full(r: WaitReason) -> str:
-    if "resources" in r.detail:
-        return _full_resources(r)
-    whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
-    if whose is None and r.scope.startswith("quota"):
-        vc = r.scope.removeprefix("quota of VC ")
-        return (
-            f"its VC {vc} is at its quota: {r.capacity - r.free} of its "
-            f"{_gpus(r.capacity)} are in use, {r.free} free, and it needs {r.need}."
-        )
-    whose = whose or f"its {r.scope}"
-    lent = r.detail.get("lent", 0)
-    by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
-    return (
-        f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
-        f"{by_others}, {r.free} free, and it needs {r.need}."
-    )
-
-
-def _full_resources(r: WaitReason) -> str:
-    """Resource mode: which of GPU milli, CPU and memory its nodes (or its quota) lack."""
-    rooms = r.detail["resources"]
-    if r.scope.startswith("quota"):
-        whose = f"its VC {r.scope.removeprefix('quota of VC ')}'s quota"
-    else:
-        whose = {"cluster": "the cluster", "shared pool": "the shared pool"}.get(r.scope)
-        whose = whose or f"its {r.scope}"
-
-    short = [name for name, (have, used, asks) in rooms.items() if have - used < asks]
-    if not short:
-        return (
-            f"{whose} had too little GPU milli, CPU or memory in all when it was tried (jobs "
-            "have moved since in that round); now " + _rooms(rooms, list(rooms)) + "."
-        )
-    rest = [name for name in rooms if name not in short]
-    text = f"{whose} has too little {_kinds(short)} left in all: " + _rooms(rooms, short)
-    if rest:
-        text += " (" + _rooms(rooms, rest) + ")"
-    return text + "."
-
-
-def _kinds(names: list[str]) -> str:
-    """``GPU``, ``GPU and CPU``, ``GPU, CPU and memory``."""
-    kinds = [name.split()[0] for name in names]
-    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " and " + kinds[-1]
-
-
-def _rooms(rooms: dict[str, tuple[int, int, int]], names: list[str]) -> str:
-    """``used of have <resource> in use, free, it asks for``, for each of ``names``."""
-    words = []
-    for name in names:
-        have, used, asks = rooms[name]
-        words.append(
-            f"{used:,} of {have:,} {name} in use, {have - used:,} free, it asks for {asks:,}"
-        )
-    return "; ".join(words)
-
-
-def _own_room(r: WaitReason) -> str:
-    """What reclaiming and migration tried for the job in vain (empty if neither was)."""
-    text = ""
-    if r.detail.get("reclaim_failed"):
-        text += " Reclaiming the GPUs its VC lent to other VCs would not make room for it."
-    if r.detail.get("migration_failed"):
-        text += " Migration found no moves of running jobs that make room for it."
-    return text
-
-
-def _borrowing(r: WaitReason) -> str:
-    """What borrowing can do for the job (empty without borrowing)."""
-    if "borrow_idle" not in r.detail:
-        return ""
-    idle, room, cap = (r.detail[k] for k in ("borrow_idle", "borrow_room", "borrow_cap"))
-    if room < r.need:
-        return f" Borrowing cannot help: its VC may borrow {room} more GPUs (limit {cap})."
-    if not idle:
-        return " Borrowing cannot help: no GPU of another VC is idle."
-    if idle < r.need:
-        return f" Borrowing cannot help: only {_gpus(idle)} of other VCs are idle."
-    return f" Borrowing: {_gpus(idle)} of other VCs are idle; it may borrow up to {room}."
-
-
-def _outlook(r: WaitReason) -> str:
-    """What preemption did and does for the job (empty without preemption)."""
-    outlook = r.detail.get("outlook")
-    if outlook is None:
-        return ""
-    if outlook == "no_room":
-        text = " Preemption found no lower-ranked job it may evict that makes room for it."
-    elif outlook == "protected":
-        text = (
-            " Preemption: no lower-ranked job it may evict makes room for it, and lower-ranked "
-            "jobs are protected (a (re)started job first runs one quantum); the next "
-            f"protection ends at {_seconds(r.detail['ready'])}."
-        )
-    else:
-        text = " Preemption is tried at full rounds only."
-    after = r.detail.get("next_round")
-    if after is None:
-        return text
-    victims = r.detail.get("victims", ())
-    if victims:
-        return text + f" At the next full round, {_seconds(after)}, it evicts {', '.join(victims)}."
-    return text + f" The next full round is at {_seconds(after)}."
-
-
 # -- a job's story -------------------------------------------------------------------------------
 WAIT_STARTS = ("submit", "preempt", "reclaim")
 MAX_EVENT_LINES = 20
@@ -972,7 +581,7 @@ def _asks(job: pd.Series) -> str:
     """What a job asks for: its GPUs, or (resource mode) its GPU share, CPU and memory."""
     gpus = int(job["num_gpus"])
     milli = int(job["gpu_milli"]) if "gpu_milli" in job.index else 0
-    asked = [f"{milli} milli of a GPU" if 0 < milli < 1000 and gpus <= 1 else _gpus(gpus)]
+    asked = [f"{milli} milli of a GPU" if 0 < milli < 1000 and gpus <= 1 else gpus_text(gpus)]
     for column, unit in (("cpu_milli", "CPU milli"), ("memory_mib", "MiB")):
         if column in job.index and int(job[column]) > 0:
             asked.append(f"{int(job[column]):,} {unit}")
