@@ -61,12 +61,12 @@ def test_top_level_help_and_missing_command(capsys):
 def test_a_missing_optional_package_is_one_line_naming_it_and_its_extra(
     monkeypatch, capsys, package, extra
 ):
-    import analysim.experiments.figures
+    import analysim.experiments.regenerate
 
     def missing(args):
         raise ModuleNotFoundError(f"No module named {package!r}", name=package)
 
-    monkeypatch.setattr(analysim.experiments.figures, "cmd_figures", missing)
+    monkeypatch.setattr(analysim.experiments.regenerate, "cmd_figures", missing)
     assert main(["figures", "--quick"]) == 1
     line = one_line_error(capsys.readouterr().err)
     assert repr(package.split(".")[0]) in line

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysim.experiments import figures
+from analysim.experiments import figures as notebook_calls
+from analysim.experiments import regenerate as figures
 from analysim.faces.cli import main
 from analysim.faces.notebook_params import ParameterError, check_parameters
 
@@ -239,7 +240,7 @@ def test_sensitivity_draws_each_seeds_workload_once():
         calls.append(seed)
         return presets.workload("toy")
 
-    rows = figures.sensitivity(
+    rows = notebook_calls.sensitivity(
         seeded, cluster, "quantum", [1.0, 2.0, 5.0], seeds=[0, 1], progress=False
     )
     assert calls == [0, 1]
@@ -251,7 +252,7 @@ def test_sensitivity_draws_each_seeds_workload_once():
         (5.0, 0),
         (5.0, 1),
     ]
-    again = figures.sensitivity(
+    again = notebook_calls.sensitivity(
         presets.workload("toy"),
         cluster,
         "quantum",

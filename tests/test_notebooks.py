@@ -18,7 +18,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 papermill = pytest.importorskip("papermill")
 
-from analysim.experiments import figures  # noqa: E402
+from analysim.experiments import regenerate as figures  # noqa: E402
 from analysim.faces.cli import main  # noqa: E402
 from analysim.faces.notebook_params import RULES  # noqa: E402
 

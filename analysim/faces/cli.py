@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import analysim as asim
-from analysim.experiments.figures import add_figures_command
+from analysim.experiments.regenerate import add_figures_command
 from analysim.experiments.study import DEFAULT_PRESET as STUDY_PRESET
 from analysim.faces.cli_commands import add_docs_command, add_explain_command, add_sweep_command
 from analysim.faces.cli_options import (
