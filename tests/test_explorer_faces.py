@@ -205,7 +205,7 @@ def test_the_gantt_chart_has_one_bar_per_job_run_segment():
 
 # -- timelines are steps ---------------------------------------------------------------------
 def test_timelines_hold_each_sample_until_the_next(app):
-    fig = app._timeline_figure()
+    fig = app.moment.timeline_figure()
     lines = [line for ax in fig.axes for line in ax.get_lines() if line.get_label() == "fifo"]
     assert lines and all(line.get_drawstyle() == "steps-post" for line in lines)
 
@@ -270,14 +270,14 @@ def test_explorer_figures_fit_with_long_run_names():
     for name, fig in (
         ("cdf", render.cdf_figure(runs)),
         ("timelines", render.timeline_figure(runs, 3600.0, 86400.0)),
-        ("heatmap", app._heatmap_figure()),
+        ("heatmap", app.moment.heatmap_figure()),
     ):
         assert outside_figure(fig) == [], name
 
 
 def test_the_venus_heatmap_legend_fits_all_its_columns():
     app = explore("venus", days=1, sync=True)
-    fig = app._heatmap_figure()
+    fig = app.moment.heatmap_figure()
     legend = fig.axes[0].get_legend()
     assert len(legend.get_texts()) >= 20  # the VCs holding GPUs, free, borrowed
     assert outside_figure(fig) == []
@@ -285,11 +285,11 @@ def test_the_venus_heatmap_legend_fits_all_its_columns():
 
 def test_openb_heatmaps_fit_at_full_size_and_a_tenth():
     app = explore("bundled:openb", sync=True)
-    assert outside_figure(app._heatmap_figure()) == []  # the wrapped one, its long title
+    assert outside_figure(app.moment.heatmap_figure()) == []  # the wrapped one, its long title
     app.controls["cluster_size"].value = 0.1
     app.controls["load_scale"].value = 200.0
-    assert outside_figure(app._heatmap_figure()) == []  # 122 node names under the grid
-    assert outside_figure(app._timeline_figure()) == []
+    assert outside_figure(app.moment.heatmap_figure()) == []  # 122 node names under the grid
+    assert outside_figure(app.moment.timeline_figure()) == []
 
 
 def test_outside_figure_sees_a_cut_legend():

@@ -216,7 +216,7 @@ def test_the_explorer_offers_the_fgd_placers_for_openb_and_runs_fgd():
     assert "fgd" in placement.tooltip and "fragmentation" in placement.tooltip
     assert "FGD study" in app.outputs["placer_help"].value
     # the heatmap at the moment shown: shared GPUs drawn in bands or whole, counted in the title
-    ax = app._heatmap_figure().axes[0]
+    ax = app.moment.heatmap_figure().axes[0]
     snap = app.result.snapshot(float(app.outputs["time"].value))
     several = int(snap["job_ids"].dropna().str.contains(",").sum())
     assert several > 0 and f"{several:,} GPUs held by several shares" in ax.get_title()
@@ -233,7 +233,7 @@ def test_the_explorer_offers_the_fgd_placers_for_openb_and_runs_fgd():
 
 def render_panels(app) -> list[str]:
     """The titles of the explorer's timeline panels, as drawn now."""
-    return [ax.get_title(loc="left") for ax in app._timeline_figure().axes]
+    return [ax.get_title(loc="left") for ax in app.moment.timeline_figure().axes]
 
 
 def test_a_config_naming_an_fgd_placer_offers_them_on_any_workload():

@@ -583,14 +583,14 @@ def test_the_bundled_openb_trace_queues_only_when_compressed_on_a_smaller_cluste
     app = explore("bundled:openb", sync=True)  # 7,255 jobs on 1,213 nodes, 6,212 GPUs
     assert app.controls["borrowing"].disabled  # no VC owns nodes or has a quota
     assert app.result.summary()["avg_queue_delay"] < 1.0  # a sparse trace: nobody waits
-    wrapped = app._heatmap_figure().axes[0]
+    wrapped = app.moment.heatmap_figure().axes[0]
     assert len(wrapped.get_yticklabels()) == 13  # 1,213 nodes in rows of 100
     assert app.controls["load_scale"].options[-1] == ("200×", 200.0)
     app.controls["cluster_size"].value = 0.1
     app.controls["load_scale"].value = 200.0
     assert app.cluster.total_gpus == 690 and app.message == ""
     assert app.result.summary()["avg_queue_delay"] > 3600  # 29,603 s on 2026-12-01
-    detailed = app._heatmap_figure().axes[0]  # 122 nodes: one column per node
+    detailed = app.moment.heatmap_figure().axes[0]  # 122 nodes: one column per node
     assert detailed.get_xlabel() == "node" and len(detailed.get_yticklabels()) == 8
 
 

@@ -34,14 +34,13 @@ from analysim.explorer.inputs import (
     scale_load,
     thresholds_text,
 )
+from analysim.explorer.moment import MomentView, run_guarded
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
-from analysim.explorer.units import KEY_METRICS, duration, moment, summary_html
+from analysim.explorer.units import KEY_METRICS, summary_html
 from analysim.inputs import scenarios
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.workload import Workload, uses_resources
-from analysim.results.explain import explain, waiting_jobs
-from analysim.results.spells import allocations, gpu_snapshot
 
 if TYPE_CHECKING:
     from analysim.results.result import Result
@@ -53,7 +52,6 @@ PRESETS = ("toy", "venus")
 TRACE = "trace"
 SCENARIO = "scenario: "
 CHUNKS = 20  # a run is simulated in this many slices, to move the progress bar
-MAX_LISTED = 200  # waiting jobs listed at one moment
 USER_ERRORS = (ValueError, TypeError, KeyError, PolicyError)
 
 __all__ = ["Explorer"]
@@ -104,10 +102,8 @@ class Explorer:
         self.note = ""
         self.summary: pd.DataFrame | None = None
         self.exported: dict[str, Path] = {}
-        self._spells: pd.DataFrame | None = None
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
-        self._picking = True
         self._holding = False
         options = [(name, name) for name in PRESETS]
         options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
@@ -126,9 +122,7 @@ class Explorer:
         )
         for control in self.controls.values():
             control.observe(self._on_control, names="value")
-        self.outputs["time"].observe(self._on_time, names="value")
-        self._overlay.observe(self._on_overlay, names="value")
-        self.outputs["waiting"].observe(self._on_pick, names="value")
+        self.moment = MomentView(self.outputs, self._overlay, self._lock)
         if start.startswith(SCENARIO):
             self._apply_scenario(start)
         self._enable()
@@ -508,7 +502,6 @@ class Explorer:
             else ""
         )
         self.outputs["message"].value = html.escape(self.message)
-        self._spells = None if hasattr(result, "snapshot") else allocations(result, cluster)
         notes = []
         if new_workload:
             dropped = bool(self.baseline or self.kept)
@@ -525,8 +518,7 @@ class Explorer:
             f"<div class='analysim-note'>{html.escape(self.note)}</div>" if self.note else ""
         )
         self._show_comparison()
-        self._reset_slider(result, moved=new_workload or self.runs == 1)
-        self._show_moment()
+        self.moment.show(result, cluster, moved=new_workload or self.runs == 1)
         self.outputs["status"].value = html.escape(
             f"run {self.runs}: {name_of(config.scheduler)} on {workload.name}, "
             f"{len(result.jobs):,} jobs, {cluster.total_gpus:,} GPUs — simulated in {seconds:.1f} s"
@@ -567,9 +559,8 @@ class Explorer:
         self._roles = roles
         self._show_summary()
         labelled = {name: run.result for run, name in zip(runs, names, strict=True)}
-        self._labelled = labelled
         self.outputs["cdf"].value = render.image(render.cdf_figure(labelled))
-        self._draw_timelines()
+        self.moment.compare(labelled)
 
     def _show_summary(self) -> None:
         """The summary table: the key metrics, or all with the *all metrics* box ticked."""
@@ -635,9 +626,9 @@ class Explorer:
         folder = check_export_folder(folder, "export folder")
         check_export_target(folder, "export folder")
         figures = {
-            "timelines": self._timeline_figure(),
-            "jct_cdf": render.cdf_figure(self._labelled),
-            "heatmap": self._heatmap_figure(),
+            "timelines": self.moment.timeline_figure(),
+            "jct_cdf": render.cdf_figure(self.moment.labelled),
+            "heatmap": self.moment.heatmap_figure(),
         }
         files = export.write(
             folder,
@@ -672,139 +663,9 @@ class Explorer:
         return recipe
 
     # -- the moment ---------------------------------------------------------------------------
-    def _reset_slider(self, result: Result, moved: bool) -> None:
-        slider = self.outputs["time"]
-        end = self._timeline_end()  # the slider spans the timelines' time axis
-        step = max(1.0, float(round(end / 500)))
-        value = slider.value
-        if moved or value > end:  # a new workload: the moment the queue peaks
-            value = worth_seeing(result)
-        self._picking = False
-        try:
-            slider.max = max(end, slider.min + step)
-            slider.step = step
-            slider.value = min(value, slider.max)
-            self._mirror()
-        finally:
-            self._picking = True
-
-    def _on_time(self, change: dict[str, Any]) -> None:
-        self._mirror()
-        if self._picking:  # not while a new result resets the slider
-            self._guarded(self._show_moment)
-
-    def _on_overlay(self, change: dict[str, Any]) -> None:
-        """A click on the timelines: the slider goes there (and the view follows)."""
-        slider = self.outputs["time"]
-        if abs(float(change["new"]) - float(slider.value)) > 1e-9:
-            slider.value = min(max(float(change["new"]), slider.min), slider.max)
-
-    def _mirror(self) -> None:
-        """The overlay on the timelines spans the slider's range and sits at its value."""
-        slider, overlay = self.outputs["time"], self._overlay
-        with overlay.hold_trait_notifications():
-            if overlay.max != slider.max:
-                overlay.max = slider.max
-            overlay.step = slider.step
-        if overlay.value != slider.value:
-            overlay.value = slider.value
-
-    def _on_pick(self, change: dict[str, Any]) -> None:
-        if self._picking:
-            self._guarded(self._show_why)
-
     def _guarded(self, action: Any) -> None:
-        try:
-            with self._lock:  # not while a run on the debounce thread replaces the result
-                action()
-        except Exception as exc:  # noqa: BLE001 - a callback must not raise
-            logger.exception("explorer: updating the view failed")
-            self.outputs["why"].value = html.escape(f"could not update: {exc}")
-
-    def _timeline_end(self) -> float:
-        """The end of the timelines' time axis: the latest end of the runs shown."""
-        return max(float(r.meta.get("now", 0.0)) for r in self._labelled.values()) or 1.0
-
-    def _timeline_figure(self) -> Any:
-        t = float(self.outputs["time"].value)
-        return render.timeline_figure(self._labelled, t, self._timeline_end())
-
-    def _draw_timelines(self) -> None:
-        if self.result is not None:
-            self.outputs["plots"].value = render.image(self._timeline_figure())
-
-    def _heatmap_figure(self) -> Any:
-        t = float(self.outputs["time"].value)
-        snap = gpu_snapshot(self.result, t, self.cluster, self._spells)
-        vcs = self.cluster.vcs or snap["job_vc"].dropna().unique()
-        title = f"t = {moment(t)}"
-        if "job_ids" in snap.columns:  # resource mode: how many GPUs are shared, by whom
-            held = snap["job_ids"].dropna()
-            shared = int(held.str.contains(",", regex=False).sum())
-            title += f"; {shared:,} GPU{'s' if shared != 1 else ''} held by several shares"
-        return render.heatmap_figure(snap, vcs, title)
-
-    def _show_moment(self) -> None:
-        """The moment's line on the timelines, the heatmap and the jobs waiting then."""
-        if self.result is None:
-            return
-        t = float(self.outputs["time"].value)
-        self.outputs["moment"].value = (
-            f"<b>moment shown: t = {html.escape(moment(t))}</b> of "
-            f"{html.escape(duration(float(self.outputs['time'].max)))}"
-        )
-        self._draw_timelines()
-        self.outputs["heatmap"].value = render.image(self._heatmap_figure())
-        waiting = waiting_jobs(self.result, t)
-        options = [
-            (f"{job} ({vc}, {n} GPU{'s' if n != 1 else ''})", job)
-            for job, vc, n in zip(
-                waiting["job_id"][:MAX_LISTED],
-                waiting["vc"][:MAX_LISTED],
-                waiting["num_gpus"][:MAX_LISTED],
-                strict=True,
-            )
-        ]
-        select = self.outputs["waiting"]
-        keep = select.value if select.value in {job for _, job in options} else None
-        self._picking = False  # the options change below is not the user's pick
-        try:
-            select.options = options
-            select.value = keep if keep is not None else (options[0][1] if options else None)
-        finally:
-            self._picking = True
-        self.outputs["waiting_label"].value = (
-            f"<b>{len(waiting):,} waiting job{'s' if len(waiting) != 1 else ''}</b> at "
-            f"t = {html.escape(moment(t))}"
-            + (f" (first {MAX_LISTED} listed)" if len(waiting) > MAX_LISTED else "")
-        )
-        self._show_why()
-
-    def _show_why(self) -> None:
-        if self.result is None:
-            return
-        job = self.outputs["waiting"].value
-        t = float(self.outputs["time"].value)
-        if job is None:
-            self.outputs["why"].value = f"No job is waiting at t = {html.escape(moment(t))}."
-            return
-        reason = explain(self.result, job, t, self.cluster, self._spells)
-        self.outputs["why"].value = html.escape(reason.text)
+        run_guarded(self._lock, action, self.outputs["why"])
 
     def why(self, job_id: str, time: float | None = None) -> str:
         """Why ``job_id`` waits at ``time`` (default: the slider's) in the latest result."""
-        if self.result is None:
-            raise ValueError("the explorer has no result yet: run it first (app.run_now())")
-        t = float(self.outputs["time"].value if time is None else time)
-        return explain(self.result, job_id, t, self.cluster, self._spells).text
-
-
-def worth_seeing(result: Result) -> float:
-    """A moment worth seeing: when the queue is longest (the first such moment); when no job
-    ever waits, when the most GPUs are in use."""
-    rows = result.timeline[result.timeline["vc"] == "(all)"]
-    if not len(rows):
-        return 0.0
-    waiting = rows["waiting_jobs"].to_numpy()
-    column = rows["waiting_jobs"] if waiting.max() > 0 else rows["used_gpus"]
-    return float(rows["time"].iloc[column.to_numpy().argmax()])
+        return self.moment.why(job_id, time)
