@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from analysim.results.result import Result
 
 RUN_EVENTS = ("start", "resume", "migrate")
-STOP_EVENTS = ("preempt", "reclaim", "finish")
+STOP_EVENTS = ("preempt", "reclaim", "finish", "fail", "failed")
 #: what a try found in vain besides its reason (columns of ``Decisions.tries``)
 FAILED_FLAGS = ("borrow_failed", "reclaim_failed", "migration_failed")
 SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
@@ -60,7 +60,8 @@ RESOURCES = ("GPU milli", "CPU milli", "memory MiB")
 class WaitReason:
     """Why ``job_id`` is (or is not) waiting at ``time``: a ``kind`` and the facts behind it.
 
-    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``unschedulable``, ``full``
+    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``failed`` (it failed for
+    good: ``docs/failures.md``), ``unschedulable``, ``full``
     (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
     a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
     queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
@@ -82,11 +83,15 @@ class WaitReason:
     preempted_by: tuple[str, ...] = ()
     preempted_at: float | None = None
     reclaimed: bool = False  # the stop was its borrowed GPUs taken back by their owner
+    #: failures (docs/failures.md): its last stop was a kill by a failure at this time, of
+    #: this node (None: the job's own failure)
+    failed_at: float | None = None
+    failed_node: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
     def waiting(self) -> bool:
-        return self.kind not in {"not_submitted", "running", "done", "unschedulable"}
+        return self.kind not in {"not_submitted", "running", "done", "unschedulable", "failed"}
 
     @property
     def text(self) -> str:
@@ -149,6 +154,8 @@ def _status_at(result: Result, time: float) -> np.ndarray:
         "preempt": "waiting",
         "reclaim": "waiting",
         "finish": "done",
+        "fail": "waiting",
+        "failed": "failed",
         "unschedulable": "unschedulable",
         **dict.fromkeys(RUN_EVENTS, "running"),
     }
@@ -330,7 +337,19 @@ class _Moment:
     def free_per_node(self) -> np.ndarray:
         snap = self.snapshot()
         free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
-        return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+        free = free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+        return np.where(self.down_nodes(), 0, free)
+
+    def down_nodes(self) -> np.ndarray:
+        """Per node: whether it is down now (failures: its last node event is node_down)."""
+        names = self.cluster.nodes["node"].astype(str)
+        events = _events_until(self.result, self.time)
+        kinds = events["event"].astype(str)
+        nodal = events[kinds.isin(("node_down", "node_up"))]
+        if nodal.empty:
+            return np.zeros(len(names), dtype=bool)
+        last = dict(zip(nodal["nodes"].astype(str), nodal["event"].astype(str), strict=True))
+        return names.map(last).eq("node_down").to_numpy()
 
     def lent(self, nodes: np.ndarray) -> int:
         """GPUs of these nodes (indices) held by jobs of other VCs (borrowed)."""
@@ -412,6 +431,11 @@ class _Moment:
                     **base,
                 )
             lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
+            if tried["reason"] != "quota":
+                gpus = self.cluster.nodes["gpus"].to_numpy()[domain.nodes]
+                down = int(gpus[self.down_nodes()[domain.nodes]].sum())
+                if down:
+                    detail["down"] = down
             if self.result.resource_mode and tried["reason"] == "quota":
                 detail["resources"] = self.resources(j, domain, quota=True)
             if tried["borrow_failed"]:
@@ -605,6 +629,13 @@ class _Moment:
     def _preemption(self, job_id: str) -> dict[str, Any]:
         """Who preempted the job, if its last stop was a preemption or a reclaim."""
         mine = self._events[self._events["job_id"] == job_id]
+        if not mine.empty and str(mine["event"].iloc[-1]) == "fail":
+            last = mine.iloc[-1]
+            node = last.get("from_nodes")
+            return {
+                "failed_at": float(last["time"]),
+                "failed_node": str(node) if isinstance(node, str) else None,
+            }
         if mine.empty or str(mine["event"].iloc[-1]) not in ("preempt", "reclaim"):
             return {}
         last = mine.iloc[-1]
@@ -696,10 +727,20 @@ def _describe(r: WaitReason) -> str:
         return head + f"not waiting: it is running on {r.detail.get('nodes')}."
     if r.kind == "done":
         return head + "not waiting: it has finished."
+    if r.kind == "failed":
+        return head + "not waiting: it failed for good (its own failure, without retry)."
     if r.kind == "unschedulable":
         return head + "it never runs: " + _never(r)
     text = head
-    if r.preempted_by or r.preempted_at is not None:
+    if r.failed_at is not None:
+        what = (
+            "its own failure" if r.failed_node is None else f"the failure of node {r.failed_node}"
+        )
+        text += (
+            f"it was killed by {what} at {_seconds(r.failed_at)} and restarts from its last "
+            "checkpoint. It waits because "
+        )
+    elif r.preempted_by or r.preempted_at is not None:
         by = ", ".join(r.preempted_by) or "a higher-ranked job"
         what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
         text += f"{what} by {by} at {_seconds(r.preempted_at)}. It waits because "
@@ -812,9 +853,11 @@ def _full(r: WaitReason) -> str:
     whose = whose or f"its {r.scope}"
     lent = r.detail.get("lent", 0)
     by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
+    down = r.detail.get("down", 0)
+    on_down = f", {down} on nodes down (failed)" if down else ""
     return (
-        f"{whose} is full: {r.capacity - r.free} of its {_gpus(r.capacity)} are in use"
-        f"{by_others}, {r.free} free, and it needs {r.need}."
+        f"{whose} is full: {r.capacity - r.free - down} of its {_gpus(r.capacity)} are in use"
+        f"{by_others}{on_down}, {r.free} free, and it needs {r.need}."
     )
 
 
