@@ -391,3 +391,20 @@ def test_a_node_down_is_in_the_state_and_defragmentation_leaves_it_alone():
     assert not nodes.loc[["n1", "n2", "n3"], "down"].any()
     result = sim.run().result()
     assert result.jobs["status"].eq("done").all()
+
+
+def test_the_mtbf_may_be_given_per_gpu_type():
+    nodes = TOY.nodes.copy()
+    nodes["gpu_type"] = ["V100", "V100", "A100", "A100"]
+    typed = Cluster.from_frame(nodes)
+    workload = asim.presets.workload("toy")
+    # A100 nodes fail every ~100 s, V100 nodes practically never in this run
+    result = _run(workload, typed, node_mtbf={"V100": 1e9, "A100": 100.0}, repair_time=50)
+    downs = result.events[result.events["event"] == "node_down"]
+    assert len(downs) > 0 and set(downs["nodes"].astype(str)) == {"n2", "n3"}
+    config = SimConfig(node_mtbf={"V100": 1e9, "A100": 100.0}, repair_time=50)
+    assert SimConfig.from_dict(config.to_dict()) == config
+    with pytest.raises(ValueError, match="node_mtbf gives no MTBF for GPU type 'A100'"):
+        Simulation(workload, typed, SimConfig(node_mtbf={"V100": 100.0}, repair_time=5))
+    with pytest.raises(ValueError, match=r"node_mtbf\['V100'\] must be in \(0"):
+        SimConfig(node_mtbf={"V100": -1}, repair_time=5)

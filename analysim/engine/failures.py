@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysim.engine.clock import EPS
-from analysim.inputs.failures import check_schedule_nodes
+from analysim.inputs.failures import check_schedule_nodes, mtbf_per_node
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -134,9 +134,12 @@ class Failures:
         elif config.node_mtbf is not None:
             self._rng = np.random.default_rng([config.seed, NODE_STREAM])
             self._shape = float(config.failure_shape)
-            self._scale = config.node_mtbf / math.gamma(1.0 + 1.0 / self._shape)
+            types = sim.cluster.nodes["gpu_type"].astype(str).tolist()
+            mtbf = mtbf_per_node(config.node_mtbf, types, names, sim.cluster.name)
+            mean_draw = math.gamma(1.0 + 1.0 / self._shape)  # of a Weibull of scale 1
+            self._scale = [m / mean_draw for m in mtbf]
             self._repair = float(config.repair_time)
-            first = self._scale * self._rng.weibull(self._shape, len(names))
+            first = np.array(self._scale) * self._rng.weibull(self._shape, len(names))
             self._nodes = [(due(t), _DOWN, k, math.nan) for k, t in enumerate(first.tolist())]
         heapq.heapify(self._nodes)
 
@@ -181,7 +184,7 @@ class Failures:
             if kind == _UP:
                 sim.node_up(node)
                 if self._rng is not None:
-                    after = self._scale * float(self._rng.weibull(self._shape))
+                    after = self._scale[node] * float(self._rng.weibull(self._shape))
                     heapq.heappush(nodes, (self.clock.due(t + after), _DOWN, node, math.nan))
             else:
                 for j in self._jobs_on(node):

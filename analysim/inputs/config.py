@@ -75,7 +75,8 @@ class SimConfig:
     seed: seed of the run's random generator (random placement, ties).
     leap: jump over steps where nothing can happen (identical results, much faster).
     node_mtbf: mean seconds between failures of each node (drawn from the seed; ``None``: no
-        drawn failures); a failed node's jobs are killed and it is down ``repair_time`` s.
+        drawn failures), or a dict of them per GPU type; a failed node's jobs are killed and
+        it is down ``repair_time`` s.
     failure_shape: the Weibull shape of the times between failures (1: exponential).
     repair_time: seconds a failed node stays down (needed with ``node_mtbf``).
     checkpoint_every: seconds of run between a job's checkpoints, each costing its
@@ -105,7 +106,7 @@ class SimConfig:
     sample_every: float = 300.0
     seed: int = 0
     leap: bool = True
-    node_mtbf: float | None = None
+    node_mtbf: float | dict[str, float] | None = None
     failure_shape: float = 1.0
     repair_time: float | None = None
     checkpoint_every: float | None = None

@@ -117,7 +117,9 @@ def check_failure_settings(config: Any) -> None:
     Python numbers by the caller)."""
     for name in SECONDS_FIELDS:
         value = getattr(config, name)
-        if value is not None:
+        if name == "node_mtbf" and isinstance(value, Mapping):
+            _check_mtbf_per_type(value)
+        elif value is not None:
             if isinstance(value, (bool, np.bool_)):
                 plain_number(value, f"SimConfig: {name}")
             # an interval or a mean time between failures must be > 0; a repair or restart
@@ -139,6 +141,30 @@ def check_failure_settings(config: Any) -> None:
             "SimConfig: give node failures either as a schedule (failures) or drawn "
             "(node_mtbf), not both"
         )
+
+
+def _check_mtbf_per_type(values: Mapping) -> None:
+    """``node_mtbf`` given per GPU type: ``{type: seconds > 0}``, at least one."""
+    if not values:
+        raise ValueError("SimConfig: node_mtbf per GPU type must name at least one type")
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise ValueError(f"SimConfig: node_mtbf's GPU types must be text, got {key!r}")
+        seconds(value, f"SimConfig: node_mtbf[{key!r}]")
+
+
+def mtbf_per_node(mtbf: Any, gpu_types: Sequence[str], names: Sequence[str], cluster: str):
+    """Each node's MTBF: ``mtbf`` for all, or (a dict) its GPU type's; a type the dict does
+    not name is an error naming it and a node of it."""
+    if not isinstance(mtbf, Mapping):
+        return [float(mtbf)] * len(gpu_types)
+    for gpu_type, name in zip(gpu_types, names, strict=True):
+        if gpu_type not in mtbf:
+            raise ValueError(
+                f"SimConfig: node_mtbf gives no MTBF for GPU type {gpu_type!r} (node {name!r} "
+                f"of cluster {cluster!r}); it names {sorted(mtbf)}"
+            )
+    return [float(mtbf[t]) for t in gpu_types]
 
 
 def failures_configured(config: Any) -> bool:
@@ -171,5 +197,6 @@ __all__ = [
     "check_schedule_nodes",
     "failure_schedule",
     "failures_configured",
+    "mtbf_per_node",
     "schedule_records",
 ]
