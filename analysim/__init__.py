@@ -7,6 +7,7 @@ from analysim.experiments.saturation import saturate
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.workload import Workload
+from analysim.policies.costs import young_daly_interval
 from analysim.results.result import Result
 from analysim.sharing import SHARE_PLACERS
 from analysim.simulate import simulate
@@ -27,6 +28,7 @@ __all__ = [
     "saturate",
     "simulate",
     "traces",
+    "young_daly_interval",
 ]
 __version__ = VERSION
 

@@ -46,6 +46,14 @@ def test_defaults():
         "sample_every",
         "seed",
         "leap",
+        "node_mtbf",
+        "failure_shape",
+        "repair_time",
+        "checkpoint_every",
+        "restart_overhead",
+        "failures",
+        "job_failure_prob",
+        "retry_failed",
     ]
 
 

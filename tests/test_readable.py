@@ -8,7 +8,7 @@ import pytest
 
 from analysim.faces.cli import main
 from analysim.results import readable
-from analysim.results.metrics import RESOURCE_FIELDS, SUMMARY_FIELDS
+from analysim.results.metrics import FAILURE_FIELDS, RESOURCE_FIELDS, SUMMARY_FIELDS
 
 
 @pytest.mark.parametrize(
@@ -56,9 +56,13 @@ def test_every_summary_metric_has_a_unit_or_is_a_count():
         "migrated_jobs",
         "reclaims",
         "avg_blocked_jobs",
+        "restarts",
+        "failed_jobs",
     }
-    # resource mode adds FGD's fragmentation (docs/semantics.md)
-    assert set(SUMMARY_FIELDS) | set(RESOURCE_FIELDS) == set(readable.UNITS) | counts
+    # resource mode adds FGD's fragmentation (docs/semantics.md), failures what they cost
+    # (docs/failures.md)
+    fields = set(SUMMARY_FIELDS) | set(RESOURCE_FIELDS) | set(FAILURE_FIELDS)
+    assert fields == set(readable.UNITS) | counts
 
 
 def test_the_cli_summary_shows_units_and_readable_numbers(capsys):

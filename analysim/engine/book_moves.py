@@ -343,8 +343,8 @@ class BookMoves:
                 moved = False
                 for _, _, node in sorted(used, key=lambda u: (u[0], -u[1], u[2])):
                     jobs = on_node.get(node, [])
-                    if len(jobs) != jobs_on.get(node, 0):
-                        continue
+                    if not jobs or len(jobs) != jobs_on.get(node, 0):
+                        continue  # (a node in use without jobs is down: nothing to move)
                     avoid = empty | {node}
                     if bounds and not all(self._could_leave(r, avoid, leaves) for r in jobs):
                         continue  # one of them has nowhere else to go

@@ -91,6 +91,10 @@ class Ledger:
             else [0.0] * len(capacity)
         )
         self._node_group: list[list[int]] = [[] for _ in range(len(capacity))]
+        #: nodes down (failed, until repaired): none of their GPUs is free; in resource mode
+        #: the claim that holds the whole node on the book while it is down
+        self.down = np.zeros(len(capacity), dtype=bool)
+        self.down_claims: dict[int, Claim] = {}
 
     @property
     def unit(self) -> int:
@@ -237,6 +241,46 @@ class Ledger:
             for g in self._node_group[node]:
                 self.group_free[g] += delta
 
+    # -- nodes that fail ----------------------------------------------------------------------
+    def node_down(self, node: int) -> None:
+        """``node`` fails: no job may be placed on it until :meth:`node_up`. Its jobs must
+        have been released first (checked)."""
+        name = self.node_names[node]
+        if self.down[node]:
+            raise PolicyError(f"internal: node {name} is down already")
+        if self.book is not None:
+            book = self.book
+            gpus = tuple(range(int(self.capacity[node])))
+            claim = (node, gpus, int(book.nodes.cpu[node]), int(book.nodes.memory[node]), MILLI)
+            book.take(claim, None)  # checked there: every GPU, CPU and memory is free
+            self.down_claims[node] = claim
+            self._refresh([node])
+        else:
+            if self.free[node] != self.capacity[node]:
+                raise PolicyError(f"internal: node {name} goes down with jobs on it")
+            count = int(self.free[node])
+            self.free[node] = 0
+            self.free_slots[node].clear()
+            for g in self._node_group[node]:
+                self.group_free[g] -= count
+        self.down[node] = True
+
+    def node_up(self, node: int) -> None:
+        """``node`` is repaired: its GPUs are free again."""
+        if not self.down[node]:
+            raise PolicyError(f"internal: node {self.node_names[node]} is not down")
+        self.down[node] = False
+        if self.book is not None:
+            self.book.give(self.down_claims.pop(node), None)
+            self._refresh([node])
+            return
+        count = int(self.capacity[node])
+        self.free[node] = count
+        offset = int(self.gpu_offset[node])
+        self.free_slots[node][:] = range(offset, offset + count)
+        for g in self._node_group[node]:
+            self.group_free[g] += count
+
     # -- reading ------------------------------------------------------------------------------
     def held_by_vc(self) -> list[int]:
         """GPUs each VC's jobs hold, own and borrowed."""
@@ -255,6 +299,9 @@ class Ledger:
                     index = int(self.gpu_offset[node]) + g
                     holders[index].append(j)
                     used[index] += milli
+        for node in self.down_claims:  # a node down holds all its GPUs
+            start = int(self.gpu_offset[node])
+            used[start : start + int(self.capacity[node])] += MILLI
         if (used > MILLI).any():
             raise PolicyError("internal: a GPU is over 1000 milli")
         left = np.concatenate(
@@ -279,7 +326,7 @@ class Ledger:
                 owner[slots] = j
         held = np.zeros(len(self.capacity), dtype=np.int64)
         np.add.at(held, np.repeat(np.arange(len(self.capacity)), self.capacity), owner >= 0)
-        if (held + self.free != self.capacity).any():
+        if (held + self.free + np.where(self.down, self.capacity, 0) != self.capacity).any():
             raise PolicyError("internal: free GPU counts disagree with the GPUs held")
         return owner
 

@@ -21,6 +21,12 @@ EVENT_NAMES = np.array(
     ["submit", "start", "resume", "preempt", "finish", "unschedulable", "migrate", "reclaim"],
     dtype=object,
 )
+# with failures configured (``engine/failures.py``): a job killed by a failure that waits to
+# restart, a job that failed for good, and a node going down and coming back up (job -1)
+FAIL, FAILED, NODE_DOWN, NODE_UP = range(8, 12)
+FAILURE_EVENT_NAMES = np.array(
+    [*EVENT_NAMES, "fail", "failed", "node_down", "node_up"], dtype=object
+)
 
 
 # why a tried job did not start (the low bits of a try's code)
@@ -62,7 +68,9 @@ class Records:
     RESERVED = RESERVED
     ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
-    def __init__(self, memo: bool = True) -> None:
+    def __init__(self, memo: bool = True, failures: bool = False) -> None:
+        if failures:  # the event names of a run with failures (the others keep theirs)
+            self.EVENT_NAMES = FAILURE_EVENT_NAMES
         self.event_time: list[float] = []
         self.event_kind: list[int] = []
         self.event_job: list[int] = []

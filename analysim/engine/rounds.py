@@ -248,6 +248,15 @@ class Rounds(EasyBackfill, Evictions):
         self.epoch[group] += 1
         self._evict_epoch[group] += 1
 
+    def nodes_changed(self, groups: list[int]) -> None:
+        """A node of ``groups`` went down or came back up (failures): every memo and
+        reservation of those groups is made again, as after a release."""
+        for group in groups:
+            self._releases[group] += 1
+            self.epoch[group] += 1
+            self._evict_epoch[group] += 1
+            self._reservations[group].clear()
+
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
         bisect.insort(self._waiting_ranks[self._group[j]], self._rank_of[j])

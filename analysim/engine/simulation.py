@@ -32,13 +32,18 @@ import numpy as np
 
 from analysim.engine.book import SPREADER, cluster_book, fgd_meter, job_asks
 from analysim.engine.clock import EPS, Clock, on_multiple
+from analysim.engine.failures import Failures
 from analysim.engine.flags import Flags
 from analysim.engine.jobs import JobFacts
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.ledger import Ledger
 from analysim.engine.records import (
+    FAIL,
+    FAILED,
     FINISH,
     MIGRATE,
+    NODE_DOWN,
+    NODE_UP,
     PREEMPT,
     RECLAIM,
     REJECT,
@@ -58,11 +63,13 @@ from analysim.errors import PolicyError
 from analysim.inputs.arguments import simulation_arguments
 from analysim.inputs.config import SimConfig
 from analysim.inputs.domains import Domain, build_partition
+from analysim.inputs.failures import failures_configured
 from analysim.inputs.validation import check_samples, seconds
 from analysim.inputs.workload import uses_resources
 from analysim.policies import PLACERS
 from analysim.policies.placement import Placer, Topology
 from analysim.policies.scheduling import DONE, PENDING, RUNNING, UNSCHEDULABLE, WAITING
+from analysim.policies.scheduling import FAILED as FAILED_STATUS
 from analysim.sharing.placers import share_placer_of
 from analysim.sharing.resources import MILLI
 
@@ -124,6 +131,9 @@ class Simulation:
         self.facts = self._job_facts()
         self._init_cluster()
         self._init_records()
+        #: node failures, jobs' own failures and checkpoints (``engine/failures.py``); None
+        #: when the config asks for none (the engine then never calls it)
+        self.failures = Failures(self) if failures_configured(self.config) else None
         self.decider = Rounds(self)
         self.tenancy = Tenancy(self)
 
@@ -362,7 +372,7 @@ class Simulation:
         self.group_waiting = [0] * groups
         self.active = 0
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
-        self.records = Records(memo=self.shortcuts.memos)
+        self.records = Records(memo=self.shortcuts.memos, failures=failures_configured(self.config))
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
         self.size_buckets = sorted(set(self._gpus))
         bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
@@ -538,6 +548,7 @@ class Simulation:
             n_rounds=len(records.rounds),
             n_tries=len(records.try_job),
             samples=self._samples_until_now(),
+            failures=None if self.failures is None else self.failures.record(),
         )
 
     def _samples_until_now(self) -> list[tuple]:
@@ -578,6 +589,8 @@ class Simulation:
             heapq.heappop(completions)  # the end of a run that was cut short: nothing happens
         if completions and completions[0][0] < soonest:
             soonest = self.completions[0][0]
+        if self.failures is not None:
+            soonest = min(soonest, self.failures.next_time())
         if self.n_waiting:
             round_time = self.decider.next_full_round(soonest)
             if round_time is not None:
@@ -598,7 +611,12 @@ class Simulation:
         if clock.next_sample < t:  # (most steps take no sample: the cheap test first)
             self._account(t)
         clock.advance_to(t)
-        touched = self._finish_due(t) | self._arrive_due(t)
+        failures = self.failures
+        if failures is None:
+            touched = self._finish_due(t) | self._arrive_due(t)
+        else:  # own failures before the runs that end then, nodes after (engine/failures.py)
+            touched = failures.own_failures_due(t) | self._finish_due(t)
+            touched |= failures.nodes_due(t) | self._arrive_due(t)
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
                 touched |= self.tenancy.defragment()
@@ -694,6 +712,8 @@ class Simulation:
         remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
         version = self.versions[j] + 1
         self.versions[j] = version
+        if self.failures is not None:
+            self.failures.started(j)
         end = self.clock.now + float(self.remaining[j]) / float(self.rate[j])
         due = self.clock.due(end)
         heapq.heappush(self.completions, (due, end, j, version))
@@ -717,6 +737,8 @@ class Simulation:
         self.attained[j] += elapsed * self._gpus[j]
         self.remaining[j] -= elapsed * float(self.rate[j])  # (x * 1.0 is x)
         self.since[j] = at
+        if self.failures is not None:
+            self.failures.stopped(j, at)
         self.ledger.release(j, at, elapsed)
         del self.running[self._group[j]][j]
         self.decider.released(j)
@@ -738,6 +760,46 @@ class Simulation:
         if self.las is not None:
             self.las.stopped(j)
         self.records.record(now, kind, j, nodes, cause=cause)
+
+    def kill(self, j: int, at: float, restart: bool, node: int | None = None) -> None:
+        """Running job ``j`` is killed at ``at`` by a failure (of ``node``, or its own): it
+        loses the work since its last checkpoint and waits to run again (``restart``, paying
+        the restart overhead), or ends ``failed``."""
+        nodes = self.ledger.last_nodes[j]
+        self._stop_running(j, at)
+        self.failures.lose(j, restart)
+        self.versions[j] += 1
+        if restart:
+            self.status[j] = WAITING
+            self._enqueue(j)
+            if self.las is not None:
+                self.las.stopped(j)
+        else:
+            self.status[j] = FAILED_STATUS
+            self.end[j] = at
+            if self.las is not None:
+                self.las.finished(j)
+            self.finished += 1
+            self.active -= 1
+        left = None if node is None else np.array([node])
+        self.records.record(at, FAIL if restart else FAILED, j, nodes, left=left)
+
+    def node_down(self, node: int) -> None:
+        """``node`` fails (its jobs killed first): no job is placed on it until it is up."""
+        self.changes += 1
+        self.ledger.node_down(node)
+        self._nodes_changed(node, NODE_DOWN)
+
+    def node_up(self, node: int) -> None:
+        """``node`` is repaired: its GPUs are free again."""
+        self.changes += 1
+        self.ledger.node_up(node)
+        self._nodes_changed(node, NODE_UP)
+
+    def _nodes_changed(self, node: int, kind: int) -> None:
+        groups = [g for g, nodes in enumerate(self.group_nodes) if node in nodes]
+        self.decider.nodes_changed(groups)
+        self.records.record(self.clock.now, kind, -1, np.array([node]))
 
     def migrate(
         self,
@@ -826,7 +888,18 @@ class Simulation:
     def sample_counters(self) -> tuple:
         """The per-VC counters of a timeline sample: GPUs used, running jobs, waiting jobs,
         GPUs the waiting jobs ask for, GPUs borrowed; in resource mode GPUs used and borrowed
-        in GPU milli / 1000, and FGD's fragmentation last."""
+        in GPU milli / 1000, and FGD's fragmentation; with failures, the nodes and GPUs down
+        last."""
+        if self.failures is not None:
+            down = self.ledger.down
+            return (
+                *self._counters(),
+                int(down.sum()),
+                int(self.capacity[down].sum()),
+            )
+        return self._counters()
+
+    def _counters(self) -> tuple:
         if self.resource_mode:
             return (
                 tuple(u / MILLI for u in self.ledger.vc_used),

@@ -93,6 +93,9 @@ class RunRecord:
     n_tries: int
     #: the timeline samples up to now: (first time, how many, counters, capture) runs
     samples: list[tuple[Any, ...]]
+    #: with failures configured: per job its restarts, lost and useful run time, and the
+    #: nodes down (``engine/failures.FailureRecord``); None otherwise
+    failures: Any = None
 
     @property
     def n_jobs(self) -> int:

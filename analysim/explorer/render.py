@@ -320,7 +320,7 @@ def waiting_spells(events: pd.DataFrame, now: float) -> pd.DataFrame:
         if time > now + 1e-9:
             break
         info[job] = (vc, gpus)
-        if kind in ("submit", "preempt", "reclaim"):
+        if kind in ("submit", "preempt", "reclaim", "fail"):
             since.setdefault(job, float(time))
         elif kind in ("start", "resume", "unschedulable") and job in since:
             start = since.pop(job)

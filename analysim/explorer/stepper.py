@@ -201,12 +201,17 @@ def _what_happened(events: pd.DataFrame, now: float) -> str:
         "migrate": "migrated to",
         "reclaim": "reclaimed from",
         "unschedulable": "is unschedulable",
+        "fail": "killed by a failure on",
+        "failed": "failed for good on",
     }
     here = events[(events["time"] - now).abs() < 1e-9]
     parts = []
     for kind, job, nodes in zip(
         here["event"].astype(str), here["job_id"], here["nodes"].astype(object), strict=True
     ):
+        if kind in ("node_down", "node_up"):  # failures: no job
+            parts.append(f"node {nodes} {'went down' if kind == 'node_down' else 'came back up'}")
+            continue
         verb = verbs.get(kind, kind)
         where = f" {nodes}" if verb.endswith((" on", " from", " to")) and pd.notna(nodes) else ""
         parts.append(f"{job} {verb}{where}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from analysim.inputs.failures import check_failure_settings, failure_schedule, schedule_records
 from analysim.inputs.validation import MAX_SEED, bounded, period
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
@@ -18,7 +19,20 @@ from analysim.sharing.placers import share_placer_of
 
 BACKFILL_MODES = (False, True, "easy")
 """The values of ``SimConfig.backfill``: none, without reservation, EASY (with one)."""
-NUMERIC_FIELDS = ("step", "quantum", "sample_every", "defrag_every", "borrow_limit", "seed")
+NUMERIC_FIELDS = (
+    "step",
+    "quantum",
+    "sample_every",
+    "defrag_every",
+    "borrow_limit",
+    "seed",
+    "node_mtbf",
+    "failure_shape",
+    "repair_time",
+    "checkpoint_every",
+    "restart_overhead",
+    "job_failure_prob",
+)
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
 
@@ -60,6 +74,21 @@ class SimConfig:
     sample_every: seconds between rows of ``Result.timeline``.
     seed: seed of the run's random generator (random placement, ties).
     leap: jump over steps where nothing can happen (identical results, much faster).
+    node_mtbf: mean seconds between failures of each node (drawn from the seed; ``None``: no
+        drawn failures), or a dict of them per GPU type; a failed node's jobs are killed and
+        it is down ``repair_time`` s.
+    failure_shape: the Weibull shape of the times between failures (1: exponential).
+    repair_time: seconds a failed node stays down (needed with ``node_mtbf``).
+    checkpoint_every: seconds of run between a job's checkpoints, each costing its
+        ``checkpoint_cost`` (``None``: none; a killed job loses the work since its last
+        checkpoint, preemption or start).
+    restart_overhead: seconds a killed job pays when it runs again (``None``: 0).
+    failures: a table of node downtimes, columns ``node, down, up`` (seconds), as a DataFrame
+        or records (kept as a tuple of ``(node, down, up)``); ``None``: none.
+    job_failure_prob: the probability that a job fails by itself, once, early in its run
+        (after an exponential time of mean 300 s of work, at most its duration).
+    retry_failed: whether a job that failed by itself restarts (else it ends ``failed``).
+    ``docs/failures.md`` gives the failure rules.
     """
 
     scheduler: PolicySpec = "fifo"
@@ -77,6 +106,14 @@ class SimConfig:
     sample_every: float = 300.0
     seed: int = 0
     leap: bool = True
+    node_mtbf: float | dict[str, float] | None = None
+    failure_shape: float = 1.0
+    repair_time: float | None = None
+    checkpoint_every: float | None = None
+    restart_overhead: float | None = None
+    failures: Any = None
+    job_failure_prob: float = 0.0
+    retry_failed: bool = False
 
     def __post_init__(self) -> None:
         self._plain_numbers()
@@ -101,6 +138,8 @@ class SimConfig:
             raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
         bounded(self.seed, "SimConfig: seed", low=0, high=MAX_SEED, whole=True)
         self._check_defrag_and_borrowing()
+        object.__setattr__(self, "failures", failure_schedule(self.failures))
+        check_failure_settings(self)
         # fail now, not mid-run, on an unknown policy or bad parameters
         self.make_scheduler()
         self.make_placer()
@@ -170,7 +209,9 @@ class SimConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-serialisable values; policy instances become their specs."""
-        return {name: spec_of(getattr(self, name)) for name in self.fields()}
+        plain = {name: spec_of(getattr(self, name)) for name in self.fields()}
+        plain["failures"] = schedule_records(self.failures)
+        return plain
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -1,6 +1,13 @@
 """Scheduling, placement and cost policies, chosen by name or by passing an instance."""
 
-from analysim.policies.costs import COSTS, Constant, CostModel, PerJob, SizeScaled
+from analysim.policies.costs import (
+    COSTS,
+    Constant,
+    CostModel,
+    PerJob,
+    SizeScaled,
+    young_daly_interval,
+)
 from analysim.policies.placement import PLACERS, Placer, Topology
 from analysim.policies.registry import Policy, Registry
 from analysim.policies.scheduling import (
@@ -33,4 +40,5 @@ __all__ = [
     "Scheduler",
     "SizeScaled",
     "Topology",
+    "young_daly_interval",
 ]

@@ -104,3 +104,14 @@ class PerJob(CostModel):
                 f"per_job cost: column {self.column!r} must be seconds >= 0; bad rows {rows}"
             )
         return values
+
+
+def young_daly_interval(checkpoint_cost: float, mtbf: float) -> float:
+    """Young's (1974) first-order optimal checkpoint interval, ``sqrt(2 * cost * MTBF)``
+    seconds, for a job whose checkpoint costs ``checkpoint_cost`` seconds and whose mean time
+    between failures is ``mtbf`` seconds (Daly 2006 refines it; with a cost much smaller than
+    the MTBF the two agree). For a job on ``n`` nodes that each fail with MTBF ``m``, pass
+    ``m / n``: the job fails when any of its nodes does."""
+    cost = seconds(checkpoint_cost, "young_daly_interval: checkpoint_cost", positive=False)
+    mean = seconds(mtbf, "young_daly_interval: mtbf")
+    return float(np.sqrt(2.0 * cost * mean))

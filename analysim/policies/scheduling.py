@@ -20,7 +20,9 @@ from analysim.policies.registry import Policy, Registry
 
 #: job status codes, shared by the engine and the views policies see
 PENDING, WAITING, RUNNING, DONE, UNSCHEDULABLE = 0, 1, 2, 3, 4
-STATUS_NAMES = ("pending", "waiting", "running", "done", "unschedulable")
+#: a job that failed for good (with failures configured: ``docs/failures.md``)
+FAILED = 5
+STATUS_NAMES = ("pending", "waiting", "running", "done", "unschedulable", "failed")
 
 
 class _lazy:  # noqa: N801 - used as a decorator, like functools.cached_property

@@ -60,7 +60,8 @@ RESOURCES = ("GPU milli", "CPU milli", "memory MiB")
 class WaitReason:
     """Why ``job_id`` is (or is not) waiting at ``time``: a ``kind`` and the facts behind it.
 
-    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``unschedulable``, ``full``
+    ``kind`` is one of ``not_submitted``, ``running``, ``done``, ``failed`` (it failed for
+    good: ``docs/failures.md``), ``unschedulable``, ``full``
     (fewer GPUs free to it than it needs; ``scope`` says whose: ``"VC a"``, ``"quota of VC
     a"``, ``"cluster"``), ``fragmented``, ``ranked_behind`` (``blocker``: the first job of its
     queue the round tried in vain; ``ahead`` names it) or ``next_round`` (its group's last
@@ -82,11 +83,15 @@ class WaitReason:
     preempted_by: tuple[str, ...] = ()
     preempted_at: float | None = None
     reclaimed: bool = False  # the stop was its borrowed GPUs taken back by their owner
+    #: failures (docs/failures.md): its last stop was a kill by a failure at this time, of
+    #: this node (None: the job's own failure)
+    failed_at: float | None = None
+    failed_node: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
     def waiting(self) -> bool:
-        return self.kind not in {"not_submitted", "running", "done", "unschedulable"}
+        return self.kind not in {"not_submitted", "running", "done", "unschedulable", "failed"}
 
     @property
     def text(self) -> str:
@@ -169,7 +174,19 @@ class _Moment:
     def free_per_node(self) -> np.ndarray:
         snap = self.snapshot()
         free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
-        return free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+        free = free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
+        return np.where(self.down_nodes(), 0, free)
+
+    def down_nodes(self) -> np.ndarray:
+        """Per node: whether it is down now (failures: its last node event is node_down)."""
+        names = self.cluster.nodes["node"].astype(str)
+        events = events_until(self.result, self.time)
+        kinds = events["event"].astype(str)
+        nodal = events[kinds.isin(("node_down", "node_up"))]
+        if nodal.empty:
+            return np.zeros(len(names), dtype=bool)
+        last = dict(zip(nodal["nodes"].astype(str), nodal["event"].astype(str), strict=True))
+        return names.map(last).eq("node_down").to_numpy()
 
     def lent(self, nodes: np.ndarray) -> int:
         """GPUs of these nodes (indices) held by jobs of other VCs (borrowed)."""
@@ -251,6 +268,11 @@ class _Moment:
                     **base,
                 )
             lent = self.lent(domain.nodes) if scope.startswith(("VC", "shared")) else 0
+            if tried["reason"] != "quota":
+                gpus = self.cluster.nodes["gpus"].to_numpy()[domain.nodes]
+                down = int(gpus[self.down_nodes()[domain.nodes]].sum())
+                if down:
+                    detail["down"] = down
             if self.result.resource_mode and tried["reason"] == "quota":
                 detail["resources"] = self.resources(j, domain, quota=True)
             if tried["borrow_failed"]:
@@ -444,6 +466,13 @@ class _Moment:
     def _preemption(self, job_id: str) -> dict[str, Any]:
         """Who preempted the job, if its last stop was a preemption or a reclaim."""
         mine = self._events[self._events["job_id"] == job_id]
+        if not mine.empty and str(mine["event"].iloc[-1]) == "fail":
+            last = mine.iloc[-1]
+            node = last.get("from_nodes")
+            return {
+                "failed_at": float(last["time"]),
+                "failed_node": str(node) if isinstance(node, str) else None,
+            }
         if mine.empty or str(mine["event"].iloc[-1]) not in ("preempt", "reclaim"):
             return {}
         last = mine.iloc[-1]

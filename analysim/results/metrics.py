@@ -52,6 +52,9 @@ SUMMARY_FIELDS = (
 )
 #: in resource mode only (``docs/semantics.md``): FGD's fragmentation, time-averaged
 RESOURCE_FIELDS = ("avg_fgd_frag_milli",)
+#: with failures configured (``docs/failures.md``): restarts, jobs failed for good, the
+#: GPU-seconds of work lost to failures and the useful share of the GPU-seconds held
+FAILURE_FIELDS = ("restarts", "failed_jobs", "lost_gpu_seconds", "goodput_ratio")
 SAMPLED = ("avg_fragmented_gpus", "avg_blocked_jobs", "avg_frag_index", "idle_while_waiting")
 ALL = "(all)"
 
@@ -106,7 +109,9 @@ def summarize(
     values.update(dict.fromkeys(SAMPLED, float("nan")))
     if user is None:
         values.update(_capacity_metrics(jobs, meta, vc))
-    fields = list(SUMMARY_FIELDS) + [f for f in RESOURCE_FIELDS if f in values]
+    if "lost_seconds" in subset.columns:
+        values.update(_failure_metrics(subset))
+    fields = list(SUMMARY_FIELDS) + [f for f in (*RESOURCE_FIELDS, *FAILURE_FIELDS) if f in values]
     return pd.Series(values, name=user or vc or "cluster", dtype=float)[fields]
 
 
@@ -133,6 +138,28 @@ def _capacity_metrics(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None) 
         if name in means:
             values[name] = float(means[name])
     return values
+
+
+def _failure_metrics(jobs: pd.DataFrame) -> dict[str, float]:
+    """Restarts, jobs failed for good, GPU-seconds lost to failures, and the goodput ratio:
+    GPU-seconds of work kept over GPU-seconds held (NaN when none were held)."""
+    gpus = _gpu_weights(jobs)
+    held = float((jobs["run_time"].fillna(0) * gpus).sum())
+    useful = float((jobs["useful_seconds"] * gpus).sum())
+    return {
+        "restarts": int(jobs["restarts"].sum()),
+        "failed_jobs": int((jobs["status"] == "failed").sum()),
+        "lost_gpu_seconds": float((jobs["lost_seconds"] * gpus).sum()),
+        "goodput_ratio": useful / held if held > 0 else float("nan"),
+    }
+
+
+def _gpu_weights(jobs: pd.DataFrame) -> pd.Series:
+    """GPUs each job holds; a share (``gpu_milli``) counts as that fraction of a GPU."""
+    gpus = jobs["num_gpus"].astype(float)
+    if "gpu_milli" in jobs.columns:
+        gpus = gpus * jobs["gpu_milli"].astype(float) / 1000
+    return gpus
 
 
 def _column(jobs: pd.DataFrame, name: str) -> pd.Series:

@@ -36,6 +36,8 @@ UNITS: dict[str, str] = {
     "avg_fgd_frag_milli": "milli",
     "idle_while_waiting": "fraction",
     "jain_fairness": "0-1",
+    "lost_gpu_seconds": "GPU-s",  # work lost to failures (docs/failures.md)
+    "goodput_ratio": "fraction",
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 

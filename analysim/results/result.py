@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.inputs.validation import writable_output
-from analysim.policies.scheduling import STATUS_NAMES
+from analysim.policies.scheduling import DONE, FAILED, STATUS_NAMES
 from analysim.results import metrics
 from analysim.results.decisions import build_decisions, decision_frames, decisions_from_frames
 from analysim.results.format import MANIFEST, RESULT_JSON, manifest_for, read_result_files
@@ -284,7 +284,7 @@ class _Layout:
 
 
 _TAKES = ("start", "resume", "migrate")
-_RELEASES = ("preempt", "reclaim", "finish")
+_RELEASES = ("preempt", "reclaim", "finish", "fail", "failed")
 
 
 def _events_until(
@@ -479,6 +479,8 @@ def build_result(run: RunRecord) -> Result:
         jobs.insert(4, "gpu_type", jobs_in["gpu_type"].to_numpy())
     if run.rate is not None:  # a performance model is in use (docs/performance.md)
         _add_rates(jobs, jobs_in, run)
+    if run.failures is not None:  # failures configured (docs/failures.md)
+        _add_failures(jobs, run)
     samples = run.samples
     # built when first read, from what was recorded up to now (the records only grow)
     events = partial(_events_frame, run, run.records.EVENT_NAMES, run.n_events)
@@ -510,6 +512,18 @@ def build_result(run: RunRecord) -> Result:
     }
     decisions = partial(build_decisions, run, run.n_rounds, run.n_tries)
     return Result(jobs, events, timeline, run.config.to_dict(), meta, decisions)
+
+
+def _add_failures(jobs: pd.DataFrame, run: RunRecord) -> None:
+    """With failures configured: each job's final ``state`` (COMPLETED, FAILED; None while
+    it has not ended), its ``restarts`` after failures, and the run time it lost to
+    failures (``lost_seconds``) and spent on work it kept (``useful_seconds``)."""
+    failed = run.status == FAILED
+    state = np.where(run.status == DONE, "COMPLETED", np.where(failed, "FAILED", None))
+    jobs["state"] = state.astype(object)
+    jobs["restarts"] = run.failures.restarts
+    jobs["lost_seconds"] = run.failures.lost
+    jobs["useful_seconds"] = run.failures.useful
 
 
 def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> None:
@@ -566,13 +580,22 @@ def _events_frame(run: RunRecord, names: np.ndarray, count: int) -> pd.DataFrame
         j = records.event_cause.get(i)
         if j is not None:
             cause[position] = run.job_ids[j]
+    job_ids, vc, gpus = run.job_ids[job], run.job_vc[job], run.gpus[job]
+    nodeless = job < 0  # a node going down or up (failures): no job; the node's GPUs
+    if nodeless.any():
+        job_ids = job_ids.astype(object)
+        job_ids[nodeless] = None
+        vc, gpus = vc.copy(), gpus.copy()
+        vc[nodeless] = -1
+        nodes = [records.event_nodes[i] for i in order[nodeless].tolist()]
+        gpus[nodeless] = [int(run.capacity[n].sum()) for n in nodes]
     return pd.DataFrame(
         {
             "time": time[order],
             "event": pd.Categorical.from_codes(kind, categories=list(names)),
-            "job_id": run.job_ids[job],
-            "vc": pd.Categorical.from_codes(run.job_vc[job], categories=run.partition.vc_names),
-            "num_gpus": run.gpus[job],
+            "job_id": job_ids,
+            "vc": pd.Categorical.from_codes(vc, categories=run.partition.vc_names),
+            "num_gpus": gpus,
             "nodes": _node_lists(run.node_names, [records.event_nodes[i] for i in at]),
             "gpus": _gpu_lists(run, [records.event_gpus[i] for i in at]),
             "from_nodes": _joined_names(run.node_names, [records.event_from.get(i) for i in at]),
@@ -601,6 +624,9 @@ def _sample_arrays(run: RunRecord, samples: list) -> dict[str, np.ndarray]:
     }
     if run.resource_mode:
         out["fgd_frag_milli"] = np.array([s[5] for s in snaps], dtype=float)
+    if run.failures is not None:  # the nodes and GPUs down, last in each sample
+        out["down_nodes"] = np.array([s[-2] for s in snaps], dtype=np.int64)
+        out["down_gpus"] = np.array([s[-1] for s in snaps], dtype=np.int64)
     out.update(measure(run, list(captures)))
     out["starts"] = np.array(starts, dtype=float)
     out["counts"] = np.array(counts, dtype=np.int64)
@@ -648,6 +674,8 @@ def _sample_means(run: RunRecord, samples: list) -> dict[str, dict[str, float]]:
     free = _vc_free(run, arrays["used"])
     idle_waiting = (free > 0) & (arrays["waiting"] > 0)
     cluster_free = float(run.capacity.sum()) - arrays["used"].sum(1) - arrays["borrowed"].sum(1)
+    if "down_gpus" in arrays:  # failures: GPUs down are not free
+        cluster_free = cluster_free - arrays["down_gpus"]
     jain = _jain_per_sample(run, arrays)
     has_jain = ~np.isnan(jain)
     means = {
@@ -732,6 +760,12 @@ def _timeline_frame(run: RunRecord, samples: list) -> pd.DataFrame:
     if "fgd_frag_milli" in arrays:  # resource mode: cluster-wide only (NaN per VC)
         cluster["fgd_frag_milli"] = expand("fgd_frag_milli")
         per_vc["fgd_frag_milli"] = np.nan
+    if "down_nodes" in arrays:  # failures: the nodes down, cluster-wide (NaN per VC)
+        down = expand("down_gpus")
+        cluster["free_gpus"] = cluster["free_gpus"] - down
+        cluster["down_nodes"] = expand("down_nodes").astype(float)
+        cluster["down_gpus"] = down.astype(float)
+        per_vc["down_nodes"] = per_vc["down_gpus"] = np.nan
     frame = pd.concat([cluster, per_vc], ignore_index=True)
     if not run.resource_mode:
         frame["free_gpus"] = frame["free_gpus"].astype(np.int64)

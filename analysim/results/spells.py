@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from analysim.results.result import Result
 
 RUN_EVENTS = ("start", "resume", "migrate")
-STOP_EVENTS = ("preempt", "reclaim", "finish")
+STOP_EVENTS = ("preempt", "reclaim", "finish", "fail", "failed")
 SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
 
 
@@ -34,6 +34,8 @@ def status_at(result: Result, time: float) -> np.ndarray:
         "preempt": "waiting",
         "reclaim": "waiting",
         "finish": "done",
+        "fail": "waiting",
+        "failed": "failed",
         "unschedulable": "unschedulable",
         **dict.fromkeys(RUN_EVENTS, "running"),
     }

@@ -65,6 +65,9 @@ class State:
         frame = run.cluster.nodes[["node", "rack", "gpu_type", "vc", "gpus"]].copy()
         frame["free"] = run.free
         frame["used"] = run.capacity - run.free
+        if run.failures is not None:  # a node down has no GPU free and none in use
+            frame["down"] = run.failures.down
+            frame.loc[frame["down"], "used"] = 0
         gpus = self.gpus
         on_node = gpus.dropna(subset=["job_id"]).groupby("node", sort=False)["job_id"]
         listed = on_node.agg(lambda ids: ",".join(dict.fromkeys(map(str, ids))))
@@ -91,7 +94,7 @@ class State:
     def gpus(self) -> pd.DataFrame:
         """One row per GPU: its node, index on the node, the job holding it (if any) and
         whether that job borrowed it from another VC; in resource mode also ``job_ids`` (every
-        job holding a share of it) and ``milli_used``."""
+        job holding a share of it) and ``milli_used`` (a node down counts no use)."""
         run = self._run
         node_of_gpu = np.repeat(np.arange(len(run.capacity)), run.capacity)
         owner = run.gpu_owner

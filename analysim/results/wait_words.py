@@ -30,10 +30,20 @@ def describe(r: WaitReason) -> str:
         return head + f"not waiting: it is running on {r.detail.get('nodes')}."
     if r.kind == "done":
         return head + "not waiting: it has finished."
+    if r.kind == "failed":
+        return head + "not waiting: it failed for good (its own failure, without retry)."
     if r.kind == "unschedulable":
         return head + "it never runs: " + _never(r)
     text = head
-    if r.preempted_by or r.preempted_at is not None:
+    if r.failed_at is not None:
+        what = (
+            "its own failure" if r.failed_node is None else f"the failure of node {r.failed_node}"
+        )
+        text += (
+            f"it was killed by {what} at {_seconds(r.failed_at)} and restarts from its last "
+            "checkpoint. It waits because "
+        )
+    elif r.preempted_by or r.preempted_at is not None:
         by = ", ".join(r.preempted_by) or "a higher-ranked job"
         what = "its borrowed GPUs were reclaimed" if r.reclaimed else "it was preempted"
         text += f"{what} by {by} at {_seconds(r.preempted_at)}. It waits because "
@@ -144,9 +154,11 @@ def _full(r: WaitReason) -> str:
     whose = whose or f"its {r.scope}"
     lent = r.detail.get("lent", 0)
     by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
+    down = r.detail.get("down", 0)
+    on_down = f", {down} on nodes down (failed)" if down else ""
     return (
-        f"{whose} is full: {r.capacity - r.free} of its {gpus_text(r.capacity)} are in use"
-        f"{by_others}, {r.free} free, and it needs {r.need}."
+        f"{whose} is full: {r.capacity - r.free - down} of its {gpus_text(r.capacity)} are in use"
+        f"{by_others}{on_down}, {r.free} free, and it needs {r.need}."
     )
 
 
