@@ -37,6 +37,9 @@ class PolluxJob:
     completion: int | None = None
     atomic: int = 0
     accum: int = 0
+    iteration_time: float = 0.0  # of the placement: step time + accumulation steps
+    goodput: float = 0.0  # progress per second in epoch ``goodput_epoch``
+    goodput_epoch: int = -1
 
     def train(self, now: int, seconds: int) -> None:
         """Train from ``now`` for ``seconds`` on the job's placement."""
@@ -46,11 +49,13 @@ class PolluxJob:
         now += delay
         app = self.app
         while seconds > 0 and self.completion is None:
-            batch = self.gpus * self.atomic * (self.accum + 1)
-            step, sync = app.throughput(self.placement, self.atomic)
-            sqr, var = app.grad_stats(batch, self.epoch)
-            gain = (var + sqr) / (var / (batch / app.init_batch_size) + sqr)
-            goodput = gain / (step + (step - sync) * self.accum) * 1.0
+            if self.goodput_epoch != self.epoch:
+                batch = self.gpus * self.atomic * (self.accum + 1)
+                sqr, var = app.grad_stats(batch, self.epoch)
+                gain = (var + sqr) / (var / (batch / app.init_batch_size) + sqr)
+                self.goodput = gain / self.iteration_time * 1.0
+                self.goodput_epoch = self.epoch
+            goodput = self.goodput
             target = app.progress_at(self.epoch + 1)
             if self.progress + goodput * seconds < target:
                 self.progress += goodput * seconds
@@ -67,8 +72,11 @@ class PolluxJob:
         """Give the job ``placement`` (GPUs per node, ``()``: none), paying the restart."""
         self.placement = placement
         self.gpus = sum(placement)
+        self.goodput_epoch = -1
         if placement:
             self.atomic, self.accum = self.app.local_batch(self.batch, self.gpus)
+            step, sync = self.app.throughput(placement, self.atomic)
+            self.iteration_time = step + (step - sync) * self.accum
             self.rescale = RESTART
         else:
             self.atomic = 0
@@ -109,15 +117,19 @@ def run(
             if jobs[j].placement:
                 jobs[j].train(now, INTERVAL)
         now += INTERVAL
+        arrivals = []
         while seen < len(order) and jobs[order[seen]].submit <= now:
+            arrivals.append(order[seen])
             seen += 1
         done = {j for j in active if jobs[j].completion is not None}
-        waiting -= done
-        arrived = {order[k] for k in range(seen)}
-        active = [j for j in range(len(jobs)) if j in arrived and j in waiting]
+        if done:
+            waiting -= done
+            active = [j for j in active if j not in done]
+            allocations = {j: a for j, a in allocations.items() if j not in done}
+        if arrivals:
+            active = sorted(active + arrivals)
         if not active:
             continue
-        allocations = {j: a for j, a in allocations.items() if j in waiting}
         new = policy.decide(now, active, allocations)
         for j in active:
             if new.get(j) != allocations.get(j):

@@ -86,10 +86,11 @@ class PolluxApplication:
         self.max_local_bsz = MAX_LOCAL_BSZ.get(name, int(placements["local_bsz"].max()))
         self.max_epochs = MAX_EPOCHS[name]
         self._interpolated = _interpolated().get(name, {})
+        self._epoch_ends = [min(p) for p in zip(*self._progress.values(), strict=False)]
 
     def progress_at(self, epoch: int) -> float:
         """The progress that ends ``epoch`` (1-based): the least over the validated sizes."""
-        return min(p[epoch - 1] for p in self._progress.values())
+        return self._epoch_ends[epoch - 1]
 
     def throughput(self, placement: tuple[int, ...], bsz: int) -> tuple[float, float]:
         """(step time, sync time) of ``placement`` at local batch size ``bsz``."""

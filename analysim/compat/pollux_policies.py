@@ -84,10 +84,16 @@ class Optimus:
 
     jobs: list[PolluxJob]
     _times: dict[tuple[int, int], float] = field(default_factory=dict)
+    _left: dict[tuple[int, int], float] = field(default_factory=dict)
+    _last: tuple = ()  # the active jobs and their epochs at the last decision
+    caps: list[int] = field(init=False)
 
-    def replica_cap(self, j: int) -> int:
-        """Most GPUs job ``j`` may hold: batch size over the smallest local batch (ncf 1)."""
-        job = self.jobs[j]
+    def __post_init__(self) -> None:
+        self.caps = [self.replica_cap(job) for job in self.jobs]
+
+    @staticmethod
+    def replica_cap(job: PolluxJob) -> int:
+        """Most GPUs ``job`` may hold: its batch size over the smallest local batch (ncf 1)."""
         return 1 if job.app.name == "ncf" else job.batch // job.app.min_local_bsz
 
     def iteration_time(self, j: int, replicas: int) -> float:
@@ -101,14 +107,21 @@ class Optimus:
     def remaining(self, j: int) -> float:
         """Iterations job ``j`` has left after its completed epochs (1 in its last epoch)."""
         job = self.jobs[j]
-        last = job.app.max_epochs - 1
-        if job.epoch >= last:
-            return 1
-        return job.app.iterations(job.batch, last) - job.app.iterations(job.batch, job.epoch)
+        key = (j, job.epoch)
+        if key not in self._left:
+            last = job.app.max_epochs - 1
+            if job.epoch >= last:
+                self._left[key] = 1
+            else:
+                app = job.app
+                self._left[key] = app.iterations(job.batch, last) - app.iterations(
+                    job.batch, job.epoch
+                )
+        return self._left[key]
 
     def gain(self, j: int, replicas: int, remaining: float) -> float:
         """What one more GPU saves job ``j`` holding ``replicas``: 0 at its cap."""
-        if replicas + 1 > self.replica_cap(j):
+        if replicas + 1 > self.caps[j]:
             return 0.0
         saved = self.iteration_time(j, replicas) - self.iteration_time(j, replicas + 1)
         return saved * remaining
@@ -117,7 +130,12 @@ class Optimus:
         self, now: int, active: list[int], allocations: dict[int, list[int]]
     ) -> dict[int, list[int]]:
         """One GPU per job in order while GPUs last, then each next GPU to the largest gain
-        (the earliest job among equals) while a gain is positive; then placement."""
+        (the earliest job among equals) while a gain is positive; then placement. The same
+        jobs at the same epochs as last round get the same decision: nothing changes."""
+        inputs = (tuple(active), tuple(self.jobs[j].epoch for j in active))
+        if inputs == self._last:
+            return allocations
+        self._last = inputs
         left = NODES * NODE_GPUS
         replicas: dict[int, int] = {}
         remaining: dict[int, float] = {}
