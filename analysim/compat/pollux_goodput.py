@@ -21,8 +21,9 @@ This module is that model, written from the rules of the artifact's ``goodput.py
   whose atomic batch is within range (goodput 0 otherwise);
 * speed-up of an allocation: its best goodput over the best on one GPU.
 
-Fitting the parameters to a job's profile (the artifact uses scipy's L-BFGS-B) and the
-NSGA-II search over allocations are not here yet (issue 26).
+:func:`fit_perf_params` fits the parameters to a job's profile (the artifact uses scipy's
+L-BFGS-B; this is our own bounded quasi-Newton search, as good at the optimum, not equal to
+the bit). The NSGA-II search over allocations is not here yet (issue 26).
 """
 
 from __future__ import annotations
@@ -117,4 +118,159 @@ class GoodputModel:
         return out / base
 
 
-__all__ = ["GoodputModel", "PerfParams"]
+def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfParams:
+    """The step-time model that best fits a job's profile: one row per configuration it has
+    run (nodes, replicas, atomic batch size; seconds of an accumulation step and of a whole
+    synchronising step). Minimises the artifact's objective (root-mean-square error of the
+    logarithms of both times, plus ``1e-3 (gamma - 1)²`` and ``1e-2 ((beta_n / alpha_n)² +
+    (beta_r / alpha_r)²)``) within its bounds, from its starting point, holding fixed what
+    the profile cannot tell (``alpha_c`` at half the mean accumulation time if one batch size
+    was seen; the network terms of a kind of link never seen; the growth terms if no run had
+    more than 2 replicas); then, with no multi-node run, raises ``alpha_n, beta_n`` to at
+    least 1.1 times ``alpha_r, beta_r``. The artifact uses scipy's L-BFGS-B; this is our own
+    projected quasi-Newton search (:func:`_minimize`), so the parameters agree with the
+    artifact's to the precision of the optimum, not to the bit."""
+    profile = _Profile(
+        *(np.asarray(v, dtype=float) for v in (nodes, replicas, atomic_bsz)),
+        np.asarray(accum_time, dtype=float),
+        np.asarray(step_time, dtype=float),
+    )
+    start = np.array([1e-1, 1e-2] * 3 + [1.0 + 1e-3])
+    lower = np.array([1e-8, 1e-8] * 3 + [1.0])
+    upper = np.array([np.inf, np.inf] * 3 + [10.0])
+    fixed = np.zeros(7, dtype=bool)
+
+    def hold(index: int, value: float) -> None:
+        start[index] = lower[index] = upper[index] = value
+        fixed[index] = True
+
+    if len(np.unique(profile.atomic)) == 1:
+        hold(0, float(np.mean(profile.accum)) / 2)
+    if not np.any(profile.nodes > 1):
+        hold(2, lower[2])
+        hold(3, lower[3])
+    if not np.any((profile.nodes == 1) & (profile.replicas > 1)):
+        hold(4, lower[4])
+        hold(5, lower[5])
+    if not np.any(profile.replicas > 2):
+        hold(3, lower[3])
+        hold(5, lower[5])
+    params = _minimize(profile.objective, start, lower, upper, fixed)
+    if not np.any(profile.nodes > 1):
+        params[2] = max(params[2], params[4] * 1.1)
+        params[3] = max(params[3], params[5] * 1.1)
+    return PerfParams(*(float(p) for p in params))
+
+
+@dataclass(frozen=True)
+class _Profile:
+    nodes: np.ndarray
+    replicas: np.ndarray
+    atomic: np.ndarray
+    accum: np.ndarray
+    step: np.ndarray
+
+    def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The artifact's fitting objective at ``x`` and its gradient."""
+        ac, bc, an, bn, ar, br, gamma = x
+        inter = self.nodes > 1
+        intra = ~inter & (self.replicas > 1)
+        more = np.maximum(self.replicas - 2, EPS)
+        compute = ac + bc * self.atomic
+        network = np.where(inter, an + bn * more, np.where(intra, ar + br * more, EPS + EPS * more))
+        power_c, power_n = compute**gamma, network**gamma
+        total = power_c + power_n
+        log_sync = np.log(total) / gamma
+        d1 = np.log(compute) - np.log(self.accum)
+        d2 = log_sync - np.log(self.step)
+        n = len(d1)
+        err1, err2 = np.sqrt(np.mean(d1**2)), np.sqrt(np.mean(d2**2))
+        value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
+        w1 = d1 / (n * err1) if err1 > 0 else np.zeros(n)
+        w2 = d2 / (n * err2) if err2 > 0 else np.zeros(n)
+        # d log_sync / d compute, / d network, / d gamma
+        dc = compute ** (gamma - 1) / total
+        dn = network ** (gamma - 1) / total
+        dg = -np.log(total) / gamma**2 + (power_c * np.log(compute) + power_n * np.log(network)) / (
+            gamma * total
+        )
+        via_compute = w1 / compute + w2 * dc
+        grad = np.array(
+            [
+                np.sum(via_compute),
+                np.sum(via_compute * self.atomic),
+                np.sum(w2 * dn * inter) - 2e-2 * bn**2 / an**3,
+                np.sum(w2 * dn * inter * more) + 2e-2 * bn / an**2,
+                np.sum(w2 * dn * intra) - 2e-2 * br**2 / ar**3,
+                np.sum(w2 * dn * intra * more) + 2e-2 * br / ar**2,
+                np.sum(w2 * dg) + 2e-3 * (gamma - 1),
+            ]
+        )
+        return float(value), grad
+
+
+def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> np.ndarray:
+    """Minimise within bounds: limited-memory BFGS directions on the variables not held at a
+    bound, projected backtracking steps; stops as L-BFGS-B's defaults do (relative decrease
+    below 2.2e-9, or projected gradient below 1e-5)."""
+    x = np.clip(x0, lower, upper)
+    value, grad = objective(x)
+    memory: list[tuple[np.ndarray, np.ndarray]] = []
+    for _ in range(iterations):
+        free = ~fixed & ~((x <= lower) & (grad > 0)) & ~((x >= upper) & (grad < 0))
+        projected = np.where(free, grad, 0.0)
+        if np.max(np.abs(projected)) < 1e-5:
+            break
+        direction = -_two_loop(projected, memory, free)
+        if np.dot(direction, projected) >= 0:
+            direction, memory = -projected, []
+        step, improved = 1.0, False
+        while step > 1e-20:
+            trial = np.clip(x + step * direction, lower, upper)
+            trial_value, trial_grad = objective(trial)
+            if np.isfinite(trial_value) and trial_value <= value + 1e-4 * np.dot(
+                projected, trial - x
+            ):
+                improved = True
+                break
+            step /= 2
+        if not improved:
+            break
+        s, y = trial - x, trial_grad - grad
+        if np.dot(s, y) > 1e-12:
+            memory = [*memory[-9:], (s, y)]
+        done = (value - trial_value) <= 2.2e-9 * max(abs(value), abs(trial_value), 1.0)
+        x, value, grad = trial, trial_value, trial_grad
+        if done:
+            break
+    return x
+
+
+def _two_loop(grad: np.ndarray, memory: list, free: np.ndarray) -> np.ndarray:
+    """The L-BFGS product of the inverse Hessian estimate and ``grad``, on the free variables."""
+    q = grad * free
+    alphas = []
+    for s, y in reversed(memory):
+        s, y = s * free, y * free
+        sy = np.dot(s, y)
+        if sy <= 1e-12:
+            alphas.append(0.0)
+            continue
+        a = np.dot(s, q) / sy
+        alphas.append(a)
+        q = q - a * y
+    if memory:
+        s, y = memory[-1][0] * free, memory[-1][1] * free
+        if np.dot(y, y) > 0 and np.dot(s, y) > 1e-12:
+            q = q * (np.dot(s, y) / np.dot(y, y))
+    for (s, y), a in zip(memory, reversed(alphas), strict=True):
+        s, y = s * free, y * free
+        sy = np.dot(s, y)
+        if sy <= 1e-12:
+            continue
+        b = np.dot(y, q) / sy
+        q = q + s * (a - b)
+    return q * free
+
+
+__all__ = ["GoodputModel", "PerfParams", "fit_perf_params"]
