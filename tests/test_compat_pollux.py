@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import analysim as asim
 from analysim.traces import TraceError
@@ -144,3 +146,59 @@ def test_unsupported_scheduler_and_cluster():
         asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="fifo")
     with pytest.raises(ValueError, match="16 nodes of 4"):
         asim.simulate(trace.workload, "toy", compat="pollux", scheduler="tiresias")
+
+
+SIZES = {  # application: (batch sizes to draw from, smallest local batch size)
+    "bert": ((12, 96, 384), 4),
+    "cifar10": ((128, 2048, 4096), 32),
+    "deepspeech2": ((20, 320, 640), 10),
+    "imagenet": ((200, 3200), 20),
+    "ncf": ((256, 32768), 32),
+    "yolov3": ((8, 64), 4),
+}
+
+
+@st.composite
+def pollux_workloads(draw):
+    rows = []
+    for k in range(draw(st.integers(1, 7))):
+        app = draw(st.sampled_from(sorted(SIZES)))
+        batch = draw(st.sampled_from(SIZES[app][0]))
+        rows.append(f"j{k},{draw(st.integers(0, 3000))},{app},1,{batch}\n")
+    return "".join(rows)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pollux_workloads())
+def test_optimus_invariants(tmp_path_factory, body):
+    """Every job ends; a job holds from 1 GPU to its cap (batch size over the smallest local
+    batch, ncf 1) whenever it runs; the cluster's 64 GPUs are never exceeded; a rerun is
+    identical."""
+    path = tmp_path_factory.mktemp("optimus") / "w.csv"
+    path.write_text(HEADER + body)
+    trace = asim.traces.read_pollux(path)
+    run = [
+        asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="optimus")
+        for _ in range(2)
+    ]
+    jobs = run[0].jobs
+    assert (jobs["status"] == "done").all() and (jobs["end_time"] > jobs["submit_time"]).all()
+    assert run[0].jobs.equals(run[1].jobs)
+    caps = {
+        j: 1 if a == "ncf" else b // SIZES[a][1]
+        for j, a, b in zip(
+            jobs["job_id"],
+            trace.workload.jobs["application"],
+            trace.workload.jobs["batch_size"],
+            strict=True,
+        )
+    }
+    held: dict[str, int] = {}
+    for _, moment in run[0].events.groupby("time", sort=True):
+        for row in moment.itertuples(index=False):
+            if row.event in ("preempt", "finish"):
+                held.pop(row.job_id)
+            elif row.event in ("start", "resume"):
+                assert 1 <= row.num_gpus <= caps[row.job_id]
+                held[row.job_id] = row.num_gpus
+        assert sum(held.values()) <= 64
