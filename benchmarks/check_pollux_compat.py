@@ -1,14 +1,16 @@
-"""Fidelity and speed of ``simulate(..., compat="pollux", scheduler="tiresias")``.
+"""Fidelity and speed of ``simulate(..., compat="pollux", scheduler=...)``.
 
-For each workload of the Pollux artifact at each relative load, replays it and compares
-every job's completion time (JCT) with the artifact's own results
-(``results-jobload/tiresias-<load>/summary.json``): jobs matched to the second, the largest
+For each workload of the Pollux artifact at each relative load, replays it under a policy
+(``--scheduler``: ``tiresias``, the default, or ``optimus``) and compares every job's
+completion time (JCT) with the artifact's own results
+(``results-jobload/<policy>-<load>/summary.json``): jobs matched to the second, the largest
 absolute difference, the average JCT ours and the artifact's, and the replay's CPU seconds
 (``read_pollux`` excluded).
 
     python benchmarks/check_pollux_compat.py ARTIFACT/simulator        # loads 0.5 1.0 1.5 2.0
     POLLUX_ARTIFACT=ARTIFACT/simulator python benchmarks/check_pollux_compat.py --loads 1.0
     python benchmarks/check_pollux_compat.py --bundled   # load 1.0 from analysim/data/pollux
+    python benchmarks/check_pollux_compat.py --bundled --scheduler optimus
 
 ARTIFACT: an export of the ``osdi21-artifact`` branch of petuum/adaptdl (``git archive
 osdi21-artifact simulator | tar -x``). Without it (and without ``--bundled``) the check is
@@ -28,22 +30,23 @@ import analysim as asim
 
 BUNDLED = Path(asim.__file__).resolve().parent / "data" / "pollux"
 LOADS = ("0.5", "1.0", "1.5", "2.0")
+SCHEDULERS = ("tiresias", "optimus")
 
 
-def sources(artifact: Path | None, load: str) -> tuple[Path, dict]:
+def sources(artifact: Path | None, load: str, scheduler: str) -> tuple[Path, dict]:
     """The workload folder of ``load`` and the artifact's JCTs per workload."""
     if artifact is None:
-        summary = BUNDLED / "results" / "tiresias-1.0.json"
+        summary = BUNDLED / "results" / f"{scheduler}-1.0.json"
         return BUNDLED / "workloads", json.loads(summary.read_text())["jcts"]
     folder = artifact / ("workloads" if load == "1.0" else f"workloads-{load}")
-    summary = artifact / "results-jobload" / f"tiresias-{load}" / "summary.json"
+    summary = artifact / "results-jobload" / f"{scheduler}-{load}" / "summary.json"
     return folder, json.loads(summary.read_text())["jcts"]
 
 
-def check(path: Path, peer: dict[str, int]) -> dict:
+def check(path: Path, peer: dict[str, int], scheduler: str) -> dict:
     trace = asim.traces.read_pollux(path)
     start = time.process_time()
-    result = asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="tiresias")
+    result = asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler=scheduler)
     cpu = time.process_time() - start
     jct = result.jobs.set_index("job_id")["jct"]
     diff = (jct - jct.index.map(peer).astype(float)).abs()
@@ -63,6 +66,7 @@ def main() -> int:
     parser.add_argument("artifact", nargs="?", default=os.environ.get("POLLUX_ARTIFACT"))
     parser.add_argument("--loads", nargs="+", default=list(LOADS), choices=LOADS)
     parser.add_argument("--bundled", action="store_true", help="load 1.0, bundled data")
+    parser.add_argument("--scheduler", default="tiresias", choices=SCHEDULERS)
     args = parser.parse_args()
     if args.bundled:
         artifact, loads = None, ["1.0"]
@@ -82,9 +86,9 @@ def main() -> int:
     print(" CPU s |")
     print("|---|---|---|---|---|---|---|---|")
     for load in loads:
-        folder, jcts = sources(artifact, load)
+        folder, jcts = sources(artifact, load, args.scheduler)
         for path in sorted(folder.glob("workload-*.csv"), key=lambda p: int(p.stem.split("-")[1])):
-            row = check(path, jcts[path.stem])
+            row = check(path, jcts[path.stem], args.scheduler)
             worst = max(worst, row["max_abs_diff_s"])
             print(
                 f"| {load} | {row['workload']} | {row['jobs']} | {row['matched']} | "

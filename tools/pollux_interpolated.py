@@ -7,11 +7,15 @@ and sync times from a linear interpolation over a Delaunay triangulation (scipy'
 averaged per (nodes, replicas, local batch size), then the rows of ``scalability.csv``.
 AnalySIM has no scipy, so this tool asks the artifact's own ``Application.get_throughput``
 once for those values (it is run as an oracle, outside AnalySIM), for every
-application, every validated batch size, every replica count the artifact's workloads ask
-for and every node count such a job can span on 16 nodes of 4 GPUs, at the local batch
-size such a job runs at; ``analysim/compat/pollux_model.py`` reads the table.
+application, every validated batch size, every replica count a job can hold (the ones the
+artifact's workloads ask for, and under Optimus every count from 1 to its cap of batch size
+over the smallest local batch size, at most 64) and every node count such a job can span on
+16 nodes of 4 GPUs, at the local batch size such a job runs at;
+``analysim/compat/pollux_model.py`` reads the table. A key outside the triangulation (the
+artifact's own lookup fails there) is left out.
 
-Usage (with the artifact's requirements: numpy 1.19, pandas 1.1, scipy 1.5; not AnalySIM's)::
+Usage (with the artifact's requirements, not AnalySIM's; this table was made with Python
+3.11, numpy 1.23.5, pandas 1.5.3, scipy 1.9.3)::
 
     python tools/pollux_interpolated.py ARTIFACT/simulator \
         > analysim/data/pollux/interpolated.csv
@@ -47,20 +51,25 @@ def shapes(nodes: int, replicas: int) -> Iterator[tuple[int, ...]]:
                 yield (first, *rest)
 
 
+def replica_counts(app, batch: int) -> set[int]:
+    """GPU counts a job of global ``batch`` can hold: the workloads' (Tiresias keeps the
+    CSV's) and every count up to Optimus's cap (``batch // min_local_bsz``, ncf 1)."""
+    low = int(app.min_local_bsz)
+    cap = 1 if app.name == "ncf" else min(64, batch // low)
+    return {r for r in (*REPLICAS, *range(1, cap + 1)) if r * low <= app.max_batch_size}
+
+
 def rows_of(app, measured: set[int]) -> list[tuple]:
     """The artifact's own interpolation (``Application.get_throughput``) at every key."""
-    batches = list(app.validation)
     low, high = int(app.min_local_bsz), int(app.max_local_bsz)
+    sizes_of: dict[int, set[int]] = {}
+    for batch in app.validation:
+        for replicas in replica_counts(app, batch):
+            bsz = atomic_bsz(batch, replicas, low, high, app.init_batch_size, app.max_batch_size)
+            sizes_of.setdefault(replicas, set()).add(bsz)
     rows = []
-    for replicas in REPLICAS:
-        if replicas * low > app.max_batch_size:
-            continue
-        sizes = sorted(
-            {
-                atomic_bsz(b, replicas, low, high, app.init_batch_size, app.max_batch_size)
-                for b in batches
-            }
-        )
+    for replicas in sorted(sizes_of):
+        sizes = sorted(sizes_of[replicas])
         for nodes in range(math.ceil(replicas / 4), min(replicas, 16) + 1):
             shape = next(
                 (

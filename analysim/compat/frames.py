@@ -83,7 +83,7 @@ def events_frame(jobs_in: pd.DataFrame, cluster: Cluster, record: Record) -> pd.
             "event": pd.Categorical.from_codes(kind, categories=list(EVENT_NAMES)),
             "job_id": jobs_in["job_id"].to_numpy()[job],
             "vc": pd.Categorical.from_codes(vc_code[job], categories=vcs),
-            "num_gpus": jobs_in["num_gpus"].to_numpy(dtype=np.int64)[job],
+            "num_gpus": _event_gpus(jobs_in, record)[order],
             "nodes": _node_names(cluster, [events[i][3] for i in at]),
             "gpus": _gpu_names(cluster, [events[i][4] for i in at]),
             "from_nodes": pd.Series([None] * len(at), dtype=object),  # nothing migrates
@@ -93,40 +93,48 @@ def events_frame(jobs_in: pd.DataFrame, cluster: Cluster, record: Record) -> pd.
     )
 
 
-def _segments(record: Record) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
-    """(job, from, to) of every run on GPUs and of every wait, from the events."""
-    opened: dict[int, int] = {}
+def _event_gpus(jobs_in: pd.DataFrame, record: Record) -> np.ndarray:
+    """GPUs of the job of each event: the record's sizes, else the job's ``num_gpus``."""
+    if record.sizes is not None:
+        return np.asarray(record.sizes, dtype=np.int64)
+    job = np.array([e[2] for e in record.events], dtype=np.int64)
+    return jobs_in["num_gpus"].to_numpy(dtype=np.int64)[job]
+
+
+Segment = tuple[int, int, int, int]  # (job, from, to, GPUs held)
+
+
+def _segments(record: Record, gpus: np.ndarray) -> tuple[list[Segment], list[Segment]]:
+    """(job, from, to, GPUs) of every run on GPUs and of every wait, from the events;
+    ``gpus``: the GPUs of each event (a run holds those of the event that began it)."""
+    opened: dict[int, tuple[int, int]] = {}
     runs, waits = [], []
-    for t, kind, j, _, _ in record.events:
+    for (t, kind, j, _, _), size in zip(record.events, gpus.tolist(), strict=True):
         if kind == SUBMIT:
-            opened[j] = t
+            opened[j] = (t, size)
         elif kind in (START, RESUME):
-            waits.append((j, opened[j], t))
-            opened[j] = t
+            waits.append((j, *opened[j], t))
+            opened[j] = (t, size)
         elif kind == PREEMPT:
-            runs.append((j, opened[j], t))
-            opened[j] = t
+            runs.append((j, *opened[j], t))
+            opened[j] = (t, size)
         elif kind == FINISH:
-            runs.append((j, opened.pop(j), t))
-    return runs, waits
+            runs.append((j, *opened.pop(j), t))
+    return [(j, a, b, g) for j, a, g, b in runs], [(j, a, b, g) for j, a, g, b in waits]
 
 
 def _counts(
-    segments: list[tuple[int, int, int]],
-    weights: np.ndarray,
-    vc_code: np.ndarray,
-    n_vc: int,
-    times: np.ndarray,
+    segments: list[Segment], vc_code: np.ndarray, n_vc: int, times: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample time and VC: how many segments hold ``from <= t < to``, and their weight."""
+    """Per sample time and VC: how many segments hold ``from <= t < to``, and their GPUs."""
     count = np.zeros((len(times), n_vc), dtype=np.int64)
     weight = np.zeros((len(times), n_vc), dtype=np.int64)
     if not segments:
         return count, weight
-    job, start, stop = (np.array(c, dtype=np.int64) for c in zip(*segments, strict=True))
+    job, start, stop, gpus = (np.array(c, dtype=np.int64) for c in zip(*segments, strict=True))
     for k in range(n_vc):
         mine = vc_code[job] == k
-        starts, stops, w = start[mine], stop[mine], weights[job[mine]]
+        starts, stops, w = start[mine], stop[mine], gpus[mine]
         by_start, by_stop = np.argsort(starts), np.argsort(stops)
         began = np.searchsorted(starts[by_start], times, side="right")
         ended = np.searchsorted(stops[by_stop], times, side="right")
@@ -146,10 +154,9 @@ def timeline_frame(
     n_vc = len(vcs)
     times = np.arange(0.0, last + every * 1e-9, every) if last >= 0 else np.zeros(0)
     vc_code = pd.Categorical(jobs_in["vc"].to_numpy(), categories=vcs).codes
-    gpus = jobs_in["num_gpus"].to_numpy(dtype=np.int64)
-    runs, waits = _segments(record)
-    running, used = _counts(runs, gpus, vc_code, n_vc, times)
-    waiting, pending = _counts(waits, gpus, vc_code, n_vc, times)
+    runs, waits = _segments(record, _event_gpus(jobs_in, record))
+    running, used = _counts(runs, vc_code, n_vc, times)
+    waiting, pending = _counts(waits, vc_code, n_vc, times)
     capacity = cluster.vc_capacity()
     cap = np.array([capacity[vc] for vc in vcs], dtype=float)
     total = float(cluster.total_gpus)

@@ -46,6 +46,9 @@ class Record:
     nodes: list[tuple[int, ...] | None] = field(init=False)  # global node indices, last run
     # (time, kind, job, nodes, GPUs): GPUs as (global node, GPU on it) on starts and resumes
     events: list[tuple[int, int, int, tuple | None, tuple | None]] = field(default_factory=list)
+    # GPUs the job holds from each event on (parallel to ``events``), for replays whose jobs
+    # change size; ``None``: every job holds its ``num_gpus`` whenever it runs
+    sizes: list[int] | None = None
 
     def __post_init__(self) -> None:
         nan = float("nan")

@@ -14,8 +14,9 @@ import numpy as np
 
 from analysim.compat.frames import jobs_frame, replay_result
 from analysim.compat.helios_engine import Record
-from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob, run_tiresias
+from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob, run
 from analysim.compat.pollux_model import APPLICATIONS, application
+from analysim.compat.pollux_policies import POLICIES
 from analysim.engine import FINISH, PREEMPT, RESUME, START, SUBMIT
 from analysim.errors import describe_rows
 from analysim.results.result import Result
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
     from analysim.inputs.workload import Workload
 
-SCHEDULERS = ("tiresias",)
+SCHEDULERS = tuple(POLICIES)
 PLACEMENT = "pollux-fullest-node"
 
 
@@ -80,38 +81,52 @@ def simulate_pollux(
         )
     ]
     record = Record(len(jobs))
-    since: dict[int, int] = {}
+    record.sizes = []
+    since: dict[int, tuple[int, int]] = {}  # job -> (when it was given GPUs, how many)
+    busy = 0
+
+    def log(now: int, kind: int, j: int, gpus: int) -> None:
+        record.events.append((now, kind, j, None if kind == SUBMIT else record.nodes[j], None))
+        record.sizes.append(gpus)
+
+    def release(now: int, j: int, kind: int) -> None:
+        nonlocal busy
+        began, gpus = since.pop(j)
+        record.held[j] += now - began
+        busy += (now - began) * gpus
+        log(now, kind, j, gpus)
 
     def changed(now: int, j: int, alloc: list[int]) -> None:
         if j in since:
-            record.held[j] += now - since.pop(j)
             record.preemptions[j] += 1
-            record.events.append((now, PREEMPT, j, record.nodes[j], None))
+            release(now, j, PREEMPT)
         if alloc:
-            nodes = tuple(dict.fromkeys(alloc))
             first = record.start[j] != record.start[j]
             if first:
                 record.start[j] = now
-            record.nodes[j] = nodes
-            since[j] = now
-            record.events.append((now, START if first else RESUME, j, nodes, None))
+            record.nodes[j] = tuple(dict.fromkeys(alloc))
+            since[j] = (now, len(alloc))
+            log(now, START if first else RESUME, j, len(alloc))
 
     for j, job in enumerate(jobs):
-        record.events.append((job.submit, SUBMIT, j, None, None))
-    run_tiresias(jobs, changed)
+        log(job.submit, SUBMIT, j, job.replicas)
+    run(jobs, POLICIES[scheduler](jobs), changed)
     for j, job in enumerate(jobs):
         end = int(job.completion)
         record.end[j] = end
-        record.held[j] += end - since.pop(j)
-        record.events.append((end, FINISH, j, record.nodes[j], None))
-    return _result(workload, cluster, record, scheduler, sample_every)
+        release(end, j, FINISH)
+    return _result(workload, cluster, record, float(busy), scheduler, sample_every)
 
 
 def _result(
-    workload: Workload, cluster: Cluster, record: Record, scheduler: str, sample_every: float
+    workload: Workload,
+    cluster: Cluster,
+    record: Record,
+    busy: float,
+    scheduler: str,
+    sample_every: float,
 ) -> Result:
     jobs = jobs_frame(workload.jobs, cluster, record, np.zeros(len(workload), dtype=bool))
-    busy = float(np.dot(np.asarray(record.held, dtype=float), jobs["num_gpus"].to_numpy()))
     n_vcs = len(cluster.vcs)
     config = {
         "compat": "pollux",

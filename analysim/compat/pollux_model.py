@@ -75,6 +75,7 @@ class PolluxApplication:
         self._progress = {b: validation[b]["progress"].tolist() for b in self.batch_sizes}
         self._sqr = {b: validation[b]["grad_sqr"].tolist() for b in self.batch_sizes}
         self._var = {b: validation[b]["grad_var"].tolist() for b in self.batch_sizes}
+        self._iteration = {b: validation[b]["iteration"].tolist() for b in self.batch_sizes}
         placements = pd.read_csv(folder / "placements.csv")
         self.curves = {
             int(pid): _curve(rows) for pid, rows in placements.groupby("placement", sort=False)
@@ -85,10 +86,11 @@ class PolluxApplication:
         self.max_local_bsz = MAX_LOCAL_BSZ.get(name, int(placements["local_bsz"].max()))
         self.max_epochs = MAX_EPOCHS[name]
         self._interpolated = _interpolated().get(name, {})
+        self._epoch_ends = [min(p) for p in zip(*self._progress.values(), strict=False)]
 
     def progress_at(self, epoch: int) -> float:
         """The progress that ends ``epoch`` (1-based): the least over the validated sizes."""
-        return min(p[epoch - 1] for p in self._progress.values())
+        return self._epoch_ends[epoch - 1]
 
     def throughput(self, placement: tuple[int, ...], bsz: int) -> tuple[float, float]:
         """(step time, sync time) of ``placement`` at local batch size ``bsz``."""
@@ -105,13 +107,17 @@ class PolluxApplication:
             )
         return self._interpolated[key]
 
-    def grad_stats(self, batch: int, epoch: int) -> tuple[float, float]:
-        """(grad_sqr, grad_var) during ``epoch`` (0-based) at global batch size ``batch``."""
+    def _between(self, batch: int) -> tuple[int, int]:
+        """The validated batch sizes around ``batch`` (both ``batch`` if it is one)."""
         i = bisect.bisect_left(self.batch_sizes, batch)
         if i == len(self.batch_sizes) or batch < self.batch_sizes[0]:
             raise ValueError(f"batch size {batch} outside {self.batch_sizes} ({self.name})")
         hi = self.batch_sizes[i]
-        lo = hi if hi == batch else self.batch_sizes[i - 1]
+        return (hi if hi == batch else self.batch_sizes[i - 1]), hi
+
+    def grad_stats(self, batch: int, epoch: int) -> tuple[float, float]:
+        """(grad_sqr, grad_var) during ``epoch`` (0-based) at global batch size ``batch``."""
+        lo, hi = self._between(batch)
         if lo == hi:
             return self._sqr[lo][epoch], self._var[lo][epoch]
         out = []
@@ -119,6 +125,28 @@ class PolluxApplication:
             value = ((batch - lo) * table[hi][epoch] + (hi - batch) * table[lo][epoch]) / (hi - lo)
             out.append(value)
         return out[0], out[1]
+
+    def iterations(self, batch: int, epoch: int) -> float:
+        """Iterations done at global ``batch`` by the end of row ``epoch`` of the validation
+        tables, interpolated linearly between the validated batch sizes around ``batch``."""
+        lo, hi = self._between(batch)
+        table = self._iteration
+        if lo == hi:
+            return table[lo][epoch]
+        return ((batch - lo) * table[hi][epoch] + (hi - batch) * table[lo][epoch]) / (hi - lo)
+
+    def packed_iteration_time(self, batch: int, replicas: int) -> float:
+        """Optimus's estimate: the iteration time of global ``batch`` on ``replicas`` GPUs
+        packed 4 per node, with at least one accumulation step on a single GPU."""
+        placement = (4,) * (replicas // 4) + (replicas % 4,) * bool(replicas % 4)
+        local = math.ceil(batch / replicas - 1e-8)
+        accum = math.ceil(local / self.max_local_bsz - 1e-8) - 1
+        if replicas == 1:
+            accum = max(1, accum)
+        atomic = math.ceil(local / (accum + 1) - 1e-8)
+        atomic = min(atomic, int(self.max_batch_size / (replicas * (accum + 1))))
+        step, sync = self.throughput(placement, atomic)
+        return step + (step - sync) * accum
 
     def local_batch(self, batch: int, replicas: int) -> tuple[int, int]:
         """(atomic local batch size, accumulation steps) of a job of global ``batch`` on

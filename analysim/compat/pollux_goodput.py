@@ -1,0 +1,276 @@
+"""The Pollux agent's goodput model, as the artifact's ``pollux`` policy predicts a job's speed.
+
+Pollux does not read the true throughput tables when it decides: each job fits a small model
+of its step time to the configurations it has run (``PerfParams``) and of its gradient noise
+(``sqr``, ``var``), and the policy asks that model for the best **goodput** (throughput x
+statistical efficiency) a GPU allocation can give, over the batch sizes the job may use.
+This module is that model, written from the rules of the artifact's ``goodput.py`` and
+``speedup.py`` (``docs/pollux.md``):
+
+* compute time of one accumulation step ``alpha_c + beta_c * atomic_bsz``;
+* network time: over nodes ``alpha_n + beta_n * max(replicas - 2, 1e-8)``, within one node
+  (several replicas) ``alpha_r + beta_r * ...``, on one GPU ``1e-8 + 1e-8 * ...``;
+* the last (synchronising) step takes ``(compute ** gamma + network ** gamma) ** (1 / gamma)``
+  (computed as ``exp(log(...) / gamma)``), the others ``compute``; throughput = samples of the
+  batch over the sum;
+* efficiency at batch size ``B``: ``gain / scale`` with ``scale = B / init_batch_size`` and
+  ``gain = (var + sqr) / (var / scale + sqr)`` (1 when the denominator is not positive);
+* the best configuration for (nodes, replicas): 50 batch sizes spaced geometrically from
+  ``max(init_batch_size, min_atomic * replicas)`` to the largest, each split into an atomic
+  batch and accumulation steps as a job does, the first of the largest goodputs among those
+  whose atomic batch is within range (goodput 0 otherwise);
+* speed-up of an allocation: its best goodput over the best on one GPU.
+
+:func:`fit_perf_params` fits the parameters to a job's profile (the artifact uses scipy's
+L-BFGS-B; this is our own bounded quasi-Newton search, as good at the optimum, not equal to
+the bit). The NSGA-II search over allocations is not here yet (issue 26).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+EPS = 1e-8  # the artifact's tolerance in ceilings and its floor for absent network terms
+CANDIDATES = 50  # batch sizes tried per allocation (numpy.geomspace's default)
+
+
+@dataclass(frozen=True)
+class PerfParams:
+    """A job's fitted step-time model (the names of the artifact's ``PerfParams``)."""
+
+    alpha_c: float  # constant term of the compute time of one step
+    beta_c: float  # compute time per sample of the atomic batch
+    alpha_n: float  # constant term of the network time across nodes
+    beta_n: float  # its growth per replica beyond 2
+    alpha_r: float  # constant term of the network time within one node
+    beta_r: float  # its growth per replica beyond 2
+    gamma: float  # overlap of compute and network: 1 none, 10 nearly full
+
+
+@dataclass(frozen=True)
+class GoodputModel:
+    """Goodput of a job with step-time model ``perf`` and gradient statistics ``sqr, var``."""
+
+    perf: PerfParams
+    sqr: float
+    var: float
+    init_batch_size: int
+
+    def throughput(self, nodes, replicas, atomic_bsz, accum_steps) -> np.ndarray:
+        """Samples per second of ``replicas`` GPUs over ``nodes`` nodes (arrays broadcast)."""
+        p = self.perf
+        nodes, replicas = np.asarray(nodes), np.asarray(replicas)
+        compute = p.alpha_c + p.beta_c * np.asarray(atomic_bsz)
+        conditions = [nodes > 1, replicas > 1]
+        base = np.select(conditions, [p.alpha_n, p.alpha_r], EPS)
+        growth = np.select(conditions, [p.beta_n, p.beta_r], EPS)
+        network = base + growth * np.maximum(replicas - 2, EPS)
+        sync = np.exp(np.log(compute**p.gamma + network**p.gamma) / p.gamma)
+        total = accum_steps * compute + sync
+        return replicas * atomic_bsz * (accum_steps + 1) / total
+
+    def efficiency(self, batch_size) -> np.ndarray:
+        """Progress per sample at global ``batch_size``, relative to the initial batch size."""
+        scale = np.asarray(batch_size) / self.init_batch_size
+        denominator = self.var / scale + self.sqr
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.where(denominator > 0, (self.var + self.sqr) / denominator, 1.0)
+        return gain / scale
+
+    def goodput(self, nodes, replicas, atomic_bsz, accum_steps) -> np.ndarray:
+        """Throughput times efficiency."""
+        batch = np.asarray(replicas) * atomic_bsz * (np.asarray(accum_steps) + 1)
+        return self.throughput(nodes, replicas, atomic_bsz, accum_steps) * self.efficiency(batch)
+
+    def best(
+        self, nodes, replicas, max_batch_size: int, atomic_range: tuple[int, int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(goodput, atomic batch, accumulation steps) of the best batch size for each
+        (``nodes``, ``replicas``) pair (1-D arrays of equal length), with accumulation."""
+        low, high = atomic_range
+        nodes = np.atleast_1d(np.asarray(nodes))
+        replicas = np.atleast_1d(np.asarray(replicas))
+        smallest = np.maximum(self.init_batch_size, low * replicas)
+        batch = np.geomspace(smallest, max_batch_size, CANDIDATES)  # (candidates, pairs)
+        local = batch / replicas
+        accum = np.ceil(local / high - EPS) - 1
+        single = (replicas == 1) & (local > self.init_batch_size + EPS)
+        accum = np.where(single, np.maximum(accum, 1), accum).astype(int)
+        atomic = np.ceil(local / (accum + 1) - EPS).astype(int)
+        value = self.goodput(nodes, replicas, atomic, accum)
+        value = np.where((low <= atomic) & (atomic <= high), value, 0.0)
+        pick = np.argmax(value, axis=0), np.arange(value.shape[1])
+        return value[pick], atomic[pick], accum[pick]
+
+    def speedup(
+        self, nodes, replicas, max_batch_size: int, atomic_range: tuple[int, int]
+    ) -> np.ndarray:
+        """Best goodput of each allocation over the best on one GPU (0 for no GPUs)."""
+        nodes = np.atleast_1d(np.asarray(nodes))
+        replicas = np.atleast_1d(np.asarray(replicas))
+        base = self.best([1], [1], max_batch_size, atomic_range)[0][0]
+        out = np.zeros(len(replicas))
+        some = replicas > 0
+        if some.any():
+            out[some] = self.best(nodes[some], replicas[some], max_batch_size, atomic_range)[0]
+        return out / base
+
+
+def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfParams:
+    """The step-time model that best fits a job's profile: one row per configuration it has
+    run (nodes, replicas, atomic batch size; seconds of an accumulation step and of a whole
+    synchronising step). Minimises the artifact's objective (root-mean-square error of the
+    logarithms of both times, plus ``1e-3 (gamma - 1)²`` and ``1e-2 ((beta_n / alpha_n)² +
+    (beta_r / alpha_r)²)``) within its bounds, from its starting point, holding fixed what
+    the profile cannot tell (``alpha_c`` at half the mean accumulation time if one batch size
+    was seen; the network terms of a kind of link never seen; the growth terms if no run had
+    more than 2 replicas); then, with no multi-node run, raises ``alpha_n, beta_n`` to at
+    least 1.1 times ``alpha_r, beta_r``. The artifact uses scipy's L-BFGS-B; this is our own
+    projected quasi-Newton search (:func:`_minimize`), so the parameters agree with the
+    artifact's to the precision of the optimum, not to the bit."""
+    profile = _Profile(
+        *(np.asarray(v, dtype=float) for v in (nodes, replicas, atomic_bsz)),
+        np.asarray(accum_time, dtype=float),
+        np.asarray(step_time, dtype=float),
+    )
+    start = np.array([1e-1, 1e-2] * 3 + [1.0 + 1e-3])
+    lower = np.array([1e-8, 1e-8] * 3 + [1.0])
+    upper = np.array([np.inf, np.inf] * 3 + [10.0])
+    fixed = np.zeros(7, dtype=bool)
+
+    def hold(index: int, value: float) -> None:
+        start[index] = lower[index] = upper[index] = value
+        fixed[index] = True
+
+    if len(np.unique(profile.atomic)) == 1:
+        hold(0, float(np.mean(profile.accum)) / 2)
+    if not np.any(profile.nodes > 1):
+        hold(2, lower[2])
+        hold(3, lower[3])
+    if not np.any((profile.nodes == 1) & (profile.replicas > 1)):
+        hold(4, lower[4])
+        hold(5, lower[5])
+    if not np.any(profile.replicas > 2):
+        hold(3, lower[3])
+        hold(5, lower[5])
+    params = _minimize(profile.objective, start, lower, upper, fixed)
+    if not np.any(profile.nodes > 1):
+        params[2] = max(params[2], params[4] * 1.1)
+        params[3] = max(params[3], params[5] * 1.1)
+    return PerfParams(*(float(p) for p in params))
+
+
+@dataclass(frozen=True)
+class _Profile:
+    nodes: np.ndarray
+    replicas: np.ndarray
+    atomic: np.ndarray
+    accum: np.ndarray
+    step: np.ndarray
+
+    def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The artifact's fitting objective at ``x`` and its gradient."""
+        ac, bc, an, bn, ar, br, gamma = x
+        inter = self.nodes > 1
+        intra = ~inter & (self.replicas > 1)
+        more = np.maximum(self.replicas - 2, EPS)
+        compute = ac + bc * self.atomic
+        network = np.where(inter, an + bn * more, np.where(intra, ar + br * more, EPS + EPS * more))
+        power_c, power_n = compute**gamma, network**gamma
+        total = power_c + power_n
+        log_sync = np.log(total) / gamma
+        d1 = np.log(compute) - np.log(self.accum)
+        d2 = log_sync - np.log(self.step)
+        n = len(d1)
+        err1, err2 = np.sqrt(np.mean(d1**2)), np.sqrt(np.mean(d2**2))
+        value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
+        w1 = d1 / (n * err1) if err1 > 0 else np.zeros(n)
+        w2 = d2 / (n * err2) if err2 > 0 else np.zeros(n)
+        # d log_sync / d compute, / d network, / d gamma
+        dc = compute ** (gamma - 1) / total
+        dn = network ** (gamma - 1) / total
+        dg = -np.log(total) / gamma**2 + (power_c * np.log(compute) + power_n * np.log(network)) / (
+            gamma * total
+        )
+        via_compute = w1 / compute + w2 * dc
+        grad = np.array(
+            [
+                np.sum(via_compute),
+                np.sum(via_compute * self.atomic),
+                np.sum(w2 * dn * inter) - 2e-2 * bn**2 / an**3,
+                np.sum(w2 * dn * inter * more) + 2e-2 * bn / an**2,
+                np.sum(w2 * dn * intra) - 2e-2 * br**2 / ar**3,
+                np.sum(w2 * dn * intra * more) + 2e-2 * br / ar**2,
+                np.sum(w2 * dg) + 2e-3 * (gamma - 1),
+            ]
+        )
+        return float(value), grad
+
+
+def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> np.ndarray:
+    """Minimise within bounds: limited-memory BFGS directions on the variables not held at a
+    bound, projected backtracking steps; stops as L-BFGS-B's defaults do (relative decrease
+    below 2.2e-9, or projected gradient below 1e-5)."""
+    x = np.clip(x0, lower, upper)
+    value, grad = objective(x)
+    memory: list[tuple[np.ndarray, np.ndarray]] = []
+    for _ in range(iterations):
+        free = ~fixed & ~((x <= lower) & (grad > 0)) & ~((x >= upper) & (grad < 0))
+        projected = np.where(free, grad, 0.0)
+        if np.max(np.abs(projected)) < 1e-5:
+            break
+        direction = -_two_loop(projected, memory, free)
+        if np.dot(direction, projected) >= 0:
+            direction, memory = -projected, []
+        step, improved = 1.0, False
+        while step > 1e-20:
+            trial = np.clip(x + step * direction, lower, upper)
+            trial_value, trial_grad = objective(trial)
+            if np.isfinite(trial_value) and trial_value <= value + 1e-4 * np.dot(
+                projected, trial - x
+            ):
+                improved = True
+                break
+            step /= 2
+        if not improved:
+            break
+        s, y = trial - x, trial_grad - grad
+        if np.dot(s, y) > 1e-12:
+            memory = [*memory[-9:], (s, y)]
+        done = (value - trial_value) <= 2.2e-9 * max(abs(value), abs(trial_value), 1.0)
+        x, value, grad = trial, trial_value, trial_grad
+        if done:
+            break
+    return x
+
+
+def _two_loop(grad: np.ndarray, memory: list, free: np.ndarray) -> np.ndarray:
+    """The L-BFGS product of the inverse Hessian estimate and ``grad``, on the free variables."""
+    q = grad * free
+    alphas = []
+    for s, y in reversed(memory):
+        s, y = s * free, y * free
+        sy = np.dot(s, y)
+        if sy <= 1e-12:
+            alphas.append(0.0)
+            continue
+        a = np.dot(s, q) / sy
+        alphas.append(a)
+        q = q - a * y
+    if memory:
+        s, y = memory[-1][0] * free, memory[-1][1] * free
+        if np.dot(y, y) > 0 and np.dot(s, y) > 1e-12:
+            q = q * (np.dot(s, y) / np.dot(y, y))
+    for (s, y), a in zip(memory, reversed(alphas), strict=True):
+        s, y = s * free, y * free
+        sy = np.dot(s, y)
+        if sy <= 1e-12:
+            continue
+        b = np.dot(y, q) / sy
+        q = q + s * (a - b)
+    return q * free
+
+
+__all__ = ["GoodputModel", "PerfParams", "fit_perf_params"]
