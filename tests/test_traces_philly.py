@@ -19,7 +19,9 @@ def test_run_time_sums_the_attempts_and_gpus_come_from_the_first(tmp_path):
     assert jobs["num_gpus"].tolist() == [8, 4, 1]
     assert jobs["submit_time"].tolist() == [0.0, 1101.0, 6501.0]
     assert jobs["vc"].tolist() == ["vc1", "vc2", "vc1"]
-    assert jobs["state"].tolist() == ["Pass", "Pass", "Failed"]
+    # Philly's words mapped to Slurm's (docs/traces.md), the trace's own kept beside them
+    assert jobs["state"].tolist() == ["COMPLETED", "COMPLETED", "FAILED"]
+    assert jobs["trace_state"].tolist() == ["Pass", "Pass", "Failed"]
     assert jobs["censored"].tolist() == [False, True, False]
     report = t.report
     assert report.examples("never_started") == ["job 1 (jobid='application_2'): attempts=0"]

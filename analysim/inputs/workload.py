@@ -21,7 +21,17 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
 
 REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
-OPTIONAL_COLUMNS = ("gpu_type", "priority", "application")
+OPTIONAL_COLUMNS = ("gpu_type", "priority", "application", "state", "job_type")
+STATES = ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
+"""The final states a job may have recorded in its trace (optional column ``state``; Slurm's
+words, as Helios and Acme write them; missing: not recorded or still running). The readers
+map other traces' words to these (``docs/traces.md``)."""
+FAILED_STATES = ("FAILED", "TIMEOUT", "NODE_FAIL")
+"""The states counted as failed (the Acme analysis counts TIMEOUT and NODE_FAIL as failed)."""
+JOB_TYPES = ("Pretrain", "SFT", "Eval", "MLLM", "Debug", "Other")
+"""The kinds of LLM-development job (optional column ``job_type``; missing: unknown): the
+Acme trace's own ``type`` words (pre-training, supervised fine-tuning, evaluation,
+multimodal, debugging, other; InternLM/AcmeTrace ``analysis.ipynb``)."""
 #: the optional columns of resource mode (``docs/semantics.md``): a share of one GPU in
 #: thousandths, CPU in thousandths of a core, memory in MiB
 RESOURCE_COLUMNS = ("gpu_milli", "cpu_milli", "memory_mib")
@@ -109,8 +119,9 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     missing column, a duplicate ``job_id`` (compared as text), a missing, negative or
     non-finite time, a duration that is not positive, a time past ``MAX_SECONDS``, a GPU count
     that is not a whole number from 1 to ``MAX_JOB_GPUS`` (True/False are not numbers), or
-    (when ``vcs`` is given) a VC that is not one of them, or an ``application`` that is not
-    text (bounds:
+    (when ``vcs`` is given) a VC that is not one of them, an ``application`` that is not
+    text, or a ``state`` / ``job_type`` that is not one of :data:`STATES` /
+    :data:`JOB_TYPES` (missing allowed) (bounds:
     :mod:`analysim.inputs.validation`). Nothing is dropped.
     """
     if not isinstance(frame, pd.DataFrame):
@@ -164,6 +175,9 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
         out.loc[frame["gpu_type"].isna(), "gpu_type"] = None
     if "application" in frame.columns:
         out["application"] = _applications(frame)
+    for column, words in (("state", STATES), ("job_type", JOB_TYPES)):
+        if column in frame.columns:
+            out[column] = _vocabulary(frame, column, words)
     if vcs is not None:
         known = set(vcs)
         unknown = ~out["vc"].isin(known)
@@ -184,6 +198,21 @@ def _applications(frame: pd.DataFrame) -> pd.Series:
         _fail(frame, bad, "application", "an application's name (text), or missing")
     names = [None if gone else str(v) for v, gone in zip(values, missing, strict=True)]
     return pd.Series(np.array(names, dtype=object), index=frame.index)
+
+
+def _vocabulary(frame: pd.DataFrame, column: str, words: tuple[str, ...]) -> pd.Series:
+    """An optional column of fixed words (``state``, ``job_type``): each value one of
+    ``words`` exactly (case included), or missing (None, NaN, empty text), kept as None."""
+    values = frame[column]
+    missing = values.isna().to_numpy() | np.array(
+        [isinstance(v, str) and v.strip() == "" for v in values], dtype=bool
+    )
+    known = np.array([isinstance(v, str) and v in words for v in values], dtype=bool)
+    bad = ~missing & ~known
+    if bad.any():
+        _fail(frame, bad, column, f"one of {list(words)}, or missing")
+    kept = [None if gone else str(v) for v, gone in zip(values, missing, strict=True)]
+    return pd.Series(kept, index=frame.index, dtype=object)
 
 
 def _whole_amounts(frame: pd.DataFrame, column: str, high: int) -> pd.Series:

@@ -12,6 +12,7 @@ What each reader keeps, drops and changes, and the fixed vocabulary of reasons, 
 ``docs/traces.md``.
 """
 
+from analysim.traces.acme import read_acme
 from analysim.traces.bundled import BUNDLED, bundled_folder
 from analysim.traces.folders import TRACE_FORMATS, detect_format, read_folder
 from analysim.traces.generic import read_csv_trace
@@ -33,6 +34,7 @@ __all__ = [
     "bundled_folder",
     "detect_format",
     "pollux_cluster",
+    "read_acme",
     "read_csv_trace",
     "read_folder",
     "read_helios",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from analysim.traces._io import check_folder
+from analysim.traces.acme import FILES as ACME_FILES
+from analysim.traces.acme import read_acme
 from analysim.traces.bundled import resolve
 from analysim.traces.helios import read_helios
 from analysim.traces.openb import read_openb
@@ -25,6 +27,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "philly": ("cluster_job_log", "cluster_job_log.json"),
     "pai": ("pai_job_table.csv", "pai_job_table"),
     "openb": (OPENB_FILES[0],),
+    "acme": ACME_FILES,
 }
 TRACE_FORMATS = tuple(MARKERS)
 
@@ -54,7 +57,7 @@ def detect_format(folder: str | Path) -> str:
 
 def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
     """Read the trace in ``folder`` with the reader of ``trace_format`` (``helios``,
-    ``philly``, ``pai`` or ``openb``; ``None``: told from the files), with each reader's
+    ``philly``, ``pai``, ``openb`` or ``acme``; ``None``: told from the files), with each reader's
     defaults (see ``docs/traces.md``). ``"bundled:openb"`` names the openb trace shipped with
     the package (:mod:`analysim.traces.bundled`)."""
     folder = resolve(folder)
@@ -68,4 +71,20 @@ def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
         return read_pai(folder)
     if trace_format == "openb":
         return read_openb(folder / OPENB_FILES[0], folder / OPENB_FILES[1])
+    if trace_format == "acme":
+        return read_acme(_one_acme_file(folder))
     raise ValueError(f"trace format must be one of {list(TRACE_FORMATS)}, got {trace_format!r}")
+
+
+def _one_acme_file(folder: Path) -> Path:
+    """The one Acme job trace in ``folder`` (a TraceError if there are none or both)."""
+    found = [folder / name for name in ACME_FILES if (folder / name).exists()]
+    if len(found) != 1:
+        problem = "holds both Acme traces" if found else "holds no Acme trace"
+        raise TraceError(
+            folder,
+            problem,
+            expected="one of " + " or ".join(ACME_FILES) + "; read either with "
+            "asim.traces.read_acme(path)",
+        )
+    return found[0]

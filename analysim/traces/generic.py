@@ -21,6 +21,7 @@ from analysim.traces._common import (
 )
 from analysim.traces._io import check_header, existing_file, parse_numbers, parse_times, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.states import SLURM_STATES, keep_states
 
 REQUIRED = ("job_id", "submit_time", "num_gpus")
 OPTIONAL = ("duration", "start_time", "end_time", "vc", "user", "gpu_type", "priority", "state")
@@ -133,9 +134,12 @@ def read_csv_trace(
             "num_gpus": whole,
         }
     )
-    for key in ("gpu_type", "state"):
-        if key in theirs:
-            jobs[key] = column(key).astype(object).where(column(key).notna(), None)
+    if "gpu_type" in theirs:
+        jobs["gpu_type"] = column("gpu_type").astype(object).where(column("gpu_type").notna(), None)
+    if "state" in theirs:
+        jobs["trace_state"], jobs["state"] = keep_states(
+            filt, column("state"), theirs["state"], SLURM_STATES, slurm=True
+        )
     if "priority" in theirs:
         priority, _, bad = parse_numbers(column("priority"))
         filt.drop(bad, "bad_value", theirs["priority"], column("priority"))

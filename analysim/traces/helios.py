@@ -35,6 +35,7 @@ from analysim.traces._io import (
     read_csv,
 )
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.states import SLURM_STATES, keep_states
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 GPUS_PER_NODE = 8
@@ -122,7 +123,9 @@ def read_helios(
         }
     )
     if "state" in raw.columns:
-        jobs["state"] = raw["state"]
+        jobs["trace_state"], jobs["state"] = keep_states(
+            filt, raw["state"], "state", SLURM_STATES, slurm=True
+        )
     return finish(
         filt,
         jobs,

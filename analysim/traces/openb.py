@@ -19,6 +19,7 @@ from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_l
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
+from analysim.traces.states import OPENB_NOT_FINAL, OPENB_STATES, keep_states
 
 POD_COLUMNS = (
     "name",
@@ -130,6 +131,9 @@ def read_openb(
         filt.flag(gpus == 0, "cpu_task", "num_gpu", raw["num_gpu"])
     filt.flag(censored, "censored", "deletion_time", raw["deletion_time"])
 
+    trace_state, state = keep_states(
+        filt, raw["pod_phase"], "pod_phase", OPENB_STATES, OPENB_NOT_FINAL
+    )
     spec = labels(raw["gpu_spec"])[0] if "gpu_spec" in raw.columns else None
     jobs = pd.DataFrame(
         {
@@ -140,7 +144,8 @@ def read_openb(
             "duration": duration,
             "num_gpus": gpus,
             "gpu_type": _constraint(spec, len(raw)),
-            "state": phase,
+            "trace_state": trace_state,
+            "state": state,
             "censored": censored,
         }
     )

@@ -25,6 +25,7 @@ from analysim.traces._common import (
 )
 from analysim.traces._io import find_file, labels, parse_numbers, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.states import PAI_NOT_FINAL, PAI_STATES, keep_states
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
 TASK_COLUMNS = (
@@ -135,6 +136,7 @@ def read_pai(
     filt.flag(fraction, "rounded_up_gpu", "plan_gpu*inst_num/100", exact)
     filt.flag(censored, "censored", "end_time", raw["end_time"])
 
+    trace_state, state = keep_states(filt, raw["status"], "status", PAI_STATES, PAI_NOT_FINAL)
     known = submit[filt.alive]
     origin = float(known.min()) if len(known) else 0.0
     jobs = pd.DataFrame(
@@ -146,7 +148,8 @@ def read_pai(
             "duration": duration,
             "num_gpus": gpus,
             "gpu_type" if gpu_type_constraint else "trace_gpu_type": aligned["types"].to_numpy(),
-            "state": status,
+            "trace_state": trace_state,
+            "state": state,
             "censored": censored,
         }
     )

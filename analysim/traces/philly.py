@@ -30,6 +30,7 @@ from analysim.traces._common import (
 )
 from analysim.traces._io import _first_line, find_file, labels, load_json, parse_times, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.states import PHILLY_NOT_FINAL, PHILLY_STATES, keep_states
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 JOB_KEYS = ("jobid", "vc", "user", "status", "submitted_time", "attempts")
@@ -112,6 +113,9 @@ def read_philly(
     filt.flag(run["skipped"] > 0, "skipped_attempt", "attempts", table["attempts_count"])
     filt.flag(run["censored"], "censored", "attempts", table["attempts_count"])
 
+    trace_state, state = keep_states(
+        filt, table["status"], "status", PHILLY_STATES, PHILLY_NOT_FINAL
+    )
     jobs = pd.DataFrame(
         {
             "job_id": job_id,
@@ -120,7 +124,8 @@ def read_philly(
             "submit_time": submit - origin,
             "duration": duration,
             "num_gpus": gpus,
-            "state": table["status"],
+            "trace_state": trace_state,
+            "state": state,
             "censored": run["censored"],
         }
     )

@@ -50,6 +50,9 @@ REASONS: dict[str, str] = {
     "partial_node": "a VC's GPUs are not a multiple of 8: its last node has fewer GPUs",
     "cpu_task": "asks for no GPU: kept as a task or CPU-only job that takes CPU and memory",
     "gpu_share": "a share of one GPU (gpu_milli < 1000), kept as a share",
+    "unknown_state": "a final state the reader does not know: kept with state None (its "
+    "word in trace_state)",
+    "unknown_type": "a job type that is not one of Acme's: kept with job_type None",
 }
 """The fixed vocabulary of reasons (documented in ``docs/traces.md``)."""
 

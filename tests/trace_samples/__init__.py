@@ -178,3 +178,51 @@ def openb_files(
         write(tmp_path / "openb_pod_list.csv", OPENB_PODS if pods is None else pods),
         write(tmp_path / "openb_node_list.csv", OPENB_NODES if nodes is None else nodes),
     )
+
+
+ACME_HEADER = (
+    "job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,start_time,end_time,"
+    "duration,queue,gpu_time"
+)
+ACME_ROWS = [
+    "5778432,u5907,1,8,128,Other,FAILED,2023-03-01 00:18:22+08:00,2023-03-01 00:18:54+08:00,"
+    "2023-03-01 00:20:51+08:00,117,32,936.0",
+    "5778469,u5907,1,8,128,Other,COMPLETED,2023-03-01 00:23:58+08:00,2023-03-01 00:24:11+08:00,"
+    "2023-03-01 01:09:04+08:00,2693,13,21544.0",
+    "5778500,u0001,1,0,16,Other,COMPLETED,2023-03-01 00:30:00+08:00,2023-03-01 00:30:00+08:00,"
+    "2023-03-01 00:31:00+08:00,60,0,0.0",
+    "5778501,u0002,128,1024,16384,Pretrain,NODE_FAIL,2023-03-01 01:00:00+08:00,"
+    "2023-03-01 01:10:00+08:00,2023-03-02 01:10:00+08:00,86400,600,88473600.0",
+    "5778502,u0003,1,1,16,Eval,CANCELLED,2023-03-01 01:05:00+08:00,,,,,",
+    "5778503,u0003,1,2,16,SFT,TIMEOUT,2023-03-01 02:00:00+08:00,2023-03-01 02:00:05+08:00,"
+    "2023-03-01 02:00:05+08:00,0,5,0.0",
+    "5778504,u0004,1,4,32,Probe,COMPLETED,2023-03-01 03:00:00+08:00,2023-03-01 03:00:01+08:00,"
+    "2023-03-01 03:10:01+08:00,600,1,2400.0",
+    "5778505,u0004,1,1,16,Debug,PREEMPTED,2023-03-01 03:30:00+08:00,2023-03-01 03:30:00+08:00,"
+    "2023-03-01 03:30:40+08:00,40,0,40.0",
+]
+"""Eight Seren jobs (the first two are the README's example rows): 5778432, 5778469 and
+5778501 (1,024 GPUs) kept, 5778500 CPU-only, 5778502 never started (cancelled while
+waiting), 5778503 ran 0 s, 5778504 kept with a type that is not Acme's (``Probe``),
+5778505 kept with a state that is not Slurm's (``PREEMPTED``)."""
+
+ACME_KALOS = (
+    "job_id,user,node_num,gpu_num,cpu_num,mem_per_pod_GB,shared_mem_per_pod,type,state,"
+    "submit_time,start_time,end_time,fail_time,stop_time,duration,queue,gpu_time\n"
+    "dlctk696s0jbvitv,uf794,8,64,960,1000,100.0,Other,FAILED,2023-05-17 11:00:58+00:00,"
+    "2023-05-17 11:01:08+00:00,2023-05-17 11:01:16+00:00,2023-05-17 11:01:16+00:00,,18,10.0,"
+    "1152.0\n"
+    "dlc1t2ypl09b8qtp,uf794,8,64,960,1000,100.0,Other,CANCELLED,2023-05-17 11:28:42+00:00,"
+    "2023-05-17 11:28:54+00:00,2023-05-17 11:30:04+00:00,,2023-05-17 11:30:04+00:00,82,12.0,"
+    "5248.0\n"
+)
+"""The two example rows of ``trace_kalos.csv`` in the AcmeTrace README."""
+
+
+def acme_file(
+    tmp_path: Path, text: str | bytes | None = None, name: str = "trace_seren.csv"
+) -> Path:
+    """An Acme job trace (``trace_seren.csv``) with the sample rows, or the given text."""
+    if text is None:
+        text = ACME_HEADER + "\n" + "\n".join(ACME_ROWS) + "\n"
+    return write(tmp_path / "acme" / name, text)
