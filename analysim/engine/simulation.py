@@ -209,9 +209,16 @@ class Simulation:
         self.remaining = self.duration.copy()
         #: each job's performance model (``engine/speed.py``) and its rate where it runs (or
         #: last ran): 1.0 for a job without an application, and before a job first starts
-        self.speed = JobSpeed(jobs, self.gpus.tolist(), self._applications)
+        self.speed = JobSpeed(
+            jobs,
+            self.gpus.tolist(),
+            self._applications,
+            self.cluster.nodes["gpu_type"].to_numpy(dtype=object),
+            self.partition,
+        )
         self.rate = np.ones(n)
         self._rated = self.speed.in_use
+        self._type_rate_table: tuple[list[str], np.ndarray, np.ndarray] | None = None
         self.attained = np.zeros(n)
         self.executed = np.zeros(n)
         self.since = self.submit.copy()
@@ -538,7 +545,24 @@ class Simulation:
             n_rounds=len(records.rounds),
             n_tries=len(records.try_job),
             samples=self._samples_until_now(),
+            type_rates=self._type_rates(),
         )
+
+    def _type_rates(self) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """With typed applications: the cluster's GPU types, their GPUs and each job's packed
+        rate on each (``JobSpeed.type_rates``), computed once; else None."""
+        if not self.speed.typed:
+            return None
+        if self._type_rate_table is None:
+            nodes = self.cluster.nodes
+            gpus = nodes.groupby("gpu_type", sort=True)["gpus"].sum()
+            names = [str(t) for t in gpus.index]
+            self._type_rate_table = (
+                names,
+                gpus.to_numpy(dtype=float),
+                self.speed.type_rates(names),
+            )
+        return self._type_rate_table
 
     def _samples_until_now(self) -> list[tuple]:
         """The timeline samples so far, including those due at the present moment."""
@@ -674,7 +698,7 @@ class Simulation:
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
         if self._rated:
-            self.rate[j] = self.speed.rate(j, counts)
+            self.rate[j] = self.speed.rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
@@ -756,7 +780,7 @@ class Simulation:
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
         if self._rated:
-            self.rate[j] = self.speed.rate(j, counts)
+            self.rate[j] = self.speed.rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])

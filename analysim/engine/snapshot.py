@@ -93,6 +93,9 @@ class RunRecord:
     n_tries: int
     #: the timeline samples up to now: (first time, how many, counters, capture) runs
     samples: list[tuple[Any, ...]]
+    #: with typed applications (finish-time fairness, ``results/fairness.py``): the GPU
+    #: types, their GPUs, and per job and type its packed rate (0.0: may not run there)
+    type_rates: tuple[list[str], np.ndarray, np.ndarray] | None = None
 
     @property
     def n_jobs(self) -> int:

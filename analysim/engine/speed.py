@@ -2,13 +2,16 @@
 
 A job whose workload row names an ``application`` progresses at that application's rate
 for its GPU count and the nodes its GPUs span (``analysim/inputs/applications.py``); any
-other job at rate 1. The simulation asks :meth:`JobSpeed.rate` when a job starts, resumes
-or migrates, and keeps it in ``Simulation.rate``; a job's run then ends at ``now +
-remaining / rate`` and a stop takes ``elapsed * rate`` off its remaining work. EASY
-backfill asks :attr:`JobSpeed.slowest` to tell whether a job that has not been placed yet
-ends by a reservation's time whatever its placement. With no application in the workload
-(``in_use`` False) every rate is 1.0, and dividing or multiplying by 1.0 is exact: the run
-is the one it was before rates existed.
+other job at rate 1. A **typed** application (its table has a ``gpu_type`` column) also
+depends on the GPU type of those nodes: on GPUs of several types the job runs at the
+slowest of their rates (``docs/heterogeneity.md``). The simulation asks
+:meth:`JobSpeed.rate` when a job starts, resumes or migrates, and keeps it in
+``Simulation.rate``; a job's run then ends at ``now + remaining / rate`` and a stop takes
+``elapsed * rate`` off its remaining work. EASY backfill asks :attr:`JobSpeed.slowest` to
+tell whether a job that has not been placed yet ends by a reservation's time whatever its
+placement (for a typed application: the slowest over the types it may be placed on). With
+no application in the workload (``in_use`` False) every rate is 1.0, and dividing or
+multiplying by 1.0 is exact: the run is the one it was before rates existed.
 """
 
 from __future__ import annotations
@@ -21,15 +24,24 @@ import pandas as pd
 
 from analysim.errors import describe_rows
 from analysim.inputs.applications import Application, resolve_applications
+from analysim.inputs.domains import Partition
 
 COLUMN = "application"
 
 
 class JobSpeed:
-    """The performance model of each job of ``jobs`` (a validated jobs table)."""
+    """The performance model of each job of ``jobs`` (a validated jobs table).
+
+    ``node_types`` (the GPU type of each node) and ``partition`` (which nodes each job may
+    be placed on: those of the GPU types it accepts) are needed for typed applications."""
 
     def __init__(
-        self, jobs: pd.DataFrame, gpus: list[int], given: Mapping[str, Any] | None = None
+        self,
+        jobs: pd.DataFrame,
+        gpus: list[int],
+        given: Mapping[str, Any] | None = None,
+        node_types: np.ndarray | None = None,
+        partition: Partition | None = None,
     ) -> None:
         self._gpus = gpus
         names = jobs[COLUMN] if COLUMN in jobs.columns else None
@@ -38,6 +50,10 @@ class JobSpeed:
         self.model: list[Application | None] = [None] * len(jobs)
         #: per job: the lowest rate it can have (1.0 without an application)
         self.slowest: list[float] = [1.0] * len(jobs)
+        #: whether any job's application is typed (its rate depends on the GPU type)
+        self.typed = False
+        self._node_types = np.asarray(node_types, dtype=object) if node_types is not None else None
+        self._partition = partition
         if self.in_use:
             self._bind(jobs, names, resolve_applications(given))
 
@@ -61,16 +77,82 @@ class JobSpeed:
                 + describe_rows(jobs, unlisted, "num_gpus", "job_id")
             )
         self.model = model
+        self.typed = any(m is not None and m.typed for m in model)
+        types = self._placeable_types() if self.typed else None
         self.slowest = [
-            1.0 if m is None else m.slowest(g) for m, g in zip(model, self._gpus, strict=True)
+            1.0 if m is None else m.slowest(g, None if types is None else types[j])
+            for j, (m, g) in enumerate(zip(model, self._gpus, strict=True))
         ]
+        if types is not None:
+            self._check_types(jobs, types)
 
-    def rate(self, j: int, counts: np.ndarray) -> float:
-        """Job ``j``'s rate on ``counts[i]`` GPUs of each of its nodes."""
+    def _placeable_types(self) -> list[list[str]]:
+        """Per job, the GPU types of the nodes it may be placed on (those of the types it
+        accepts, anywhere in the cluster: borrowing may take it to another VC's nodes)."""
+        if self._node_types is None or self._partition is None:
+            raise ValueError("JobSpeed: typed applications need node_types and partition")
+        node_types = self._node_types
+        per_domain = [
+            sorted(set((node_types if d.type_mask is None else node_types[d.type_mask]).tolist()))
+            for d in self._partition.domains
+        ]
+        return [per_domain[d] for d in self._partition.job_domain.tolist()]
+
+    def _check_types(self, jobs: pd.DataFrame, types: list[list[str]]) -> None:
+        """Every typed job's application lists its GPU count on every type it may be
+        placed on: else an error naming the application, the type and the jobs."""
+        missing: dict[tuple[str, str, int], list[int]] = {}
+        models: dict[str, Application] = {}
+        for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
+            if m is not None and m.typed:
+                for t in types[j]:
+                    if not m.lists(g, t):
+                        missing.setdefault((m.name, t, g), []).append(j)
+                        models[m.name] = m
+        if missing:
+            (name, gpu_type, gpus), rows = next(iter(missing.items()))
+            listed = [t for t in models[name].gpu_types if models[name].lists(gpus, t)]
+            mask = np.zeros(len(jobs), dtype=bool)
+            mask[rows] = True
+            raise ValueError(
+                f"Workload: application {name!r} lists no throughput on GPU type {gpu_type!r} "
+                f"for {gpus} GPU(s), and these jobs may be placed on {gpu_type!r} nodes (add "
+                f"the rows, or restrict the jobs' 'gpu_type' to types it lists for {gpus} "
+                f"GPU(s): {'|'.join(listed)}); " + describe_rows(jobs, mask, COLUMN, "job_id")
+            )
+
+    def rate(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> float:
+        """Job ``j``'s rate on ``counts[i]`` GPUs of each node ``nodes[i]``."""
         model = self.model[j]
         if model is None:
             return 1.0
-        return model.rate(self._gpus[j], int(np.count_nonzero(counts)))
+        spanned = int(np.count_nonzero(counts))
+        if not model.typed:
+            return model.rate(self._gpus[j], spanned)
+        held = np.asarray(nodes)[np.asarray(counts) > 0]
+        types = set(self._node_types[held].tolist())  # type: ignore[index]
+        return min(model.rate(self._gpus[j], spanned, t) for t in types)
+
+    def type_rates(self, type_names: list[str]) -> np.ndarray:
+        """Per job (rows) and GPU type (columns, ``type_names``): the job's packed rate on
+        GPUs of that type, 0.0 where it may not be placed on that type (finish-time
+        fairness reads it: ``analysim/results/fairness.py``)."""
+        n = len(self.model)
+        node_types = self._node_types
+        if node_types is None or self._partition is None:
+            return np.ones((n, len(type_names)))
+        partition = self._partition
+        usable = np.zeros((len(partition.domains), len(type_names)), dtype=bool)
+        for d, domain in enumerate(partition.domains):
+            present = set(
+                (node_types if domain.type_mask is None else node_types[domain.type_mask]).tolist()
+            )
+            usable[d] = [t in present for t in type_names]
+        rates = usable[partition.job_domain].astype(float)
+        for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
+            if m is not None:
+                rates[j] *= [m.packed(g, t) if m.lists(g, t) else 0.0 for t in type_names]
+        return rates
 
 
 def _listed(model: list[Application | None], unlisted: list[bool]) -> str:
