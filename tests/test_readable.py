@@ -7,7 +7,7 @@ import io
 import pytest
 
 from analysim.faces.cli import main
-from analysim.results import readable
+from analysim.results import fairness, readable
 from analysim.results.metrics import RESOURCE_FIELDS, SUMMARY_FIELDS
 
 
@@ -57,8 +57,10 @@ def test_every_summary_metric_has_a_unit_or_is_a_count():
         "reclaims",
         "avg_blocked_jobs",
     }
-    # resource mode adds FGD's fragmentation (docs/semantics.md)
-    assert set(SUMMARY_FIELDS) | set(RESOURCE_FIELDS) == set(readable.UNITS) | counts
+    # resource mode adds FGD's fragmentation (docs/semantics.md), typed applications
+    # finish-time fairness (docs/heterogeneity.md)
+    extra = set(RESOURCE_FIELDS) | set(fairness.SUMMARY_FIELDS)
+    assert set(SUMMARY_FIELDS) | extra == set(readable.UNITS) | counts
 
 
 def test_the_cli_summary_shows_units_and_readable_numbers(capsys):

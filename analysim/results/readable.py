@@ -36,6 +36,9 @@ UNITS: dict[str, str] = {
     "avg_fgd_frag_milli": "milli",
     "idle_while_waiting": "fraction",
     "jain_fairness": "0-1",
+    "max_ftf_rho": "x",  # finish-time fairness: JCT over JCT alone on a 1/N share
+    "ftf_unfair_share": "fraction",
+    "ftf_jain": "0-1",
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 
