@@ -17,7 +17,7 @@ from strategies import GPU_TYPES, clusters, configs, workloads
 
 import analysim as asim
 from analysim.engine import Simulation
-from analysim.inputs.applications import Application, gavel_applications
+from analysim.inputs.applications import GAVEL_TABLE, Application, gavel_applications
 from analysim.results.fairness import active_at_arrival
 
 TWO = asim.Cluster.from_frame(
@@ -158,7 +158,7 @@ def test_the_gavel_job_types_are_bundled():
     resnet = apps["ResNet-50 (batch size 64)"]
     assert resnet.gpu_types == ["k80", "p100", "v100"] and resnet.gpu_counts == [1, 2, 4, 8]
     assert resnet.reference == "v100" and resnet.rate(1, 1, "v100") == 1.0
-    csv = pd.read_csv("analysim/data/gavel/applications.csv")
+    csv = pd.read_csv(GAVEL_TABLE)
     one = csv[(csv["job_type"] == "ResNet-50 (batch size 64)") & (csv["gpus"] == 1)]
     by_type = one[one["consolidated"]].set_index("gpu_type")["throughput"]
     assert resnet.rate(1, 1, "k80") == by_type["k80"] / by_type["v100"]
@@ -345,3 +345,36 @@ def test_rho_is_one_for_a_job_alone_on_a_cluster_of_its_share(gpus, extra, speed
     got = asim.simulate(asim.Workload.from_frame(frame), cluster, applications={"m": app})
     assert got.jobs["end_time"].tolist() == [duration / (speed / 10.0)]
     assert got.jobs["ftf_rho"].tolist() == [1.0]
+
+
+def test_the_gavel_tool_keeps_the_single_job_throughputs():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "gavel_applications.py"
+    spec = importlib.util.spec_from_file_location("gavel_applications", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+
+    def worker(alone: float) -> dict:
+        # "null": the worker type's own entry; per job type, the co-located jobs and alone
+        return {
+            "null": 9.9,
+            "('A3C', 1)": {"null": alone, "('A3C', 1)": [0.1, 0.1]},
+        }
+
+    throughputs = {
+        f"{t}{suffix}": worker(speed)
+        for t, speed in (("v100", 4.0), ("p100", 2.0), ("k80", 1.0))
+        for suffix in ("", "_unconsolidated")
+    }
+    got = tool.rows(throughputs)
+    assert got.columns.tolist() == ["job_type", "gpu_type", "gpus", "consolidated", "throughput"]
+    assert got[["gpu_type", "consolidated", "throughput"]].values.tolist() == [
+        ["k80", True, 1.0],
+        ["k80", False, 1.0],
+        ["p100", True, 2.0],
+        ["p100", False, 2.0],
+        ["v100", True, 4.0],
+        ["v100", False, 4.0],
+    ]
