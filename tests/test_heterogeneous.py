@@ -18,7 +18,7 @@ from strategies import GPU_TYPES, clusters, configs, workloads
 import analysim as asim
 from analysim.engine import Simulation
 from analysim.inputs.applications import GAVEL_TABLE, Application, gavel_applications
-from analysim.results.fairness import active_at_arrival
+from analysim.results.fairness import active_at_arrival, finish_time_fairness
 
 TWO = asim.Cluster.from_frame(
     pd.DataFrame({"node": ["v0", "k0"], "rack": "r0", "gpus": [2, 2], "gpu_type": ["v100", "k80"]}),
@@ -112,6 +112,22 @@ def test_jobs_active_at_arrival():
     # j0: itself; j1: j0, j1; j2 and j3 at 20: j1, j2, j3 (j0 ended at 15); j4 not counted
     # but sees j0 (and itself is not counted)
     assert active_at_arrival(submit, end, counted).tolist() == [1, 2, 3, 3, 1]
+
+
+def test_finish_time_fairness_of_any_run_by_hand():
+    # the toy preset (16 GPUs of one type, fifo): j4 (8 GPUs, 1200 s) arrives at 180 with
+    # j1, j2, j3 active: N = 4, its share 16 / (4 x 8) = 1/2 of the time: alone 2400 s; it
+    # waits until 600 and ends at 1800: rho = 1620 / 2400. j5 (1 GPU, 600 s) at 300: N = 5
+    # (j3 runs until 420), a whole GPU: alone 600 s, JCT 1260: rho 2.1. j8 (4 GPUs, 600 s)
+    # at 900: N = 6 (j1 and j3 have ended), share 16 / 24: alone 900 s, JCT 660
+    got = finish_time_fairness(asim.simulate(asim.presets.workload("toy"), "toy"))
+    rows = got.set_index("job_id").loc[["j1", "j4", "j5", "j8"]]
+    assert rows["n_active"].tolist() == [1, 4, 5, 6]
+    assert rows["isolated_jct"].tolist() == [600.0, 2400.0, 600.0, 900.0]
+    assert rows["ftf_rho"].tolist() == [1.0, 1620 / 2400, 1260 / 600, 660 / 900]
+    # with typed applications it is the jobs table's column
+    typed = run([("a", 0, 100, 2, None), ("b", 0, 100, 1, None)])
+    assert finish_time_fairness(typed)["ftf_rho"].tolist() == typed.jobs["ftf_rho"].tolist()
 
 
 def test_rho_is_absent_without_typed_applications():

@@ -23,8 +23,15 @@ rho^2)``: 1 when every job is slowed alike).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+from analysim.inputs.domains import allowed_types
+
+if TYPE_CHECKING:
+    from analysim.results.result import Result
 
 COLUMN = "ftf_rho"
 #: summary fields, present when the jobs table has ``ftf_rho``
@@ -45,13 +52,31 @@ def isolated_rate(
     gpus: np.ndarray, n_active: np.ndarray, type_gpus: np.ndarray, type_rates: np.ndarray
 ) -> np.ndarray:
     """Per job: its rate on its 1/N share of each GPU type (``type_gpus``: GPUs per type;
-    ``type_rates``: per job and type its packed rate, 0.0 where it may not run)."""
+    ``type_rates``: per job and type its packed rate, 0.0 where it may not run); NaN for a
+    job without GPUs."""
     usable = type_rates > 0
+    asks = np.where(gpus > 0, gpus, np.nan)
     share = np.where(usable, type_gpus[None, :], 0.0) / (
-        np.maximum(n_active, 1)[:, None] * gpus[:, None]
+        np.maximum(n_active, 1)[:, None] * asks[:, None]
     )
     share /= np.maximum(share.sum(axis=1), 1.0)[:, None]
     return (share * type_rates).sum(axis=1)
+
+
+def isolated_jct(
+    submit: np.ndarray,
+    end: np.ndarray,
+    duration: np.ndarray,
+    gpus: np.ndarray,
+    counted: np.ndarray,
+    type_gpus: np.ndarray,
+    type_rates: np.ndarray,
+) -> np.ndarray:
+    """Per job: its JCT alone on its 1/N share (NaN where its isolated rate is 0)."""
+    n_active = active_at_arrival(submit, end, counted)
+    rate = isolated_rate(gpus.astype(float), n_active, type_gpus, type_rates)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rate > 0, duration / rate, np.nan)
 
 
 def ftf_rho(
@@ -64,11 +89,56 @@ def ftf_rho(
     type_rates: np.ndarray,
 ) -> np.ndarray:
     """Per job its finish-time fairness rho (NaN for a job that did not finish)."""
-    n_active = active_at_arrival(submit, end, counted)
-    rate = isolated_rate(gpus.astype(float), n_active, type_gpus, type_rates)
+    alone = isolated_jct(submit, end, duration, gpus, counted, type_gpus, type_rates)
     with np.errstate(divide="ignore", invalid="ignore"):
-        isolated = np.where(rate > 0, duration / rate, np.nan)
-        return (end - submit) / isolated
+        return (end - submit) / alone
+
+
+def finish_time_fairness(result: Result) -> pd.DataFrame:
+    """Per job of ``result``: ``job_id``, ``vc``, ``n_active`` (N), ``isolated_jct`` and
+    ``ftf_rho``, for any run. With typed applications ``ftf_rho`` is the jobs table's;
+    otherwise every job runs at rate 1 on every GPU type it accepts (its ``gpu_type``
+    constraint), and the share counts the GPUs of those types (``meta["nodes"]``)."""
+    jobs = result.jobs
+    status = jobs["status"].to_numpy(dtype=object)
+    submit = jobs["submit_time"].to_numpy(dtype=float)
+    end = np.where(status == "done", jobs["end_time"].to_numpy(dtype=float), np.nan)
+    counted = status != "unschedulable"
+    gpus = jobs["num_gpus"].to_numpy(dtype=float)
+    if COLUMN in jobs.columns:  # typed applications: rho as the run computed it
+        rho = jobs[COLUMN].to_numpy(dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alone = (end - submit) / rho
+    else:
+        nodes = pd.DataFrame(result.meta["nodes"])
+        per_type = nodes.groupby("gpu_type", sort=True)["gpus"].sum()
+        names = [str(t) for t in per_type.index]
+        specs = jobs["gpu_type"] if "gpu_type" in jobs.columns else pd.Series([None] * len(jobs))
+        rates = np.ones((len(jobs), len(names)))
+        for row, spec in enumerate(specs.tolist()):
+            accepted = allowed_types(spec)
+            if accepted is not None:
+                rates[row] = [t in accepted for t in names]
+        alone = isolated_jct(
+            submit,
+            end,
+            jobs["duration"].to_numpy(dtype=float),
+            gpus,
+            counted,
+            per_type.to_numpy(dtype=float),
+            rates,
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = (end - submit) / alone
+    return pd.DataFrame(
+        {
+            "job_id": jobs["job_id"].to_numpy(),
+            "vc": jobs["vc"].to_numpy(),
+            "n_active": active_at_arrival(submit, end, counted),
+            "isolated_jct": alone,
+            COLUMN: rho,
+        }
+    )
 
 
 def summarize_rho(rho: pd.Series) -> dict[str, float]:
@@ -84,4 +154,13 @@ def summarize_rho(rho: pd.Series) -> dict[str, float]:
     }
 
 
-__all__ = ["COLUMN", "SUMMARY_FIELDS", "active_at_arrival", "ftf_rho", "isolated_rate"]
+__all__ = [
+    "COLUMN",
+    "SUMMARY_FIELDS",
+    "active_at_arrival",
+    "finish_time_fairness",
+    "ftf_rho",
+    "isolated_jct",
+    "isolated_rate",
+    "summarize_rho",
+]
