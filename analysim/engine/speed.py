@@ -54,6 +54,10 @@ class JobSpeed:
         self.typed = False
         self._node_types = np.asarray(node_types, dtype=object) if node_types is not None else None
         self._partition = partition
+        self._node_type_list = [] if self._node_types is None else self._node_types.tolist()
+        #: the rate of each (application, GPU count, nodes spanned, GPU types) seen
+        self._rate_of: dict[tuple[str, int, int, frozenset[str]], float] = {}
+        self._rate_on_one: dict[tuple[str, int, str], float] = {}  # (on one node)
         if self.in_use:
             self._bind(jobs, names, resolve_applications(given))
 
@@ -67,8 +71,10 @@ class JobSpeed:
                 + describe_rows(jobs, unknown, COLUMN, "job_id")
             )
         model = [known[n] if p else None for n, p in zip(names.tolist(), present, strict=True)]
+        counts = {m.name: set(m.gpu_counts) for m in model if m is not None}
         unlisted = [
-            m is not None and g not in m.gpu_counts for m, g in zip(model, self._gpus, strict=True)
+            m is not None and g not in counts[m.name]
+            for m, g in zip(model, self._gpus, strict=True)
         ]
         if any(unlisted):
             raise ValueError(
@@ -78,42 +84,59 @@ class JobSpeed:
             )
         self.model = model
         self.typed = any(m is not None and m.typed for m in model)
-        types = self._placeable_types() if self.typed else None
-        self.slowest = [
-            1.0 if m is None else m.slowest(g, None if types is None else types[j])
-            for j, (m, g) in enumerate(zip(model, self._gpus, strict=True))
-        ]
-        if types is not None:
-            self._check_types(jobs, types)
+        if not self.typed:
+            self.slowest = [
+                1.0 if m is None else m.slowest(g) for m, g in zip(model, self._gpus, strict=True)
+            ]
+            return
+        types = self._placeable_types()
+        domains = self._partition.job_domain.tolist()  # type: ignore[union-attr]
+        # jobs of one application, GPU count and domain share their slowest rate and check
+        slowest_of: dict[tuple[str, int, int], float] = {}
+        self.slowest = [1.0] * len(model)
+        for j, (m, g, d) in enumerate(zip(model, self._gpus, domains, strict=True)):
+            if m is not None:
+                key = (m.name, g, d)
+                if key not in slowest_of:
+                    self._check_types(jobs, m, g, types[d], d)
+                    slowest_of[key] = m.slowest(g, types[d])
+                self.slowest[j] = slowest_of[key]
 
     def _placeable_types(self) -> list[list[str]]:
-        """Per job, the GPU types of the nodes it may be placed on (those of the types it
-        accepts, anywhere in the cluster: borrowing may take it to another VC's nodes)."""
+        """Per domain, the GPU types of the nodes its jobs may be placed on (those of the
+        types they accept, anywhere in the cluster: borrowing may take a job to another
+        VC's nodes)."""
         if self._node_types is None or self._partition is None:
             raise ValueError("JobSpeed: typed applications need node_types and partition")
         node_types = self._node_types
-        per_domain = [
+        return [
             sorted(set((node_types if d.type_mask is None else node_types[d.type_mask]).tolist()))
             for d in self._partition.domains
         ]
-        return [per_domain[d] for d in self._partition.job_domain.tolist()]
 
-    def _check_types(self, jobs: pd.DataFrame, types: list[list[str]]) -> None:
-        """Every typed job's application lists its GPU count on every type it may be
-        placed on: else an error naming the application, the type and the jobs."""
-        missing: dict[tuple[str, str, int], list[int]] = {}
-        models: dict[str, Application] = {}
-        for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
-            if m is not None and m.typed:
-                for t in types[j]:
-                    if not m.lists(g, t):
-                        missing.setdefault((m.name, t, g), []).append(j)
-                        models[m.name] = m
-        if missing:
-            (name, gpu_type, gpus), rows = next(iter(missing.items()))
-            listed = [t for t in models[name].gpu_types if models[name].lists(gpus, t)]
-            mask = np.zeros(len(jobs), dtype=bool)
-            mask[rows] = True
+    def _check_types(
+        self,
+        jobs: pd.DataFrame,
+        app: Application,
+        gpus: int,
+        types: list[str],
+        domain: int,
+    ) -> None:
+        """A typed application lists ``gpus`` GPUs on every type (``types``) its jobs of
+        ``domain`` may be placed on: else an error naming the application, the type and
+        those jobs."""
+        if not app.typed:
+            return
+        gpu_type = next((t for t in types if not app.lists(gpus, t)), None)
+        if gpu_type is not None:
+            name = app.name
+            listed = [t for t in app.gpu_types if app.lists(gpus, t)]
+            names = jobs[COLUMN].to_numpy(dtype=object)
+            mask = (
+                (names == name)
+                & (np.asarray(self._gpus) == gpus)
+                & (self._partition.job_domain == domain)  # type: ignore[union-attr]
+            )
             raise ValueError(
                 f"Workload: application {name!r} lists no throughput on GPU type {gpu_type!r} "
                 f"for {gpus} GPU(s), and these jobs may be placed on {gpu_type!r} nodes (add "
@@ -126,12 +149,25 @@ class JobSpeed:
         model = self.model[j]
         if model is None:
             return 1.0
-        spanned = int(np.count_nonzero(counts))
         if not model.typed:
-            return model.rate(self._gpus[j], spanned)
-        held = np.asarray(nodes)[np.asarray(counts) > 0]
-        types = set(self._node_types[held].tolist())  # type: ignore[index]
-        return min(model.rate(self._gpus[j], spanned, t) for t in types)
+            return model.rate(self._gpus[j], int(np.count_nonzero(counts)))
+        node_type = self._node_type_list
+        if len(nodes) == 1:  # the common case: one node, one type
+            key1 = (model.name, self._gpus[j], node_type[int(nodes[0])])
+            rate = self._rate_on_one.get(key1)
+            if rate is None:
+                rate = model.rate(key1[1], 1, key1[2])
+                self._rate_on_one[key1] = rate
+            return rate
+        pairs = zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(), strict=True)
+        held = [n for n, c in pairs if c]
+        types = frozenset([node_type[n] for n in held])
+        key = (model.name, self._gpus[j], len(held), types)
+        rate = self._rate_of.get(key)
+        if rate is None:  # the slowest type's rate, at the nodes the placement spans
+            rate = min(model.rate(self._gpus[j], len(held), t) for t in types)
+            self._rate_of[key] = rate
+        return rate
 
     def type_rates(self, type_names: list[str]) -> np.ndarray:
         """Per job (rows) and GPU type (columns, ``type_names``): the job's packed rate on
@@ -149,9 +185,13 @@ class JobSpeed:
             )
             usable[d] = [t in present for t in type_names]
         rates = usable[partition.job_domain].astype(float)
+        packed: dict[tuple[str, int], list[float]] = {}  # per (application, GPU count)
         for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
             if m is not None:
-                rates[j] *= [m.packed(g, t) if m.lists(g, t) else 0.0 for t in type_names]
+                key = (m.name, g)
+                if key not in packed:
+                    packed[key] = [m.packed(g, t) if m.lists(g, t) else 0.0 for t in type_names]
+                rates[j] *= packed[key]
         return rates
 
 
