@@ -87,6 +87,26 @@ def test_a_resumed_job_takes_the_rate_of_its_new_type():
     }
 
 
+def test_easy_backfill_takes_a_waiting_job_at_its_slowest_type():
+    # b holds v0 until 100; h (4 GPUs: both nodes) waits, promised t=100. At t=2 the free
+    # GPUs are k0's K80s. s (50 work) at its slowest rate, 0.25 on a K80, would end at 202 >
+    # 100: it waits (at rate 1 it would have passed, and held a K80 h needs). s2 (20 work)
+    # ends by 2 + 20 / 0.25 = 82 <= 100: it passes, on k0
+    got = run(
+        [
+            ("b", 0, 100, 2, "v100"),
+            ("h", 1, 10, 4, None),
+            ("s", 2, 50, 1, None),
+            ("s2", 2, 20, 1, None),
+        ],
+        backfill="easy",
+    )
+    spans = table(got, "start_time", "end_time")
+    assert spans["s2"] == (2.0, 82.0)
+    assert spans["h"] == (100.0, 100.0 + 10 / 0.5)  # on both types: rate 0.5
+    assert spans["s"][0] >= 120.0
+
+
 def test_finish_time_fairness_by_hand():
     # a (2 GPUs) on v0 ends at 100; b, c (1 GPU) on k0 end at 400. N = 3 at t=0 for each.
     # a's share: 2/(3*2) = 1/3 of the time on each type: 1/3 * 1 + 1/3 * 0.5 = 0.5, so
