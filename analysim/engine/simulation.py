@@ -213,12 +213,11 @@ class Simulation:
             jobs,
             self.gpus.tolist(),
             self._applications,
-            self.cluster.nodes["gpu_type"].to_numpy(dtype=object),
+            self.cluster.nodes,
             self.partition,
         )
         self.rate = np.ones(n)
         self._rated = self.speed.in_use
-        self._type_rate_table: tuple[list[str], np.ndarray, np.ndarray] | None = None
         self.attained = np.zeros(n)
         self.executed = np.zeros(n)
         self.since = self.submit.copy()
@@ -545,24 +544,8 @@ class Simulation:
             n_rounds=len(records.rounds),
             n_tries=len(records.try_job),
             samples=self._samples_until_now(),
-            type_rates=self._type_rates(),
+            type_rates=self.speed.type_table(),
         )
-
-    def _type_rates(self) -> tuple[list[str], np.ndarray, np.ndarray] | None:
-        """With typed applications: the cluster's GPU types, their GPUs and each job's packed
-        rate on each (``JobSpeed.type_rates``), computed once; else None."""
-        if not self.speed.typed:
-            return None
-        if self._type_rate_table is None:
-            nodes = self.cluster.nodes
-            gpus = nodes.groupby("gpu_type", sort=True)["gpus"].sum()
-            names = [str(t) for t in gpus.index]
-            self._type_rate_table = (
-                names,
-                gpus.to_numpy(dtype=float),
-                self.speed.type_rates(names),
-            )
-        return self._type_rate_table
 
     def _samples_until_now(self) -> list[tuple]:
         """The timeline samples so far, including those due at the present moment."""

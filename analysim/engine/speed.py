@@ -32,15 +32,16 @@ COLUMN = "application"
 class JobSpeed:
     """The performance model of each job of ``jobs`` (a validated jobs table).
 
-    ``node_types`` (the GPU type of each node) and ``partition`` (which nodes each job may
-    be placed on: those of the GPU types it accepts) are needed for typed applications."""
+    ``nodes`` (the cluster's nodes table: each node's ``gpu_type`` and ``gpus``) and
+    ``partition`` (which nodes each job may be placed on: those of the GPU types it
+    accepts) are needed for typed applications."""
 
     def __init__(
         self,
         jobs: pd.DataFrame,
         gpus: list[int],
         given: Mapping[str, Any] | None = None,
-        node_types: np.ndarray | None = None,
+        nodes: pd.DataFrame | None = None,
         partition: Partition | None = None,
     ) -> None:
         self._gpus = gpus
@@ -52,12 +53,14 @@ class JobSpeed:
         self.slowest: list[float] = [1.0] * len(jobs)
         #: whether any job's application is typed (its rate depends on the GPU type)
         self.typed = False
-        self._node_types = np.asarray(node_types, dtype=object) if node_types is not None else None
+        self._nodes = nodes
+        self._node_types = None if nodes is None else nodes["gpu_type"].to_numpy(dtype=object)
         self._partition = partition
         self._node_type_list = [] if self._node_types is None else self._node_types.tolist()
         #: the rate of each (application, GPU count, nodes spanned, GPU types) seen
         self._rate_of: dict[tuple[str, int, int, frozenset[str]], float] = {}
         self._rate_on_one: dict[tuple[str, int, str], float] = {}  # (on one node)
+        self._type_table: tuple[list[str], np.ndarray, np.ndarray] | None = None
         if self.in_use:
             self._bind(jobs, names, resolve_applications(given))
 
@@ -168,6 +171,18 @@ class JobSpeed:
             rate = min(model.rate(self._gpus[j], len(held), t) for t in types)
             self._rate_of[key] = rate
         return rate
+
+    def type_table(self) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """With typed applications (finish-time fairness, ``results/fairness.py``): the
+        cluster's GPU types, their GPUs, and :meth:`type_rates` over them (computed once);
+        None otherwise."""
+        if not self.typed or self._nodes is None:
+            return None
+        if self._type_table is None:
+            gpus = self._nodes.groupby("gpu_type", sort=True)["gpus"].sum()
+            names = [str(t) for t in gpus.index]
+            self._type_table = (names, gpus.to_numpy(dtype=float), self.type_rates(names))
+        return self._type_table
 
     def type_rates(self, type_names: list[str]) -> np.ndarray:
         """Per job (rows) and GPU type (columns, ``type_names``): the job's packed rate on
