@@ -20,6 +20,7 @@ def offered_load(workload: Workload, cluster: Cluster) -> pd.Series:
 def test_names():
     assert presets.names() == [
         "earth",
+        "gavel",
         "large",
         "saturn",
         "toy",
@@ -31,7 +32,7 @@ def test_names():
 
 @pytest.mark.parametrize("build", [presets.workload, presets.cluster])
 def test_unknown_name_lists_known_names(build):
-    known = r"\['earth', 'large', .*'venus_overloaded'\]"
+    known = r"\['earth', 'gavel', 'large', .*'venus_overloaded'\]"
     with pytest.raises(ValueError, match=r"unknown preset 'nope'.*" + known):
         build("nope")
 
@@ -49,7 +50,9 @@ def test_unknown_parameter_is_refused():
         presets.workload("venus", mean_duration=600.0)
 
 
-@pytest.mark.parametrize("name", ["toy", "venus", "earth", "saturn", "uranus", "venus_overloaded"])
+@pytest.mark.parametrize(
+    "name", ["toy", "venus", "earth", "saturn", "uranus", "venus_overloaded", "gavel"]
+)
 def test_presets_carry_their_name(name):
     assert presets.workload(name, days=1).name == name
     assert presets.cluster(name).name == name

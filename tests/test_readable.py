@@ -7,7 +7,7 @@ import io
 import pytest
 
 from analysim.faces.cli import main
-from analysim.results import readable
+from analysim.results import fairness, readable
 from analysim.results.metrics import FAILURE_FIELDS, RESOURCE_FIELDS, SUMMARY_FIELDS
 
 
@@ -60,9 +60,9 @@ def test_every_summary_metric_has_a_unit_or_is_a_count():
         "failed_jobs",
     }
     # resource mode adds FGD's fragmentation (docs/semantics.md), failures what they cost
-    # (docs/failures.md)
-    fields = set(SUMMARY_FIELDS) | set(RESOURCE_FIELDS) | set(FAILURE_FIELDS)
-    assert fields == set(readable.UNITS) | counts
+    # (docs/failures.md), typed applications finish-time fairness (docs/heterogeneity.md)
+    extra = set(RESOURCE_FIELDS) | set(FAILURE_FIELDS) | set(fairness.SUMMARY_FIELDS)
+    assert set(SUMMARY_FIELDS) | extra == set(readable.UNITS) | counts
 
 
 def test_the_cli_summary_shows_units_and_readable_numbers(capsys):

@@ -219,7 +219,13 @@ class Simulation:
         self.remaining = self.duration.copy()
         #: each job's performance model (``engine/speed.py``) and its rate where it runs (or
         #: last ran): 1.0 for a job without an application, and before a job first starts
-        self.speed = JobSpeed(jobs, self.gpus.tolist(), self._applications)
+        self.speed = JobSpeed(
+            jobs,
+            self.gpus.tolist(),
+            self._applications,
+            self.cluster.nodes,
+            self.partition,
+        )
         self.rate = np.ones(n)
         self._rated = self.speed.in_use
         self.attained = np.zeros(n)
@@ -549,6 +555,7 @@ class Simulation:
             n_tries=len(records.try_job),
             samples=self._samples_until_now(),
             failures=None if self.failures is None else self.failures.record(),
+            type_rates=self.speed.type_table(),
         )
 
     def _samples_until_now(self) -> list[tuple]:
@@ -692,7 +699,7 @@ class Simulation:
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
         if self._rated:
-            self.rate[j] = self.speed.rate(j, counts)
+            self.rate[j] = self.speed.rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
@@ -818,7 +825,7 @@ class Simulation:
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
         if self._rated:
-            self.rate[j] = self.speed.rate(j, counts)
+            self.rate[j] = self.speed.rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])

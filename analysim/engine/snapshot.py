@@ -96,6 +96,9 @@ class RunRecord:
     #: with failures configured: per job its restarts, lost and useful run time, and the
     #: nodes down (``engine/failures.FailureRecord``); None otherwise
     failures: Any = None
+    #: with typed applications (finish-time fairness, ``results/fairness.py``): the GPU
+    #: types, their GPUs, and per job and type its packed rate (0.0: may not run there)
+    type_rates: tuple[list[str], np.ndarray, np.ndarray] | None = None
 
     @property
     def n_jobs(self) -> int:

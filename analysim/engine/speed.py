@@ -2,13 +2,16 @@
 
 A job whose workload row names an ``application`` progresses at that application's rate
 for its GPU count and the nodes its GPUs span (``analysim/inputs/applications.py``); any
-other job at rate 1. The simulation asks :meth:`JobSpeed.rate` when a job starts, resumes
-or migrates, and keeps it in ``Simulation.rate``; a job's run then ends at ``now +
-remaining / rate`` and a stop takes ``elapsed * rate`` off its remaining work. EASY
-backfill asks :attr:`JobSpeed.slowest` to tell whether a job that has not been placed yet
-ends by a reservation's time whatever its placement. With no application in the workload
-(``in_use`` False) every rate is 1.0, and dividing or multiplying by 1.0 is exact: the run
-is the one it was before rates existed.
+other job at rate 1. A **typed** application (its table has a ``gpu_type`` column) also
+depends on the GPU type of those nodes: on GPUs of several types the job runs at the
+slowest of their rates (``docs/heterogeneity.md``). The simulation asks
+:meth:`JobSpeed.rate` when a job starts, resumes or migrates, and keeps it in
+``Simulation.rate``; a job's run then ends at ``now + remaining / rate`` and a stop takes
+``elapsed * rate`` off its remaining work. EASY backfill asks :attr:`JobSpeed.slowest` to
+tell whether a job that has not been placed yet ends by a reservation's time whatever its
+placement (for a typed application: the slowest over the types it may be placed on). With
+no application in the workload (``in_use`` False) every rate is 1.0, and dividing or
+multiplying by 1.0 is exact: the run is the one it was before rates existed.
 """
 
 from __future__ import annotations
@@ -21,15 +24,25 @@ import pandas as pd
 
 from analysim.errors import describe_rows
 from analysim.inputs.applications import Application, resolve_applications
+from analysim.inputs.domains import Partition
 
 COLUMN = "application"
 
 
 class JobSpeed:
-    """The performance model of each job of ``jobs`` (a validated jobs table)."""
+    """The performance model of each job of ``jobs`` (a validated jobs table).
+
+    ``nodes`` (the cluster's nodes table: each node's ``gpu_type`` and ``gpus``) and
+    ``partition`` (which nodes each job may be placed on: those of the GPU types it
+    accepts) are needed for typed applications."""
 
     def __init__(
-        self, jobs: pd.DataFrame, gpus: list[int], given: Mapping[str, Any] | None = None
+        self,
+        jobs: pd.DataFrame,
+        gpus: list[int],
+        given: Mapping[str, Any] | None = None,
+        nodes: pd.DataFrame | None = None,
+        partition: Partition | None = None,
     ) -> None:
         self._gpus = gpus
         names = jobs[COLUMN] if COLUMN in jobs.columns else None
@@ -38,6 +51,16 @@ class JobSpeed:
         self.model: list[Application | None] = [None] * len(jobs)
         #: per job: the lowest rate it can have (1.0 without an application)
         self.slowest: list[float] = [1.0] * len(jobs)
+        #: whether any job's application is typed (its rate depends on the GPU type)
+        self.typed = False
+        self._nodes = nodes
+        self._node_types = None if nodes is None else nodes["gpu_type"].to_numpy(dtype=object)
+        self._partition = partition
+        self._node_type_list = [] if self._node_types is None else self._node_types.tolist()
+        #: the rate of each (application, GPU count, nodes spanned, GPU types) seen
+        self._rate_of: dict[tuple[str, int, int, frozenset[str]], float] = {}
+        self._rate_on_one: dict[tuple[str, int, str], float] = {}  # (on one node)
+        self._type_table: tuple[list[str], np.ndarray, np.ndarray] | None = None
         if self.in_use:
             self._bind(jobs, names, resolve_applications(given))
 
@@ -51,8 +74,10 @@ class JobSpeed:
                 + describe_rows(jobs, unknown, COLUMN, "job_id")
             )
         model = [known[n] if p else None for n, p in zip(names.tolist(), present, strict=True)]
+        counts = {m.name: set(m.gpu_counts) for m in model if m is not None}
         unlisted = [
-            m is not None and g not in m.gpu_counts for m, g in zip(model, self._gpus, strict=True)
+            m is not None and g not in counts[m.name]
+            for m, g in zip(model, self._gpus, strict=True)
         ]
         if any(unlisted):
             raise ValueError(
@@ -61,16 +86,128 @@ class JobSpeed:
                 + describe_rows(jobs, unlisted, "num_gpus", "job_id")
             )
         self.model = model
-        self.slowest = [
-            1.0 if m is None else m.slowest(g) for m, g in zip(model, self._gpus, strict=True)
+        self.typed = any(m is not None and m.typed for m in model)
+        if not self.typed:
+            self.slowest = [
+                1.0 if m is None else m.slowest(g) for m, g in zip(model, self._gpus, strict=True)
+            ]
+            return
+        types = self._placeable_types()
+        domains = self._partition.job_domain.tolist()  # type: ignore[union-attr]
+        # jobs of one application, GPU count and domain share their slowest rate and check
+        slowest_of: dict[tuple[str, int, int], float] = {}
+        self.slowest = [1.0] * len(model)
+        for j, (m, g, d) in enumerate(zip(model, self._gpus, domains, strict=True)):
+            if m is not None:
+                key = (m.name, g, d)
+                if key not in slowest_of:
+                    self._check_types(jobs, m, g, types[d], d)
+                    slowest_of[key] = m.slowest(g, types[d])
+                self.slowest[j] = slowest_of[key]
+
+    def _placeable_types(self) -> list[list[str]]:
+        """Per domain, the GPU types of the nodes its jobs may be placed on (those of the
+        types they accept, anywhere in the cluster: borrowing may take a job to another
+        VC's nodes)."""
+        if self._node_types is None or self._partition is None:
+            raise ValueError("JobSpeed: typed applications need node_types and partition")
+        node_types = self._node_types
+        return [
+            sorted(set((node_types if d.type_mask is None else node_types[d.type_mask]).tolist()))
+            for d in self._partition.domains
         ]
 
-    def rate(self, j: int, counts: np.ndarray) -> float:
-        """Job ``j``'s rate on ``counts[i]`` GPUs of each of its nodes."""
+    def _check_types(
+        self,
+        jobs: pd.DataFrame,
+        app: Application,
+        gpus: int,
+        types: list[str],
+        domain: int,
+    ) -> None:
+        """A typed application lists ``gpus`` GPUs on every type (``types``) its jobs of
+        ``domain`` may be placed on: else an error naming the application, the type and
+        those jobs."""
+        if not app.typed:
+            return
+        gpu_type = next((t for t in types if not app.lists(gpus, t)), None)
+        if gpu_type is not None:
+            name = app.name
+            listed = [t for t in app.gpu_types if app.lists(gpus, t)]
+            names = jobs[COLUMN].to_numpy(dtype=object)
+            mask = (
+                (names == name)
+                & (np.asarray(self._gpus) == gpus)
+                & (self._partition.job_domain == domain)  # type: ignore[union-attr]
+            )
+            raise ValueError(
+                f"Workload: application {name!r} lists no throughput on GPU type {gpu_type!r} "
+                f"for {gpus} GPU(s), and these jobs may be placed on {gpu_type!r} nodes (add "
+                f"the rows, or restrict the jobs' 'gpu_type' to types it lists for {gpus} "
+                f"GPU(s): {'|'.join(listed)}); " + describe_rows(jobs, mask, COLUMN, "job_id")
+            )
+
+    def rate(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> float:
+        """Job ``j``'s rate on ``counts[i]`` GPUs of each node ``nodes[i]``."""
         model = self.model[j]
         if model is None:
             return 1.0
-        return model.rate(self._gpus[j], int(np.count_nonzero(counts)))
+        if not model.typed:
+            return model.rate(self._gpus[j], int(np.count_nonzero(counts)))
+        node_type = self._node_type_list
+        if len(nodes) == 1:  # the common case: one node, one type
+            key1 = (model.name, self._gpus[j], node_type[int(nodes[0])])
+            rate = self._rate_on_one.get(key1)
+            if rate is None:
+                rate = model.rate(key1[1], 1, key1[2])
+                self._rate_on_one[key1] = rate
+            return rate
+        pairs = zip(np.asarray(nodes).tolist(), np.asarray(counts).tolist(), strict=True)
+        held = [n for n, c in pairs if c]
+        types = frozenset([node_type[n] for n in held])
+        key = (model.name, self._gpus[j], len(held), types)
+        rate = self._rate_of.get(key)
+        if rate is None:  # the slowest type's rate, at the nodes the placement spans
+            rate = min(model.rate(self._gpus[j], len(held), t) for t in types)
+            self._rate_of[key] = rate
+        return rate
+
+    def type_table(self) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """With typed applications (finish-time fairness, ``results/fairness.py``): the
+        cluster's GPU types, their GPUs, and :meth:`type_rates` over them (computed once);
+        None otherwise."""
+        if not self.typed or self._nodes is None:
+            return None
+        if self._type_table is None:
+            gpus = self._nodes.groupby("gpu_type", sort=True)["gpus"].sum()
+            names = [str(t) for t in gpus.index]
+            self._type_table = (names, gpus.to_numpy(dtype=float), self.type_rates(names))
+        return self._type_table
+
+    def type_rates(self, type_names: list[str]) -> np.ndarray:
+        """Per job (rows) and GPU type (columns, ``type_names``): the job's packed rate on
+        GPUs of that type, 0.0 where it may not be placed on that type (finish-time
+        fairness reads it: ``analysim/results/fairness.py``)."""
+        n = len(self.model)
+        node_types = self._node_types
+        if node_types is None or self._partition is None:
+            return np.ones((n, len(type_names)))
+        partition = self._partition
+        usable = np.zeros((len(partition.domains), len(type_names)), dtype=bool)
+        for d, domain in enumerate(partition.domains):
+            present = set(
+                (node_types if domain.type_mask is None else node_types[domain.type_mask]).tolist()
+            )
+            usable[d] = [t in present for t in type_names]
+        rates = usable[partition.job_domain].astype(float)
+        packed: dict[tuple[str, int], list[float]] = {}  # per (application, GPU count)
+        for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
+            if m is not None:
+                key = (m.name, g)
+                if key not in packed:
+                    packed[key] = [m.packed(g, t) if m.lists(g, t) else 0.0 for t in type_names]
+                rates[j] *= packed[key]
+        return rates
 
 
 def _listed(model: list[Application | None], unlisted: list[bool]) -> str:

@@ -45,6 +45,9 @@ METRICS: dict[str, tuple[str, str]] = {
     ),
     "idle_while_waiting": ("fraction", "share of the time with free GPUs while jobs wait"),
     "jain_fairness": ("ratio", "Jain's fairness index over VCs (1 = equal)"),
+    "max_ftf_rho": ("ratio", "largest finish-time fairness rho (JCT / JCT alone on 1/N)"),
+    "ftf_unfair_share": ("fraction", "share of finished jobs with rho > 1"),
+    "ftf_jain": ("ratio", "Jain's index over the jobs' rho (1 = all slowed alike)"),
 }
 KEY_METRICS = (
     "jobs",

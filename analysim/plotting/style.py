@@ -118,6 +118,9 @@ LABELS: dict[str, str] = {
     "borrowed_gpu_hours": "borrowed GPU-hours",
     "reclaims": "reclaims",
     "jain_fairness": "Jain's fairness index",
+    "ftf_rho": "finish-time fairness rho",
+    "max_ftf_rho": "largest finish-time fairness rho",
+    "ftf_jain": "Jain's index over rho",
 }
 """Readable axis labels of result columns and summary metrics."""
 

@@ -2,7 +2,7 @@
 
 >>> from analysim import presets
 >>> presets.names()
-['earth', 'large', 'saturn', 'toy', 'uranus', 'venus', 'venus_overloaded']
+['earth', 'gavel', 'large', 'saturn', 'toy', 'uranus', 'venus', 'venus_overloaded']
 >>> cluster = presets.cluster("venus")
 >>> workload = presets.workload("venus", seed=0)
 >>> config = presets.config("venus")   # the scheduling Venus ran (Slurm: FIFO + backfill)
@@ -64,6 +64,13 @@ venus_overloaded (was ``venus``)
 
     Small VCs see few jobs, so their realised load strays from the expected.
 
+gavel
+    Gavel's (OSDI'20) simulated cluster, 36 V100 + 36 P100 + 36 K80 GPUs (one per node by
+    default, as its simulator; ``gpus_per_node``), and its job generator: ``jobs`` (default
+    1,000) jobs of its 26 job types (the built-in typed applications, ``docs/heterogeneity.md``)
+    arriving at ``jobs_per_hour`` (default 1.0) times ``load_scale``, single-GPU unless
+    ``multi_gpu``. Sources and rules in :mod:`analysim.presets.gavel`; ``days`` is ignored.
+
 large
     For benchmarks: ``gpus`` GPUs (default 10,000; a multiple of 8) on 8-GPU nodes in racks of
     10 nodes, split as evenly as possible among 25 VCs ``vc00`` to ``vc24`` that own whole nodes
@@ -87,6 +94,7 @@ from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.validation import MAX_DAYS, bounded
 from analysim.inputs.workload import Workload
+from analysim.presets import gavel as gavel_presets
 from analysim.presets import helios as helios_presets
 
 # -- toy ---------------------------------------------------------------------------------------
@@ -336,6 +344,13 @@ PRESETS: dict[str, Preset] = {
         _venus_cluster,
         workload_params=_SYNTHETIC_OVERRIDES,
     ),
+    "gavel": Preset(
+        "Gavel's 36 V100 + 36 P100 + 36 K80 GPUs, its 26 job types at 1 job/h (GPU-type speeds)",
+        gavel_presets.workload,
+        gavel_presets.cluster,
+        workload_params=("jobs", "jobs_per_hour", "multi_gpu"),
+        cluster_params=("gpus_per_node",),
+    ),
     "large": Preset(
         "benchmark scale: 1,000,000 jobs on 10,000 GPUs in 25 VCs at load 0.7",
         _large_workload,
@@ -376,9 +391,10 @@ def workload(
 
     ``load_scale`` multiplies the arrival rate; ``days`` is the trace length where the preset
     has one (default: 30 for the Helios presets, 26 for ``venus_overloaded``); ``params`` are
-    the preset's own parameters (``large``: ``jobs``, ``gpus``; ``venus_overloaded``:
-    generator overrides). ``seed`` is a whole number from 0 (a bool is refused, and so is
-    ``None``: a seed drawn afresh would give another month on every call; the default is 0).
+    the preset's own parameters (``large``: ``jobs``, ``gpus``; ``gavel``: ``jobs``,
+    ``jobs_per_hour``, ``multi_gpu``; ``venus_overloaded``: generator overrides). ``seed``
+    is a whole number from 0 (a bool is refused, and so is ``None``: a seed drawn afresh
+    would give another month on every call; the default is 0).
     A workload that would take more than 4 GiB to build (days x load_scale far beyond a
     trace) is refused before it is drawn, with the estimate and what to lower. Raises
     ``ValueError`` for an unknown name or parameter.
@@ -400,6 +416,7 @@ def config(name: str) -> SimConfig:
 
 
 def cluster(name: str, **params) -> Cluster:
-    """The cluster of preset ``name`` (``toy``: ``partition``; ``large``: ``gpus``)."""
+    """The cluster of preset ``name`` (``toy``: ``partition``; ``large``: ``gpus``;
+    ``gavel``: ``gpus_per_node``)."""
     preset = _lookup(name, params, lambda p: p.cluster_params)
     return preset.cluster(**params)

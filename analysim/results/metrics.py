@@ -13,6 +13,9 @@ Definitions (all times in seconds):
 * ``avg_fragmented_gpus``, ``avg_blocked_jobs``, ``avg_frag_index``, ``idle_while_waiting``
   (share of the time with free GPUs while jobs wait) and ``jain_fairness`` are time averages
   over the timeline samples (see :mod:`analysim.results.fragmentation` and ``docs/semantics.md``).
+* with typed applications, finish-time fairness over the finished jobs' ``ftf_rho``:
+  ``max_ftf_rho``, ``ftf_unfair_share`` (share with rho > 1), ``ftf_jain`` (Jain's index
+  over rho; :mod:`analysim.results.fairness`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from analysim.results import fairness
 
 SUMMARY_FIELDS = (
     "jobs",
@@ -111,7 +116,10 @@ def summarize(
         values.update(_capacity_metrics(jobs, meta, vc))
     if "lost_seconds" in subset.columns:
         values.update(_failure_metrics(subset))
-    fields = list(SUMMARY_FIELDS) + [f for f in (*RESOURCE_FIELDS, *FAILURE_FIELDS) if f in values]
+    if fairness.COLUMN in subset.columns:  # typed applications (results/fairness.py)
+        values.update(fairness.summarize_rho(done[fairness.COLUMN]))
+    extra = (*RESOURCE_FIELDS, *FAILURE_FIELDS, *fairness.SUMMARY_FIELDS)
+    fields = list(SUMMARY_FIELDS) + [f for f in extra if f in values]
     return pd.Series(values, name=user or vc or "cluster", dtype=float)[fields]
 
 

@@ -38,6 +38,9 @@ UNITS: dict[str, str] = {
     "jain_fairness": "0-1",
     "lost_gpu_seconds": "GPU-s",  # work lost to failures (docs/failures.md)
     "goodput_ratio": "fraction",
+    "max_ftf_rho": "x",  # finish-time fairness: JCT over JCT alone on a 1/N share
+    "ftf_unfair_share": "fraction",
+    "ftf_jain": "0-1",
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from analysim.inputs.validation import writable_output
 from analysim.policies.scheduling import DONE, FAILED, STATUS_NAMES
-from analysim.results import metrics
+from analysim.results import fairness, metrics
 from analysim.results.decisions import build_decisions, decision_frames, decisions_from_frames
 from analysim.results.format import MANIFEST, RESULT_JSON, manifest_for, read_result_files
 from analysim.results.readable import Summary, SummaryTable
@@ -533,6 +533,20 @@ def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> Non
     ran = ~np.isnan(run.first_start)
     jobs.insert(at, "application", jobs_in["application"].to_numpy())
     jobs.insert(at + 1, "rate", np.where(ran, run.rate, np.nan))
+    if run.type_rates is not None:  # typed applications: finish-time fairness
+        _, type_gpus, rates = run.type_rates
+        done = run.status == STATUS_NAMES.index("done")
+        counted = run.status != STATUS_NAMES.index("unschedulable")
+        rho = fairness.ftf_rho(
+            run.submit,
+            np.where(done, run.end, np.nan),
+            run.duration,
+            run.gpus,
+            counted,
+            type_gpus,
+            rates,
+        )
+        jobs.insert(at + 2, fairness.COLUMN, rho)
 
 
 def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
