@@ -267,6 +267,21 @@ def test_a_missing_application_and_type_pair_is_named_at_set_up():
         asim.simulate(asim.Workload.from_frame(frame.iloc[[1]]), "toy", applications={"m": M})
 
 
+def test_the_types_a_job_may_use_follow_its_vc_and_borrowing():
+    # VC a owns the V100 node, VC b the K80 node; m_v100 lists V100s only. A job of VC a
+    # can only land on V100s, unless it may borrow b's K80s: then the pair is missing
+    owned = asim.Cluster.from_frame(TWO.nodes.assign(vc=["a", "b"]), name="owned")
+    v100_only = Application.from_table("m", M_TABLE[M_TABLE["gpu_type"] == "v100"])
+    frame = pd.DataFrame(
+        {"job_id": ["x"], "submit_time": [0], "duration": [10], "num_gpus": [1]}
+    ).assign(vc="a", user="u", application="m")
+    wl = asim.Workload.from_frame(frame)
+    got = asim.simulate(wl, owned, applications={"m": v100_only})
+    assert got.jobs["end_time"].tolist() == [10.0]
+    with pytest.raises(ValueError, match="lists no throughput on GPU type 'k80'"):
+        asim.simulate(wl, owned, applications={"m": v100_only}, borrowing=True)
+
+
 # -- invariants -------------------------------------------------------------------------------
 @st.composite
 def typed_cases(draw, flat: bool = False):

@@ -225,6 +225,7 @@ class Simulation:
             self._applications,
             self.cluster.nodes,
             self.partition,
+            self.flags.borrowing,
         )
         self.rate = np.ones(n)
         self._rated = self.speed.in_use

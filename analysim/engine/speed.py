@@ -33,8 +33,9 @@ class JobSpeed:
     """The performance model of each job of ``jobs`` (a validated jobs table).
 
     ``nodes`` (the cluster's nodes table: each node's ``gpu_type`` and ``gpus``) and
-    ``partition`` (which nodes each job may be placed on: those of the GPU types it
-    accepts) are needed for typed applications."""
+    ``partition`` (which nodes each job may be placed on: those of its domain, or with
+    ``borrowing`` those of the GPU types it accepts anywhere) are needed for typed
+    applications."""
 
     def __init__(
         self,
@@ -43,8 +44,10 @@ class JobSpeed:
         given: Mapping[str, Any] | None = None,
         nodes: pd.DataFrame | None = None,
         partition: Partition | None = None,
+        borrowing: bool = False,
     ) -> None:
         self._gpus = gpus
+        self._borrowing = borrowing
         names = jobs[COLUMN] if COLUMN in jobs.columns else None
         #: whether any job has an application (else every rate is 1)
         self.in_use = names is not None and bool(names.notna().any())
@@ -106,16 +109,16 @@ class JobSpeed:
                 self.slowest[j] = slowest_of[key]
 
     def _placeable_types(self) -> list[list[str]]:
-        """Per domain, the GPU types of the nodes its jobs may be placed on (those of the
-        types they accept, anywhere in the cluster: borrowing may take a job to another
-        VC's nodes)."""
+        """Per domain, the GPU types of the nodes its jobs may be placed on: the domain's
+        nodes, or with borrowing every node of the types they accept (another VC's too)."""
         if self._node_types is None or self._partition is None:
-            raise ValueError("JobSpeed: typed applications need node_types and partition")
+            raise ValueError("JobSpeed: typed applications need nodes and partition")
         node_types = self._node_types
-        return [
-            sorted(set((node_types if d.type_mask is None else node_types[d.type_mask]).tolist()))
+        masks = [
+            d.type_mask if self._borrowing and d.type_mask is not None else d.mask
             for d in self._partition.domains
         ]
+        return [sorted(set(node_types[mask].tolist())) for mask in masks]
 
     def _check_types(
         self,
@@ -193,12 +196,10 @@ class JobSpeed:
         if node_types is None or self._partition is None:
             return np.ones((n, len(type_names)))
         partition = self._partition
-        usable = np.zeros((len(partition.domains), len(type_names)), dtype=bool)
-        for d, domain in enumerate(partition.domains):
-            present = set(
-                (node_types if domain.type_mask is None else node_types[domain.type_mask]).tolist()
-            )
-            usable[d] = [t in present for t in type_names]
+        usable = np.array(
+            [[t in set(present) for t in type_names] for present in self._placeable_types()],
+            dtype=bool,
+        ).reshape(len(partition.domains), len(type_names))
         rates = usable[partition.job_domain].astype(float)
         packed: dict[tuple[str, int], list[float]] = {}  # per (application, GPU count)
         for j, (m, g) in enumerate(zip(self.model, self._gpus, strict=True)):
