@@ -38,6 +38,7 @@ UNITS: dict[str, str] = {
     "jain_fairness": "0-1",
     "lost_gpu_seconds": "GPU-s",  # work lost to failures (docs/failures.md)
     "goodput_ratio": "fraction",
+    "avg_time_to_recover": TIME,  # from a kill to the job's next start
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 
