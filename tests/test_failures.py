@@ -429,3 +429,18 @@ def test_a_failure_run_saves_loads_and_snapshots(tmp_path):
     assert after.loc[after["node"] == "n0", "job_id"].isna().all()
     by_vc = result.summary(by="vc")
     assert by_vc["lost_gpu_seconds"].sum() == pytest.approx(result.summary()["lost_gpu_seconds"])
+
+
+def test_the_command_line_takes_the_failure_options(tmp_path, capsys):
+    from analysim.faces.cli import main
+
+    table = tmp_path / "downtimes.csv"
+    table.write_text("node,down,up\nn0,100,300\n")
+    args = ["run", "--workload", "toy", "--no-progress", "--checkpoint-every", "100"]
+    assert main([*args, "--failures", str(table), "--checkpoint-cost", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "lost_gpu_seconds                400 GPU-s" in out  # j1: 4 GPUs x 100 s
+    assert main([*args, "--node-mtbf", "5000", "--repair-time", "60"]) == 0
+    assert "goodput_ratio" in capsys.readouterr().out
+    assert main([*args, "--failures", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err
