@@ -75,6 +75,8 @@ def test_a_node_failure_under_a_checkpointed_job(milli):
     assert summary["lost_gpu_seconds"] == 4 * 60.0
     assert summary["goodput_ratio"] == pytest.approx(1000 / 1170)
     assert summary["restarts"] == 1 and summary["failed_jobs"] == 0
+    assert job["recovery_seconds"] == 200.0  # killed at 700, ran again at 900
+    assert summary["avg_time_to_recover"] == 200.0
     # the timeline counts the node down from 700 to 900 (samples every 100 s)
     timeline = _run(
         _jobs([("j", 0, 1000, 4)], milli),
@@ -337,13 +339,15 @@ def test_invariants_hold_with_failures_on(case, options):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases(max_jobs=8, max_duration=600), options=failure_options)
-def test_a_failure_run_is_that_of_the_reference_mode_and_of_resource_mode(case, options):
+def test_a_failure_run_is_that_of_reference_mode_no_leaps_and_resource_mode(case, options):
     cluster_case, workload, config = case
     config = config.replace(**options)
     fast = Simulation(workload, cluster_case.cluster, config).run().result()
     plain = Simulation(workload, cluster_case.cluster, config, reference=True).run().result()
-    for a, b in zip(_frames(fast), _frames(plain), strict=True):
+    stepped = Simulation(workload, cluster_case.cluster, config.replace(leap=False)).run()
+    for a, b, c in zip(_frames(fast), _frames(plain), _frames(stepped.result()), strict=True):
         pd.testing.assert_frame_equal(a, b)
+        pd.testing.assert_frame_equal(a, c)
     # the same run in resource mode (every job asks for whole GPUs, gpu_milli 1000)
     jobs = workload.jobs.copy()
     jobs["gpu_milli"] = 1000
@@ -408,3 +412,37 @@ def test_the_mtbf_may_be_given_per_gpu_type():
         Simulation(workload, typed, SimConfig(node_mtbf={"V100": 100.0}, repair_time=5))
     with pytest.raises(ValueError, match=r"node_mtbf\['V100'\] must be in \(0"):
         SimConfig(node_mtbf={"V100": -1}, repair_time=5)
+
+
+def test_a_failure_run_saves_loads_and_snapshots(tmp_path):
+    workload = asim.presets.workload("toy")
+    result = _run(
+        workload, TOY, failures=[("n0", 100, 300)], job_failure_prob=0.5, checkpoint_every=60
+    )
+    loaded = asim.Result.load(result.save(tmp_path / "run"))
+    pd.testing.assert_frame_equal(loaded.jobs, result.jobs)
+    assert (
+        loaded.events["event"].astype(str).tolist() == result.events["event"].astype(str).tolist()
+    )
+    pd.testing.assert_series_equal(loaded.summary(), result.summary())
+    # j1 held n0 until the failure at 100: the snapshot frees its GPUs then
+    before, after = result.snapshot(99.0), result.snapshot(100.0)
+    assert (before.loc[before["node"] == "n0", "job_id"] == "j1").all()
+    assert after.loc[after["node"] == "n0", "job_id"].isna().all()
+    by_vc = result.summary(by="vc")
+    assert by_vc["lost_gpu_seconds"].sum() == pytest.approx(result.summary()["lost_gpu_seconds"])
+
+
+def test_the_command_line_takes_the_failure_options(tmp_path, capsys):
+    from analysim.faces.cli import main
+
+    table = tmp_path / "downtimes.csv"
+    table.write_text("node,down,up\nn0,100,300\n")
+    args = ["run", "--workload", "toy", "--no-progress", "--checkpoint-every", "100"]
+    assert main([*args, "--failures", str(table), "--checkpoint-cost", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "lost_gpu_seconds                400 GPU-s" in out  # j1: 4 GPUs x 100 s
+    assert main([*args, "--node-mtbf", "5000", "--repair-time", "60"]) == 0
+    assert "goodput_ratio" in capsys.readouterr().out
+    assert main([*args, "--failures", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err

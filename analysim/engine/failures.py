@@ -51,11 +51,14 @@ _UP, _DOWN = 0, 1
 @dataclass(frozen=True)
 class FailureRecord:
     """What the failures did by one moment (copies): per job its restarts, the run time it
-    lost to failures and the run time of work it kept (useful), and which nodes are down."""
+    lost to failures, the run time of work it kept (useful) and the time it waited to run
+    again after kills; which nodes are down."""
 
     restarts: np.ndarray
     lost: np.ndarray
     useful: np.ndarray
+    #: per job: seconds from each kill it restarted after to its next start, summed
+    recovery: np.ndarray
     down: np.ndarray
 
 
@@ -94,6 +97,8 @@ class Failures:
         self.restarts = [0] * n
         self.lost = [0.0] * n
         self.useful = [0.0] * n
+        self.recovery = [0.0] * n
+        self._killed_at: dict[int, float] = {}  # killed jobs waiting to restart: since when
         # per running job its run: (start, overhead, work, checkpoints, rate)
         self._run: dict[int, tuple[float, float, float, int, float]] = {}
         self._runs = [0] * n  # per job, its runs so far (stale own-failure events differ)
@@ -206,6 +211,9 @@ class Failures:
         checkpoints and, if it fails by itself within this run, when."""
         sim = self.sim
         now, rate = self.clock.now, float(sim.rate[j])
+        killed = self._killed_at.pop(j, None)
+        if killed is not None:
+            self.recovery[j] += now - killed
         work, cost = self.useful_left[j], self.cost[j]
         count = self._checkpoints(work)
         overhead = max(0.0, float(sim.remaining[j]) - work - count * cost)
@@ -246,6 +254,7 @@ class Failures:
         self.lost[j] += lost / rate
         if restart:
             self.restarts[j] += 1
+            self._killed_at[j] = self.clock.now
             extra = self.restart_overhead + self._checkpoints(left) * self.cost[j]
             self.sim.remaining[j] = left + extra
         else:
@@ -255,8 +264,10 @@ class Failures:
     # -- reading ------------------------------------------------------------------------------
     def record(self) -> FailureRecord:
         """What the failures did by now (the runs under way counted up to now)."""
-        useful = np.array(self.useful)
+        useful, recovery = np.array(self.useful), np.array(self.recovery)
         now = self.clock.now
+        for j, killed in self._killed_at.items():  # still waiting to run again: so far
+            recovery[j] += now - killed
         for j, (start, overhead, work, count, rate) in self._run.items():
             done, _, _ = _progress(
                 (now - start) * rate, overhead, work, count, self.every, self.cost[j]
@@ -266,6 +277,7 @@ class Failures:
             restarts=np.array(self.restarts, dtype=np.int64),
             lost=np.array(self.lost),
             useful=useful,
+            recovery=recovery,
             down=self.ledger.down.copy(),
         )
 

@@ -348,7 +348,10 @@ class Simulation(SimulationSetup, Readings):
         return max(soonest, clock.now + clock.step) if clock.advances else soonest
 
     def _first_time(self) -> float:
-        return float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
+        first = float(self.arrival[self.next_arrival]) if self.next_arrival < self.n_jobs else 0.0
+        if self.failures is not None:  # a node may fail before the first job arrives
+            first = min(first, self.failures.next_time())
+        return first
 
     def _advance(self, t: float) -> None:
         clock = self.clock
@@ -518,6 +521,9 @@ class Simulation(SimulationSetup, Readings):
             self._enqueue(j)
             if self.las is not None:
                 self.las.stopped(j)
+            # it may wait where no job waited (a ranking is then not kept up to date): its
+            # group is ranked afresh, as when a job arrives
+            self.decider.arrived(self._group[j])
         else:
             self.status[j] = FAILED_STATUS
             self.end[j] = at

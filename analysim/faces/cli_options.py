@@ -32,7 +32,11 @@ POLICY_REGISTRIES: dict[str, Registry[Any]] = {
     "checkpoint_cost": COSTS,
     "migration_cost": COSTS,
 }
-EXTRA_HELP = {"seed": "It also seeds the synthetic workload."}
+EXTRA_HELP = {
+    "seed": "It also seeds the synthetic workload.",
+    "node_mtbf": "On the command line: seconds (per GPU type: a JSON dict, or --config).",
+    "failures": "On the command line: a CSV file with columns node, down, up.",
+}
 # the placers of the FGD study, which run the engine in resource mode (docs/semantics.md)
 EXTRA_CHOICES = {
     "placement": tuple(n for n in SHARE_PLACERS.names if n not in PLACERS.names),
@@ -112,6 +116,40 @@ def policy_spec(
     return parse
 
 
+def _mtbf(text: str) -> Any:
+    """``--node-mtbf``: seconds, or a JSON dict of seconds per GPU type."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise argparse.ArgumentTypeError(f"not valid JSON ({exc.msg}): {text}") from None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text}") from None
+
+
+def _failure_table(text: str) -> list[dict[str, Any]]:
+    """``--failures FILE``: the node downtimes of a CSV file (columns node, down, up)."""
+    import pandas as pd
+
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {path}")
+    try:
+        table = pd.read_csv(path, dtype={"node": str})
+    except (OSError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{path}: not a readable CSV file ({exc})") from None
+    return table.to_dict("records")
+
+
+#: fields whose command-line form is not their Python type: (argparse type, metavar)
+FIELD_TYPES: dict[str, tuple[Callable[[str], Any], str]] = {
+    "node_mtbf": (_mtbf, "SECONDS|JSON"),
+    "failures": (_failure_table, "CSV"),
+}
+
+
 def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
     """Add one option per ``SimConfig`` field; return the field names.
 
@@ -139,13 +177,15 @@ def add_config_options(parser: argparse.ArgumentParser) -> list[str]:
             text += "" if listed else f" Choices: {', '.join([*registry.names, *also])}."
             text += " Or a number of seconds (constant)," if seconds else " Or"
             text += ' a JSON object {"name": ..., <parameters>}.'
+        elif f.name in FIELD_TYPES:
+            kwargs["type"], kwargs["metavar"] = FIELD_TYPES[f.name]
         elif kind is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif kind in (int, float, float | None):
             kwargs["type"] = int if kind is int else float
             kwargs["metavar"] = {int: "N", float | None: "SECONDS"}.get(kind, "SECONDS")
-            if f.name == "borrow_limit":
-                kwargs["metavar"] = "FRACTION"
+            if f.name in ("borrow_limit", "job_failure_prob", "failure_shape"):
+                kwargs["metavar"] = "NUMBER"
         text += f" (default: {_shown(_default(f))})"
         group.add_argument(flag, help=text.replace("%", "%%"), **kwargs)
         names.append(f.name)

@@ -59,7 +59,13 @@ SUMMARY_FIELDS = (
 RESOURCE_FIELDS = ("avg_fgd_frag_milli",)
 #: with failures configured (``docs/failures.md``): restarts, jobs failed for good, the
 #: GPU-seconds of work lost to failures and the useful share of the GPU-seconds held
-FAILURE_FIELDS = ("restarts", "failed_jobs", "lost_gpu_seconds", "goodput_ratio")
+FAILURE_FIELDS = (
+    "restarts",
+    "failed_jobs",
+    "lost_gpu_seconds",
+    "goodput_ratio",
+    "avg_time_to_recover",
+)
 SAMPLED = ("avg_fragmented_gpus", "avg_blocked_jobs", "avg_frag_index", "idle_while_waiting")
 ALL = "(all)"
 
@@ -159,7 +165,15 @@ def _failure_metrics(jobs: pd.DataFrame) -> dict[str, float]:
         "failed_jobs": int((jobs["status"] == "failed").sum()),
         "lost_gpu_seconds": float((jobs["lost_seconds"] * gpus).sum()),
         "goodput_ratio": useful / held if held > 0 else float("nan"),
+        "avg_time_to_recover": _time_to_recover(jobs),
     }
+
+
+def _time_to_recover(jobs: pd.DataFrame) -> float:
+    """Mean seconds from a kill to the killed job's next start, over the restarts (a job
+    still waiting after a kill counts its wait so far; NaN: no restart)."""
+    total = int(jobs["restarts"].sum())
+    return float(jobs["recovery_seconds"].sum()) / total if total else float("nan")
 
 
 def _gpu_weights(jobs: pd.DataFrame) -> pd.Series:

@@ -41,6 +41,7 @@ UNITS: dict[str, str] = {
     "max_ftf_rho": "x",  # finish-time fairness: JCT over JCT alone on a 1/N share
     "ftf_unfair_share": "fraction",
     "ftf_jain": "0-1",
+    "avg_time_to_recover": TIME,  # from a kill to the job's next start
 }
 """The unit of each summary metric (``s``: seconds); counts of jobs and events have none."""
 

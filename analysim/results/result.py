@@ -516,14 +516,16 @@ def build_result(run: RunRecord) -> Result:
 
 def _add_failures(jobs: pd.DataFrame, run: RunRecord) -> None:
     """With failures configured: each job's final ``state`` (COMPLETED, FAILED; None while
-    it has not ended), its ``restarts`` after failures, and the run time it lost to
-    failures (``lost_seconds``) and spent on work it kept (``useful_seconds``)."""
+    it has not ended), its ``restarts`` after failures, the run time it lost to failures
+    (``lost_seconds``) and spent on work it kept (``useful_seconds``), and the time it
+    waited to run again after kills (``recovery_seconds``)."""
     failed = run.status == FAILED
     state = np.where(run.status == DONE, "COMPLETED", np.where(failed, "FAILED", None))
     jobs["state"] = state.astype(object)
     jobs["restarts"] = run.failures.restarts
     jobs["lost_seconds"] = run.failures.lost
     jobs["useful_seconds"] = run.failures.useful
+    jobs["recovery_seconds"] = run.failures.recovery
 
 
 def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> None:
