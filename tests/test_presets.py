@@ -20,8 +20,10 @@ def offered_load(workload: Workload, cluster: Cluster) -> pd.Series:
 def test_names():
     assert presets.names() == [
         "earth",
+        "kalos",
         "large",
         "saturn",
+        "seren",
         "toy",
         "uranus",
         "venus",
@@ -31,7 +33,7 @@ def test_names():
 
 @pytest.mark.parametrize("build", [presets.workload, presets.cluster])
 def test_unknown_name_lists_known_names(build):
-    known = r"\['earth', 'large', .*'venus_overloaded'\]"
+    known = r"\['earth', 'kalos', 'large', .*'venus_overloaded'\]"
     with pytest.raises(ValueError, match=r"unknown preset 'nope'.*" + known):
         build("nope")
 
