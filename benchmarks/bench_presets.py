@@ -8,6 +8,10 @@ generator parameters are not cached from an earlier preset): build the 30-day wo
 
     python benchmarks/bench_presets.py
     python benchmarks/bench_presets.py --presets venus --seed 1
+    python benchmarks/bench_presets.py --presets seren kalos   # the Acme presets (issue 28)
+
+``seren``'s target is 20 s (issue 28: a Seren month with failures on, which this branch does
+not model yet: measured without); the others' 10 s.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import time
 from _common import header, markdown_table, pin_one_core, run_in_fresh_process
 
 TARGET = 10.0
+TARGETS = {"seren": 20.0}
 PRESETS = ("venus", "earth", "saturn", "uranus")
+ACME = ("seren", "kalos")
 
 
 def one_month(name: str, seed: int) -> dict:
@@ -46,7 +52,7 @@ def one_month(name: str, seed: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=PRESETS)
+    parser.add_argument("--presets", nargs="+", default=list(PRESETS), choices=PRESETS + ACME)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one core")
     args = parser.parse_args(argv)
@@ -57,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         if status != "ok":
             print(f"{name}: failed\n{row}")
             return 1
-        row["target"] = f"< {TARGET:g} s"
-        row["verdict"] = "PASS" if row["cpu s"] < TARGET else "MISS"
+        target = TARGETS.get(name, TARGET)
+        row["target"] = f"< {target:g} s"
+        row["verdict"] = "PASS" if row["cpu s"] < target else "MISS"
         rows.append(row)
         print(f"{name}: {row['wall s']:.2f} s wall, {row['cpu s']:.2f} s cpu", flush=True)
     print()

@@ -1,10 +1,12 @@
-"""Grid search of the Helios presets' tuned shape parameters (issue 14, ``docs/calibration.md``).
+"""Grid search of the calibrated presets' tuned shape parameters (issues 14 and 28,
+``docs/calibration.md``): the Helios ones and the Acme ones (``seren``, ``kalos``).
 
 For each cluster, each setting of the tuned knobs (``max_job_fraction`` x ``size_growth``,
-the rest of the preset's :data:`analysim.presets.helios.SHAPES` entry unchanged) and each
-seed, generate the 30-day month with :func:`analysim.presets.calibrated.calibrated_workload` and
-simulate it under the preset's own config (``presets.config(name)``: FIFO, EASY backfill),
-then run every criterion of the calibration check (``analysim.presets.calibration``). Randomness:
+the rest of the preset's ``SHAPES`` entry unchanged) and each seed, generate the month (30
+days; Kalos: 123, :func:`analysim.presets.calibration.check_days`) and simulate it under the
+preset's own config (``presets.config(name)``: FIFO, EASY backfill) with
+:func:`analysim.presets.calibration.run_month`, then run every criterion of the calibration
+check (``analysim.presets.calibration``). Randomness:
 only the month generator's ``np.random.default_rng(seed)`` for the given ``--seeds``.
 
 Prints one row per setting: the mean queueing delay per seed and its relative error, the
@@ -18,6 +20,8 @@ preset's own ``max_gpu_days`` (:data:`analysim.presets.helios.SHAPES`) stays unl
     python benchmarks/tune_presets.py --presets venus --fractions 0.34 \
         --growths -0.2 -0.175 -0.15 --seeds 0 1 2 --workers 2
     python benchmarks/tune_presets.py --presets venus --extra one_gpu_share=0.55
+    python benchmarks/tune_presets.py --presets seren --fractions 0.45 --growths 0.5 \
+        --extra max_gpu_days=1536 arrivals=dealt --workers 2
 
 A setting whose GPU demand cannot reach the published mean (a cap too small for its VCs)
 is listed as ``unreachable``.
@@ -32,7 +36,7 @@ import time
 
 from _common import map_in_pool
 
-PRESETS = ("venus", "earth", "saturn", "uranus")
+PRESETS = ("venus", "earth", "saturn", "uranus", "seren", "kalos")
 DEFAULT_GRID = {
     # a first round around the tuned values (docs/calibration.md: finer rounds with
     # --fractions / --growths); a cap matters only where it changes a VC's largest
@@ -41,6 +45,9 @@ DEFAULT_GRID = {
     "earth": ([0.125, 0.1875, 0.25], [0.8, 0.85, 0.89, 0.9, 0.95]),
     "saturn": ([0.125, 0.1875, 0.25], [0.15, 0.25, 0.35]),
     "uranus": ([0.1875, 0.25, 0.3], [0.35, 0.40, 0.45, 0.5]),
+    # Acme: one pool, the largest job fixed at 1,024 GPUs (0.45 of the cluster)
+    "seren": ([0.45], [0.45, 0.5, 0.55]),
+    "kalos": ([0.45], [0.8, 0.85, 0.86]),
 }
 
 
@@ -48,29 +55,19 @@ def evaluate(task: tuple[str, float, float, tuple[tuple[str, float], ...], int])
     """One month: ``(name, max_job_fraction, size_growth, extra fields, seed)`` -> the check's
     rows summarised (mean delay, its relative error, the metrics that MISS)."""
     from analysim.presets import calibration
-    from analysim.presets import helios as helios_presets
-    from analysim.presets.calibrated import calibrated_workload
-    from analysim.simulate import simulate
 
     name, fraction, growth, extra, seed = task
     shape = dataclasses.replace(
-        helios_presets.SHAPES[name], max_job_fraction=fraction, size_growth=growth, **dict(extra)
+        calibration.SOURCES[name].SHAPES[name],
+        max_job_fraction=fraction,
+        size_growth=growth,
+        **dict(extra),
     )
     out = {"name": name, "fraction": fraction, "growth": growth, "extra": extra, "seed": seed}
-    cluster = helios_presets.cluster(name)
     try:
-        jobs = calibrated_workload(
-            helios_presets.PUBLISHED[name].targets(),
-            helios_presets.vc_gpus(name),
-            days=helios_presets.MONTH_DAYS,
-            seed=seed,
-            shape=shape,
-            name=name,
-        )
+        measured = calibration.run_month(name, seed, shape=shape)
     except ValueError as error:  # GPU demand out of reach of these caps
         return {**out, "error": str(error)}
-    result = simulate(jobs, cluster, helios_presets.config(name))
-    measured = calibration.measure(result.jobs, cluster.total_gpus, helios_presets.MONTH_DAYS)
     rows = calibration.compare(name, seed, measured).set_index("metric")
     return {
         **out,
@@ -138,7 +135,7 @@ def format_rows(rows: list[dict], seeds: list[int]) -> str:
     return "\n".join(lines)
 
 
-def _parse_extra(items: list[str]) -> tuple[tuple[str, float], ...]:
+def _parse_extra(items: list[str]) -> tuple[tuple[str, float | str], ...]:
     pairs = []
     from analysim.presets.calibrated import Shape
 
@@ -149,7 +146,10 @@ def _parse_extra(items: list[str]) -> tuple[tuple[str, float], ...]:
             raise SystemExit(
                 f"--extra {item!r}: expected FIELD=NUMBER with FIELD in {sorted(fields)}"
             )
-        pairs.append((key, float(value)))
+        try:
+            pairs.append((key, float(value)))
+        except ValueError:  # a word: arrivals=dealt
+            pairs.append((key, value))
     return tuple(pairs)
 
 

@@ -21,8 +21,10 @@ def test_names():
     assert presets.names() == [
         "earth",
         "gavel",
+        "kalos",
         "large",
         "saturn",
+        "seren",
         "toy",
         "uranus",
         "venus",
@@ -32,7 +34,7 @@ def test_names():
 
 @pytest.mark.parametrize("build", [presets.workload, presets.cluster])
 def test_unknown_name_lists_known_names(build):
-    known = r"\['earth', 'gavel', 'large', .*'venus_overloaded'\]"
+    known = r"\['earth', 'gavel', 'kalos', 'large', .*'venus_overloaded'\]"
     with pytest.raises(ValueError, match=r"unknown preset 'nope'.*" + known):
         build("nope")
 

@@ -6,11 +6,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from trace_samples import ACME_HEADER, ACME_KALOS, ACME_ROWS, acme_file, write
+from trace_samples import (
+    ACME_HEADER,
+    ACME_KALOS,
+    ACME_ROWS,
+    acme_file,
+    openb_files,
+    pai_folder,
+    write,
+)
 
 import analysim as asim
 from analysim.inputs.workload import JOB_TYPES, STATES, Workload
-from analysim.traces import TraceError, detect_format, read_acme, read_folder
+from analysim.traces import (
+    TraceError,
+    detect_format,
+    read_acme,
+    read_csv_trace,
+    read_folder,
+    read_openb,
+    read_pai,
+)
 
 
 def test_the_seren_sample_keeps_the_gpu_jobs_that_ran_with_times_in_utc(tmp_path):
@@ -204,3 +220,34 @@ def test_states_change_no_result():
     a = asim.simulate(plain, cluster, scheduler="sjf").jobs
     b = asim.simulate(with_states, cluster, scheduler="sjf").jobs
     pd.testing.assert_frame_equal(a, b)
+
+
+# -- each reader's words for a final state ------------------------------------------------------
+def test_pai_and_openb_map_their_words_and_keep_them(tmp_path):
+    pai = read_pai(pai_folder(tmp_path)).workload.jobs
+    # Terminated ends finished and stopped jobs alike: no final state (docs/traces.md)
+    assert pai["trace_state"].tolist() == ["Terminated", "Running", "Terminated"]
+    assert pai["state"].tolist() == [None, None, None]
+    openb = read_openb(*openb_files(tmp_path)).workload.jobs
+    assert openb["trace_state"].tolist() == [
+        "Running",
+        "Succeeded",
+        "Running",
+        "Failed",
+        "Running",
+        "Succeeded",
+    ]
+    assert openb["state"].tolist() == [None, "COMPLETED", None, "FAILED", None, "COMPLETED"]
+
+
+def test_a_csv_state_is_read_as_slurm_words_and_others_are_counted(tmp_path):
+    text = (
+        "job_id,submit_time,num_gpus,duration,state\n"
+        "a,0,1,10,completed\nb,1,1,10,CANCELLED by 42\nc,2,1,10,Pass\nd,3,1,10,\n"
+    )
+    t = read_csv_trace(write(tmp_path / "jobs.csv", text))
+    jobs = t.workload.jobs
+    assert jobs["state"].tolist() == ["COMPLETED", "CANCELLED", None, None]
+    assert jobs["trace_state"].tolist()[:3] == ["completed", "CANCELLED by 42", "Pass"]
+    assert t.report.count("unknown_state") == 1
+    assert t.report.examples("unknown_state") == ["line 4 (job_id='c'): state='Pass'"]

@@ -149,13 +149,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="NAME",
         help="simulate each calibrated preset's month (or NAME's) under its own config and "
-        "compare with the published Helios numbers (PASS/MISS per tolerance)",
+        "compare with the published Helios or Acme numbers (PASS/MISS per tolerance)",
     )
     presets.add_argument(
         "--seeds", type=int, nargs="+", default=[0, 1, 2], metavar="S", help="seeds of --check"
     )
     presets.add_argument(
-        "--days", type=float, default=None, metavar="N", help="days simulated by --check (30)"
+        "--days",
+        type=float,
+        default=None,
+        metavar="N",
+        help="days simulated by --check (30; kalos: its 123-day trace)",
     )
     presets.set_defaults(handler=cmd_presets)
     study = commands.add_parser(
@@ -297,15 +301,16 @@ def cmd_presets(args: argparse.Namespace) -> int:
             print(f"{name:<17} {asim.presets.PRESETS[name].description}")
         return 0
     from analysim.presets import calibration
-    from analysim.presets import helios as helios_presets
 
     names = None if args.check == "all" else [args.check]
-    days = helios_presets.MONTH_DAYS if args.days is None else args.days
     try:
-        table = calibration.check(names, seeds=args.seeds, days=days)
+        table = calibration.check(names, seeds=args.seeds, days=args.days)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{days:g} days, seeds {args.seeds}, GPU jobs; config: asim.presets.config(name)\n")
+    longer = ", ".join(f"{n}: {d:g}" for n, d in calibration.CHECK_DAYS.items())
+    month = calibration.check_days("venus")
+    span = f"{month:g} days ({longer})" if args.days is None else f"{args.days:g} days"
+    print(f"{span}, seeds {args.seeds}, GPU jobs; config: asim.presets.config(name)\n")
     print(calibration.format_check(table))
     return 0 if calibration.passed(table) else 1
 

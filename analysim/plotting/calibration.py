@@ -24,6 +24,8 @@ METRIC_UNITS = {
     "median_queue": "s",
     "total_gpus": "GPUs",
     "gpu_seconds_per_job": "GPU-s",
+    "max_gpus": "GPUs",
+    "failed_share": "share",
 }
 """The unit of each checked metric's simulated and published values (the CSV's ``unit``)."""
 ERROR_LIMIT = 1.0

@@ -1,8 +1,8 @@
 """Named workloads, clusters and configurations.
 
 >>> from analysim import presets
->>> presets.names()
-['earth', 'gavel', 'large', 'saturn', 'toy', 'uranus', 'venus', 'venus_overloaded']
+>>> presets.names()[:6]
+['earth', 'gavel', 'kalos', 'large', 'saturn', 'seren']
 >>> cluster = presets.cluster("venus")
 >>> workload = presets.workload("venus", seed=0)
 >>> config = presets.config("venus")   # the scheduling Venus ran (Slurm: FIFO + backfill)
@@ -17,6 +17,15 @@ venus, earth, saturn, uranus
     ran (per-VC FIFO with backfill). Sources and assumptions beside every number in
     :mod:`analysim.presets.helios`; the generator in :mod:`analysim.presets.calibrated`; how close
     they come in :mod:`analysim.presets.calibration` (``analysim presets --check``).
+
+seren, kalos
+    The two Acme clusters of Shanghai AI Lab (LLM development, March-August 2023; NSDI'24),
+    calibrated the same way on their published summary: a 30-day month by default, nodes of
+    8 GPUs without VCs, jobs of 1 to 1,024 GPUs, and a ``state`` column (COMPLETED,
+    CANCELLED, FAILED) drawn with the published shares (43% / 40% of GPU jobs fail). Sources
+    and assumptions in :mod:`analysim.presets.acme`; how close they come in
+    ``docs/calibration.md`` (``analysim presets --check``). A Seren month has about 108,000
+    jobs; ``days=`` makes it shorter.
 
 venus_overloaded
     The ``venus`` preset before calibration (below, named ``venus`` there), kept because the
@@ -94,6 +103,7 @@ from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.validation import MAX_DAYS, bounded
 from analysim.inputs.workload import Workload
+from analysim.presets import acme as acme_presets
 from analysim.presets import gavel as gavel_presets
 from analysim.presets import helios as helios_presets
 
@@ -317,6 +327,19 @@ def _helios(name: str, description: str) -> Preset:
     )
 
 
+def _acme(name: str, description: str) -> Preset:
+    def build_workload(seed: int, load_scale: float, days: float) -> Workload:
+        return acme_presets.workload(name, seed=seed, load_scale=load_scale, days=days)
+
+    return Preset(
+        description,
+        build_workload,
+        lambda: acme_presets.cluster(name),
+        days=helios_presets.MONTH_DAYS,
+        config=acme_presets.config(name),
+    )
+
+
 PRESETS: dict[str, Preset] = {
     "toy": Preset(
         "8 hand-checkable jobs on 16 GPUs (2 racks x 2 nodes x 4 GPUs)",
@@ -337,6 +360,16 @@ PRESETS: dict[str, Preset] = {
     "uranus": _helios(
         "uranus",
         "Helios Uranus, calibrated: 2,120 GPUs, 23 VCs (assumed), ~1,800 GPU jobs a day",
+    ),
+    "seren": _acme(
+        "seren",
+        "Acme Seren (LLM, 2023), calibrated: 2,288 GPUs, no VCs, ~3,600 GPU jobs a day, up to "
+        "1,024 GPUs, 43% failed",
+    ),
+    "kalos": _acme(
+        "kalos",
+        "Acme Kalos (LLM, 2023), calibrated: 2,416 GPUs, no VCs, ~160 GPU jobs a day, up to "
+        "1,024 GPUs, 40% failed",
     ),
     "venus_overloaded": Preset(
         "Venus before calibration: 1,080 GPUs, 16 VCs; ~27,000 jobs in 26 days, queues of days",
@@ -409,7 +442,8 @@ def workload(
 
 def config(name: str) -> SimConfig:
     """The :class:`SimConfig` of the scheduling preset ``name``'s cluster ran: for the Helios
-    presets :func:`analysim.presets.helios.config` (sources and assumptions there); for
+    presets :func:`analysim.presets.helios.config` (sources and assumptions there), for ``seren``
+    and ``kalos`` :func:`analysim.presets.acme.config` (assumed Slurm-like); for
     ``toy``, ``large`` and ``venus_overloaded`` the defaults (strict per-VC FIFO), with which
     their earlier numbers were made."""
     return _lookup(name, {}, lambda p: ()).config

@@ -46,7 +46,9 @@ from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS, bounded, plain
 from analysim.inputs.workload import Workload
 
 JOB_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
-"""GPU counts a calibrated job may ask for (Helios jobs are mostly powers of two)."""
+"""GPU counts a calibrated job may ask for by default (Helios jobs are mostly powers of two);
+``Shape.largest_size`` extends them to larger powers of two (Acme: 1,024)."""
+MAX_SIZE_POWER = 20  # a largest size of at most 2**20 GPUs
 
 _BISECTIONS = 60
 PLAN_PASSES = 3
@@ -121,6 +123,8 @@ class Shape:
         the run-time fit accounts for the cap (measured in ``docs/calibration.md``, "A cap on
         each job's GPU-time"; which Helios presets cap, and at what, is in
         :data:`analysim.presets.helios.SHAPES`).
+    largest_size: the largest GPU count a job may ask for (its powers of two up to it are the
+        sizes; default 128, :data:`JOB_SIZES`), before each VC's ``max_job_fraction`` cut.
     """
 
     one_gpu_share: float = 0.6
@@ -135,6 +139,7 @@ class Shape:
     user_zipf: float = 1.2
     arrivals: str = "iid"
     max_gpu_days: float | None = None
+    largest_size: int = JOB_SIZES[-1]
 
     def __post_init__(self) -> None:
         if not isinstance(self.arrivals, str) or self.arrivals not in ARRIVALS:
@@ -150,6 +155,7 @@ class Shape:
         if not 0 <= hour < 24:
             raise ValueError(f"Shape: peak_hour must be in [0, 24), got {self.peak_hour!r}")
         bounded(self.users_per_vc, "Shape: users_per_vc", low=1, high=MAX_USERS, whole=True)
+        bounded(self.largest_size, "Shape: largest_size", low=2, high=2**MAX_SIZE_POWER, whole=True)
         if not self.min_duration < self.max_duration:
             raise ValueError(
                 f"Shape: min_duration ({self.min_duration:g} s) must be below max_duration "
@@ -163,10 +169,18 @@ def largest_job(vc_gpus: int, max_job_fraction: float) -> int:
     return max(1, int(vc_gpus * max_job_fraction))
 
 
-def tilted_table(tilt: float, one_gpu_share: float, cap: float = math.inf) -> dict[int, float]:
-    """``{gpus: probability}``: ``one_gpu_share`` on 1 GPU, the rest over the larger
-    :data:`JOB_SIZES` ``∝ size**tilt``; cut at ``cap`` GPUs and renormalised."""
-    larger = np.array([s for s in JOB_SIZES[1:] if s <= cap], dtype=float)
+def job_sizes(largest: int = JOB_SIZES[-1]) -> tuple[int, ...]:
+    """The powers of two from 1 to ``largest`` GPUs (:data:`JOB_SIZES` for 128)."""
+    return tuple(2**k for k in range(int(largest).bit_length()) if 2**k <= largest)
+
+
+def tilted_table(
+    tilt: float, one_gpu_share: float, cap: float = math.inf, largest: int = JOB_SIZES[-1]
+) -> dict[int, float]:
+    """``{gpus: probability}``: ``one_gpu_share`` on 1 GPU, the rest over the larger sizes
+    (powers of two up to ``largest``, :data:`JOB_SIZES` by default) ``∝ size**tilt``; cut at
+    ``cap`` GPUs and renormalised."""
+    larger = np.array([s for s in job_sizes(largest)[1:] if s <= cap], dtype=float)
     if larger.size == 0:
         return {1: 1.0}
     weights = larger**tilt
@@ -175,20 +189,27 @@ def tilted_table(tilt: float, one_gpu_share: float, cap: float = math.inf) -> di
     return table
 
 
-def _mean_over_vcs(tilt: float, one_gpu_share: float, caps: tuple, shares: tuple) -> float:
-    tables = [tilted_table(tilt, one_gpu_share, cap) for cap in caps]
+def _mean_over_vcs(
+    tilt: float, one_gpu_share: float, caps: tuple, shares: tuple, largest: int
+) -> float:
+    tables = [tilted_table(tilt, one_gpu_share, cap, largest) for cap in caps]
     return sum(w * generators.mean_gpus(t) for w, t in zip(shares, tables, strict=True))
 
 
 def solve_demand(
-    mean_gpus: float, one_gpu_share: float, caps: tuple[int, ...], shares: tuple[float, ...]
+    mean_gpus: float,
+    one_gpu_share: float,
+    caps: tuple[int, ...],
+    shares: tuple[float, ...],
+    largest: int = JOB_SIZES[-1],
 ) -> float:
-    """The ``tilt`` whose tables, cut at each VC's ``caps`` and weighted by the VCs' job
-    ``shares``, give ``mean_gpus`` GPUs per job. Raises ``ValueError`` when out of reach."""
+    """The ``tilt`` whose tables (sizes up to ``largest``), cut at each VC's ``caps`` and
+    weighted by the VCs' job ``shares``, give ``mean_gpus`` GPUs per job. Raises
+    ``ValueError`` when out of reach."""
     lo, hi = -10.0, 10.0
     reach = (
-        _mean_over_vcs(lo, one_gpu_share, caps, shares),
-        _mean_over_vcs(hi, one_gpu_share, caps, shares),
+        _mean_over_vcs(lo, one_gpu_share, caps, shares, largest),
+        _mean_over_vcs(hi, one_gpu_share, caps, shares, largest),
     )
     if not reach[0] <= mean_gpus <= reach[1]:
         raise ValueError(
@@ -196,7 +217,7 @@ def solve_demand(
         )
     for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
-        if _mean_over_vcs(mid, one_gpu_share, caps, shares) < mean_gpus:
+        if _mean_over_vcs(mid, one_gpu_share, caps, shares, largest) < mean_gpus:
             lo = mid
         else:
             hi = mid
@@ -482,8 +503,12 @@ def _plan(targets: Targets, vc_items: tuple[tuple[str, int], ...], shape: Shape)
     caps = tuple(largest_job(int(c), shape.max_job_fraction) for c in capacity)
     shares = tuple(capacity / capacity.sum())
     for _ in range(PLAN_PASSES):
-        tilt = solve_demand(targets.mean_gpus, shape.one_gpu_share, caps, shares)
-        tables = tuple(tilted_table(tilt, shape.one_gpu_share, cap) for cap in caps)
+        tilt = solve_demand(
+            targets.mean_gpus, shape.one_gpu_share, caps, shares, shape.largest_size
+        )
+        tables = tuple(
+            tilted_table(tilt, shape.one_gpu_share, cap, shape.largest_size) for cap in caps
+        )
         overall: dict[int, float] = {}
         for share, table in zip(shares, tables, strict=True):
             for g, p in table.items():

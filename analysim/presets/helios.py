@@ -255,15 +255,20 @@ def cluster(name: str) -> Cluster:
 
 
 def workload(
-    name: str, seed: int = 0, load_scale: float = 1.0, days: float = MONTH_DAYS
+    name: str,
+    seed: int = 0,
+    load_scale: float = 1.0,
+    days: float = MONTH_DAYS,
+    shape: Shape | None = None,
 ) -> Workload:
-    """A ``days``-day month of GPU jobs calibrated on cluster ``name``'s published numbers."""
+    """A ``days``-day month of GPU jobs calibrated on cluster ``name``'s published numbers
+    (``shape``: another than the one in :data:`SHAPES`, to tune it)."""
     return calibrated_workload(
         PUBLISHED[name].targets(),
         vc_gpus(name),
         days=days,
         seed=seed,
-        shape=SHAPES[name],
+        shape=SHAPES[name] if shape is None else shape,
         load_scale=load_scale,
         name=name,
     )
