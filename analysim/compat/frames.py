@@ -34,7 +34,7 @@ def _gpu_names(cluster: Cluster, allocations: list[tuple | None]) -> pd.Categori
 def jobs_frame(
     jobs_in: pd.DataFrame, cluster: Cluster, record: Record, rejected: np.ndarray
 ) -> pd.DataFrame:
-    """One row per job, with the columns of :func:`analysim.results.result.build_result` (no job of
+    """One row per job, with the columns of :func:`analysim.results.build.build_result` (no job of
     the Helios simulator migrates, borrows or is reclaimed: those columns are 0)."""
     submit = jobs_in["submit_time"].to_numpy(dtype=float)
     end = np.asarray(record.end, dtype=float)

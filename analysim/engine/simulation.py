@@ -233,7 +233,7 @@ class Simulation(SimulationSetup, Readings):
 
     def result(self) -> Result:
         """The outcome so far as a :class:`~analysim.results.result.Result`."""
-        from analysim.results.result import build_result
+        from analysim.results.build import build_result
 
         return build_result(self.record())
 
