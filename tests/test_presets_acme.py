@@ -11,7 +11,6 @@ from analysim import presets
 from analysim.faces.cli import main
 from analysim.inputs.workload import FAILED_STATES
 from analysim.presets import acme, calibrated, calibration
-from analysim.traces.acme import NODES
 
 ACME = ["seren", "kalos"]
 
@@ -43,7 +42,7 @@ def test_clusters_are_the_papers_4704_gpus_on_8_gpu_nodes_without_vcs():
     assert (kalos.total_gpus, len(kalos.nodes)) == (2416, 302)
     assert seren.total_gpus + kalos.total_gpus == 4704  # the paper's A100 count
     assert not seren.partitioned and not kalos.partitioned
-    assert set(seren.nodes["gpus"]) == {8} and NODES == {"seren": 286, "kalos": 302}
+    assert set(seren.nodes["gpus"]) == {8} and acme.NODES == {"seren": 286, "kalos": 302}
     # 0.45 of the cluster holds 1,024 GPUs but not 2,048
     for cluster in (seren, kalos):
         assert calibrated.largest_job(cluster.total_gpus, acme.MAX_JOB_FRACTION) in range(

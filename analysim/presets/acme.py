@@ -21,15 +21,43 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
+from analysim.inputs.validation import MAX_CLUSTER_GPUS
 from analysim.inputs.workload import Workload
 from analysim.presets.calibrated import Shape, Targets, calibrated_workload, stratified_uniform
 from analysim.presets.helios import MONTH_DAYS, SLURM_CONFIG
-from analysim.traces.acme import GPUS_PER_NODE, NODES, VC, acme_cluster
 
 DAY = 86_400.0
+VC = "default"
+"""The one VC of every Acme job (the trace has no VCs)."""
+GPUS_PER_NODE = 8
+"""GPUs per Acme node: 8 (the README's example rows: 1 node with 8 GPUs, 8 nodes with 64)."""
+RACK_NODES = 8  # assumed: the sources give no rack layout
+NODES: dict[str, int] = {"seren": 286, "kalos": 302}
+"""Nodes of each cluster: 2,288 and 2,416 A100 GPUs / 8. The paper (Hu et al., NSDI'24)
+gives 4,704 A100 GPUs over the two clusters; the split is the project's notes
+(``shared/data/acme/README.md``), consistent with that total but not checked against the
+paper's Table 1: **assumed** until checked."""
+
+
+def acme_cluster(nodes: int, name: str = "acme") -> Cluster:
+    """``nodes`` nodes of 8 GPUs without VCs, in racks of 8 nodes (assumed)."""
+    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
+        raise ValueError(f"nodes must be a whole number >= 1, got {nodes!r}")
+    if nodes * GPUS_PER_NODE > MAX_CLUSTER_GPUS:
+        raise ValueError(f"nodes={nodes}: at most {MAX_CLUSTER_GPUS:,} GPUs in a cluster")
+    width = len(str(nodes - 1))
+    frame = pd.DataFrame(
+        {
+            "node": [f"n{i:0{width}d}" for i in range(nodes)],
+            "rack": [f"r{i // RACK_NODES}" for i in range(nodes)],
+            "gpus": GPUS_PER_NODE,
+        }
+    )
+    return Cluster.from_frame(frame, name=name)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from analysim.inputs.validation import MAX_JOB_GPUS, MAX_SECONDS
 from analysim.inputs.workload import Workload
 from analysim.traces._io import labels, parse_numbers
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
+from analysim.traces.states import slurm_words
 
 FIRST_DATE = pd.Timestamp("1970-01-01")
 END_DATE = pd.Timestamp("2100-01-01")
@@ -238,3 +239,26 @@ def finish(
 
 def new_report() -> LoadReport:
     return LoadReport()
+
+
+def keep_states(
+    filt: RowFilter,
+    values: pd.Series,
+    column: str,
+    mapping: dict[str, str],
+    not_final: tuple[str, ...] = (),
+    *,
+    slurm: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The trace's words (stripped; None where empty) and their mapped ``state`` (None where
+    the word is missing, in ``not_final`` or unknown); unknown words are flagged
+    ``unknown_state``."""
+    text, missing = labels(values)
+    raw = np.array(text.to_numpy(dtype=object), dtype=object)
+    raw[missing] = None
+    keys = slurm_words(values) if slurm else pd.Series(raw, dtype=object)
+    keys = keys.to_numpy(dtype=object)
+    state = np.array([mapping.get(k) if k is not None else None for k in keys], dtype=object)
+    known = np.array([k is None or k in mapping or k in not_final for k in keys], dtype=bool)
+    filt.flag(~known, "unknown_state", column, values)
+    return raw, state

@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysim.inputs.cluster import Cluster
-from analysim.inputs.validation import MAX_CLUSTER_GPUS
 from analysim.inputs.workload import JOB_TYPES
+from analysim.presets.acme import NODES, VC, acme_cluster
 from analysim.traces._common import (
     drop_duplicates,
     drop_far_dates,
@@ -26,43 +25,18 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    keep_states,
     moment,
 )
 from analysim.traces._io import existing_file, labels, parse_numbers, parse_times, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.traces.states import SLURM_STATES, keep_states
+from analysim.traces.states import SLURM_STATES
 
 ZONED_FORMAT = "%Y-%m-%d %H:%M:%S%z"
 NAIVE_FORMAT = "%Y-%m-%d %H:%M:%S"
 REQUIRED = ("job_id", "user", "gpu_num", "submit_time", "duration")
 OPTIONAL = ("type", "state", "start_time", "queue")
 FILES = ("trace_seren.csv", "trace_kalos.csv")
-GPUS_PER_NODE = 8
-"""GPUs per Acme node: 8 (the README's example rows: 1 node with 8 GPUs, 8 nodes with 64)."""
-RACK_NODES = 8  # assumed: the sources give no rack layout
-NODES: dict[str, int] = {"seren": 286, "kalos": 302}
-"""Nodes of each cluster: 2,288 and 2,416 A100 GPUs / 8. The paper (Hu et al., NSDI'24)
-gives 4,704 A100 GPUs over the two clusters; the split is the project's notes
-(``shared/data/acme/README.md``), consistent with that total but not checked against the
-paper's Table 1: **assumed** until checked."""
-VC = "default"
-
-
-def acme_cluster(nodes: int, name: str = "acme") -> Cluster:
-    """``nodes`` nodes of 8 GPUs without VCs, in racks of 8 nodes (assumed)."""
-    if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise ValueError(f"nodes must be a whole number >= 1, got {nodes!r}")
-    if nodes * GPUS_PER_NODE > MAX_CLUSTER_GPUS:
-        raise ValueError(f"nodes={nodes}: at most {MAX_CLUSTER_GPUS:,} GPUs in a cluster")
-    width = len(str(nodes - 1))
-    frame = pd.DataFrame(
-        {
-            "node": [f"n{i:0{width}d}" for i in range(nodes)],
-            "rack": [f"r{i // RACK_NODES}" for i in range(nodes)],
-            "gpus": GPUS_PER_NODE,
-        }
-    )
-    return Cluster.from_frame(frame, name=name)
 
 
 def read_acme(

@@ -17,11 +17,12 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    keep_states,
     moment,
 )
 from analysim.traces._io import check_header, existing_file, parse_numbers, parse_times, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.traces.states import SLURM_STATES, keep_states
+from analysim.traces.states import SLURM_STATES
 
 REQUIRED = ("job_id", "submit_time", "num_gpus")
 OPTIONAL = ("duration", "start_time", "end_time", "vc", "user", "gpu_type", "priority", "state")

@@ -24,6 +24,7 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    keep_states,
     moment,
 )
 from analysim.traces._io import (
@@ -35,7 +36,7 @@ from analysim.traces._io import (
     read_csv,
 )
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.traces.states import SLURM_STATES, keep_states
+from analysim.traces.states import SLURM_STATES
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 GPUS_PER_NODE = 8

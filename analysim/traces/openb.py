@@ -15,11 +15,17 @@ import pandas as pd
 
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.validation import MAX_NODE_AMOUNT, seconds
-from analysim.traces._common import drop_duplicates, finish, keep_counts, keep_labels
+from analysim.traces._common import (
+    drop_duplicates,
+    finish,
+    keep_counts,
+    keep_labels,
+    keep_states,
+)
 from analysim.traces._io import existing_file, labels, parse_numbers, read_csv
 from analysim.traces.bundled import resolve
 from analysim.traces.report import LoadReport, RowFilter, SharedTrace, Trace, TraceError
-from analysim.traces.states import OPENB_NOT_FINAL, OPENB_STATES, keep_states
+from analysim.traces.states import OPENB_NOT_FINAL, OPENB_STATES
 
 POD_COLUMNS = (
     "name",

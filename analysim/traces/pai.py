@@ -21,11 +21,12 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    keep_states,
     machine_rows,
 )
 from analysim.traces._io import find_file, labels, parse_numbers, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.traces.states import PAI_NOT_FINAL, PAI_STATES, keep_states
+from analysim.traces.states import PAI_NOT_FINAL, PAI_STATES
 
 JOB_COLUMNS = ("job_name", "inst_id", "user", "status", "start_time", "end_time")
 TASK_COLUMNS = (

@@ -25,12 +25,13 @@ from analysim.traces._common import (
     finish,
     keep_counts,
     keep_labels,
+    keep_states,
     machine_rows,
     moment,
 )
 from analysim.traces._io import _first_line, find_file, labels, load_json, parse_times, read_csv
 from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
-from analysim.traces.states import PHILLY_NOT_FINAL, PHILLY_STATES, keep_states
+from analysim.traces.states import PHILLY_NOT_FINAL, PHILLY_STATES
 
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 JOB_KEYS = ("jobid", "vc", "user", "status", "submitted_time", "attempts")

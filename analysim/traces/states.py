@@ -10,12 +10,10 @@ and is counted as ``unknown_state`` (kept) in the load report. The maps are in
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from analysim.inputs.workload import STATES
 from analysim.traces._io import labels
-from analysim.traces.report import RowFilter
 
 SLURM_STATES: dict[str, str] = {word: word for word in STATES}
 """Helios and Acme (Slurm's words; a word is read upper-cased, up to its first space, so
@@ -39,26 +37,3 @@ def slurm_words(values: pd.Series) -> pd.Series:
     text, missing = labels(values)
     words = text.str.upper().str.split(" ", n=1).str[0]
     return words.where(~missing, None)
-
-
-def keep_states(
-    filt: RowFilter,
-    values: pd.Series,
-    column: str,
-    mapping: dict[str, str],
-    not_final: tuple[str, ...] = (),
-    *,
-    slurm: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The trace's words (stripped; None where empty) and their mapped ``state`` (None where
-    the word is missing, in ``not_final`` or unknown); unknown words are flagged
-    ``unknown_state``."""
-    text, missing = labels(values)
-    raw = np.array(text.to_numpy(dtype=object), dtype=object)
-    raw[missing] = None
-    keys = slurm_words(values) if slurm else pd.Series(raw, dtype=object)
-    keys = keys.to_numpy(dtype=object)
-    state = np.array([mapping.get(k) if k is not None else None for k in keys], dtype=object)
-    known = np.array([k is None or k in mapping or k in not_final for k in keys], dtype=bool)
-    filt.flag(~known, "unknown_state", column, values)
-    return raw, state
