@@ -26,8 +26,9 @@ class EasyBackfill:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining work ends at its slowest rate,
         wherever it is placed)."""
-        due = self.clock.due(self.clock.now + float(self.remaining[j]) / self._slowest[j])
-        return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
+        due = self.clock.due(self.clock.now + self.remaining.item(j) / self._slowest[j])
+        # (``Reservation.runs_past``, inline: asked for every job tried)
+        return [r for r in active if due > r.at + 1e-9 and r.head != j and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
         """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;

@@ -166,6 +166,7 @@ class Rounds(EasyBackfill, Evictions):
             else None
         )
         self._alike_epoch = [-1] * groups
+        self._needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
         self._full_at_a_glance = (
             self.shortcuts.full_at_a_glance
             and bool(self.config.backfill)
@@ -227,6 +228,12 @@ class Rounds(EasyBackfill, Evictions):
         domains, of_group = sim.partition.domains, sim.partition.domain_group.tolist()
         self._covers_group = [
             bool(d.mask[sim.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
+        ]
+        # per job: its GPUs if its domain spans its group, else -1 (full at a glance when
+        # more than its group has free)
+        self._glance_need = [
+            g if self._covers_group[d] else -1
+            for g, d in zip(self._gpus, self._domain_index, strict=True)
         ]
 
     def _rank_all_jobs(self) -> None:
@@ -556,8 +563,7 @@ class Rounds(EasyBackfill, Evictions):
         # backfill, whole GPUs, no preemption, quota or room to reclaim: a job asking for more
         # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``)
         glance = self._full_at_a_glance and not preemptive and not own_room
-        gpus, group_free = self._gpus, self.group_free
-        covers, domain_index = self._covers_group, self._domain_index
+        glance_need, group_free = self._glance_need, self.group_free
         alike = self._alike_tries is not None
         while start is not None:
             order, start = ranked.waiting_from(start), None
@@ -573,8 +579,7 @@ class Rounds(EasyBackfill, Evictions):
                     continue
                 if (
                     glance
-                    and gpus[j] > group_free[group]
-                    and covers[domain_index[j]]
+                    and glance_need[j] > group_free[group]
                     and (vc in reserved_queues or not self._easy)
                 ):
                     # more GPUs than its group has free: full, as try_start would find
@@ -767,12 +772,14 @@ class Rounds(EasyBackfill, Evictions):
         group started or stopped since (``Shortcuts.alike_tries``): its try would ask the
         same questions of the same free GPUs and reservations."""
         group = self._group[j]
-        keep = self._kept_by(j, active) if active else []
-        memo = self._alike_tries[group]
-        if self._alike_epoch[group] != self.epoch[group]:
+        memo, epoch = self._alike_tries[group], self.epoch[group]
+        if self._alike_epoch[group] != epoch:
             memo.clear()
-            self._alike_epoch[group] = self.epoch[group]
-        key = (self._domain_index[j], self._gpus[j], self._vc[j], *map(id, keep))
+            self._alike_epoch[group] = epoch
+        key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
+        keep = self._kept_by(j, active) if active else []
+        if keep:
+            key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
         seen = memo.get(key)
         if seen is not None:
             self._why, self._room_seen, self._blocking = seen[0], seen[1], seen[2]
