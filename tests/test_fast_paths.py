@@ -600,3 +600,45 @@ def test_the_running_ends_kept_for_reservations_are_those_sorted_afresh(
     assert sim.decider._ends is not None and max(checked) > 1
     plain, _ = _run(workload, cluster, config, reference=True)
     assert plain.decider._ends is None
+
+
+@pytest.mark.parametrize("scheduler", ["fifo", "sjf"])
+def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monkeypatch):
+    """A job that starts and ends by a reservation's time is counted among its ends: the
+    reservation is kept past the releases it then foresees (made again, it would be the
+    same). The run and its decision records are those of the same run without kept
+    reservations, and the run that of the reference mode."""
+    counted: set[int] = set()
+    kept_past: list[int] = []
+    claim, foresaw = easy.EasyBackfill._claim_reservations, easy.EasyBackfill._foresaw_releases
+
+    def claiming(self, j, nodes, counts):
+        before = {id(r): r.takes for r in self._reservations[self._group[j]].values()}
+        claim(self, j, nodes, counts)
+        for r in self._reservations[self._group[j]].values():
+            if id(r) in before and r.takes > before[id(r)]:
+                counted.add(id(r))
+
+    def foreseeing(self, kept, group):
+        answer = foresaw(self, kept, group)
+        if answer and id(kept) in counted:
+            kept_past.append(kept.head)
+        return answer
+
+    monkeypatch.setattr(easy.EasyBackfill, "_claim_reservations", claiming)
+    monkeypatch.setattr(easy.EasyBackfill, "_foresaw_releases", foreseeing)
+    workload = _busy_jobs(160, seed=3)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, backfill="easy")
+    _, fast_result = _run(workload, cluster, config, reference=False)
+    assert kept_past  # kept past a start it counted
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutEasyShortcuts)
+    _, slow_result = _run(workload, cluster, config, reference=False)
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    monkeypatch.undo()
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)

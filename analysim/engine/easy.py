@@ -107,12 +107,14 @@ class EasyBackfill:
 
     def _foresaw_releases(self, kept: Reservation, group: int) -> bool:
         """Whether every release since ``kept`` was made is one its making foresaw, so that
-        making it now would give it again: nothing of the group took GPUs since (no start,
-        no move: it was not claimed, and the group's running jobs are some of those it
-        counted, each to end at the step it counted), the running jobs now are exactly
-        those it counted to end after now (the others released their GPUs, as it counted
-        them to by now), and its time is still to come. Then the free GPUs (and quota used)
-        now are those it counted at now, and from each later end on it counts the same."""
+        making it now would give it again: every job of the group that took GPUs since
+        ended by its time, counted among its ends as it started (no other start, no move:
+        it was not claimed, and the group's running jobs are some of those it counted, each
+        to end at the step it counted), the running jobs now are exactly those it counted
+        to end after now (the others released their GPUs, as it counted them to by now),
+        and its time is still to come. Then the free GPUs (and quota used) at each step up
+        to its time are at most those it counted (its head, which did not fit when it was
+        made, fits no sooner), and at its time the same: it finds the same placement."""
         ends = kept.ends
         if ends is None or kept.takes != self._takes[group]:
             return False
@@ -208,7 +210,8 @@ class EasyBackfill:
 
     def _claim_reservations(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs: the reservations of its group it runs past have fewer spare (a
-        reservation whose head started is dropped); its end is kept among the group's."""
+        reservation whose head started is dropped), those it ends before count its end;
+        its end is kept among the group's."""
         group = self._group[j]
         due = None
         if self._ends is not None:  # kept sorted (``_running_ends``)
@@ -225,7 +228,11 @@ class EasyBackfill:
             if r.head == j:
                 del reservations[queue]
             elif not r.runs_past(due):
-                continue
+                if r.ends is not None and r.takes + 1 == self._takes[group]:
+                    # it ends by ``at``: made again later, the reservation would count its
+                    # end and be the same (``_foresaw_releases``)
+                    bisect.insort(r.ends, due)
+                    r.takes += 1
             elif book_fit is not None:  # on the reservation's book: its claims
                 book_fit.claim(r, j)
             else:
