@@ -25,7 +25,7 @@ from jobs_table import make_jobs
 from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, simulate
-from analysim.engine import Simulation, evictions, rounds, simulation
+from analysim.engine import Simulation, easy, evictions, rounds, simulation
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tails import replay
@@ -521,5 +521,124 @@ def test_backfill_rounds_replay_their_tail_and_see_full_at_a_glance(
         pd.testing.assert_frame_equal(
             getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
         )
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+
+
+@dataclass(frozen=True)
+class _WithoutAlikeTries(Shortcuts):
+    """Every shortcut but the one that answers a try from an alike job's failed try."""
+
+    alike_tries: bool = False
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "preemption", "backfill"),
+    [("fifo", False, "easy"), ("las", True, "easy"), ("sjf", False, True), ("srtf", True, True)],
+)
+def test_a_job_with_the_needs_of_one_that_failed_fails_alike(
+    scheduler, preemption, backfill, monkeypatch
+):
+    """A long queue on a full cluster: jobs of the same domain, GPUs, VC and reservations
+    to keep as one that failed to start, with nothing started or stopped since, are not
+    placed again; the run, and every decision record explain reads, are those of the same
+    run without the shortcut (fewer placements asked), and of the reference mode."""
+    workload = _busy_jobs(160, seed=5)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, preemption=preemption, backfill=backfill)
+    placed: list[int] = []
+    plain_place = rounds.Rounds.place
+
+    def counted(self, *args, **kwargs):
+        placed.append(1)
+        return plain_place(self, *args, **kwargs)
+
+    monkeypatch.setattr(rounds.Rounds, "place", counted)
+    fast, fast_result = _run(workload, cluster, config, reference=False)
+    fast_placed = len(placed)
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutAlikeTries)
+    placed.clear()
+    slow, slow_result = _run(workload, cluster, config, reference=False)
+    assert fast.decider._alike_tries is not None and slow.decider._alike_tries is None
+    assert fast_placed < len(placed)  # the shortcut was taken
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    monkeypatch.undo()
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+
+
+@pytest.mark.parametrize(("scheduler", "preemption"), [("fifo", False), ("las", True)])
+def test_the_running_ends_kept_for_reservations_are_those_sorted_afresh(
+    scheduler, preemption, monkeypatch
+):
+    """EASY's reservations read the group's running jobs by the step they end from a list
+    kept as jobs start, stop and are evicted (``Shortcuts.kept_ends``): at every
+    reservation made it is the list sorted afresh from the jobs' state."""
+    checked: list[int] = []
+    kept = easy.EasyBackfill._running_ends
+
+    def compared(self, group):
+        got = kept(self, group)
+        due, since, remaining, rate = self.clock.due, self.since, self.remaining, self.rate
+        afresh = sorted(
+            (due(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
+            for r in self.running[group]
+        )
+        assert got == afresh
+        checked.append(len(got))
+        return got
+
+    monkeypatch.setattr(easy.EasyBackfill, "_running_ends", compared)
+    workload = _busy_jobs(160, seed=11)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, preemption=preemption, backfill="easy")
+    sim, _ = _run(workload, cluster, config, reference=False)
+    assert sim.decider._ends is not None and max(checked) > 1
+    plain, _ = _run(workload, cluster, config, reference=True)
+    assert plain.decider._ends is None
+
+
+@pytest.mark.parametrize("scheduler", ["fifo", "sjf"])
+def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monkeypatch):
+    """A job that starts and ends by a reservation's time is counted among its ends: the
+    reservation is kept past the releases it then foresees (made again, it would be the
+    same). The run and its decision records are those of the same run without kept
+    reservations, and the run that of the reference mode."""
+    counted: set[int] = set()
+    kept_past: list[int] = []
+    claim, foresaw = easy.EasyBackfill._claim_reservations, easy.EasyBackfill._foresaw_releases
+
+    def claiming(self, j, nodes, counts):
+        before = {id(r): r.takes for r in self._reservations[self._group[j]].values()}
+        claim(self, j, nodes, counts)
+        for r in self._reservations[self._group[j]].values():
+            if id(r) in before and r.takes > before[id(r)]:
+                counted.add(id(r))
+
+    def foreseeing(self, kept, group):
+        answer = foresaw(self, kept, group)
+        if answer and id(kept) in counted:
+            kept_past.append(kept.head)
+        return answer
+
+    monkeypatch.setattr(easy.EasyBackfill, "_claim_reservations", claiming)
+    monkeypatch.setattr(easy.EasyBackfill, "_foresaw_releases", foreseeing)
+    workload = _busy_jobs(160, seed=3)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler=scheduler, backfill="easy")
+    _, fast_result = _run(workload, cluster, config, reference=False)
+    assert kept_past  # kept past a start it counted
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutEasyShortcuts)
+    _, slow_result = _run(workload, cluster, config, reference=False)
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)

@@ -26,8 +26,9 @@ class EasyBackfill:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining work ends at its slowest rate,
         wherever it is placed)."""
-        due = self.clock.due(self.clock.now + float(self.remaining[j]) / self._slowest[j])
-        return [r for r in active if r.head != j and r.runs_past(due) and not r.broken]
+        due = self.clock.due(self.clock.now + self.remaining.item(j) / self._slowest[j])
+        # (``Reservation.runs_past``, inline: asked for every job tried)
+        return [r for r in active if due > r.at + 1e-9 and r.head != j and not r.broken]
 
     def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
         """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
@@ -106,12 +107,14 @@ class EasyBackfill:
 
     def _foresaw_releases(self, kept: Reservation, group: int) -> bool:
         """Whether every release since ``kept`` was made is one its making foresaw, so that
-        making it now would give it again: nothing of the group took GPUs since (no start,
-        no move: it was not claimed, and the group's running jobs are some of those it
-        counted, each to end at the step it counted), the running jobs now are exactly
-        those it counted to end after now (the others released their GPUs, as it counted
-        them to by now), and its time is still to come. Then the free GPUs (and quota used)
-        now are those it counted at now, and from each later end on it counts the same."""
+        making it now would give it again: every job of the group that took GPUs since
+        ended by its time, counted among its ends as it started (no other start, no move:
+        it was not claimed, and the group's running jobs are some of those it counted, each
+        to end at the step it counted), the running jobs now are exactly those it counted
+        to end after now (the others released their GPUs, as it counted them to by now),
+        and its time is still to come. Then the free GPUs (and quota used) at each step up
+        to its time are at most those it counted (its head, which did not fit when it was
+        made, fits no sooner), and at its time the same: it finds the same placement."""
         ends = kept.ends
         if ends is None or kept.takes != self._takes[group]:
             return False
@@ -126,43 +129,73 @@ class EasyBackfill:
         group, domain, need = self._group[j], self._domain[j], self._gpus[j]
         if self._book_fit is not None:
             return self._book_fit.make_reservation(j, self._releases[group], self._takes[group])
-        due_of, since, remaining, rate = self.clock.due, self.since, self.remaining, self.rate
-        ends = sorted(
-            (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
-            for r in self.running[group]
-        )
-        free, vc_used = self.free.copy(), list(self.vc_used)
-        nodes = domain.nodes
-        k = 0
-        while k < len(ends):
+        ends = self._running_ends(group)
+        nodes, vc, quota = domain.nodes, self._vc[j], domain.quota
+        # the free GPUs of its nodes (a list: few nodes) and its VC's quota used, as the
+        # running jobs end one step at a time
+        position = self._node_position[self._domain_index[j]]
+        room = self.free[nodes].tolist()
+        total, used = sum(room), self.vc_used[vc]
+        one_node = self._picks_any_fitting_node and need <= domain.topology.largest
+        pairs, borrowed, vc_of, gpus = self._alloc_pairs, self.borrowed, self._vc, self._gpus
+        k, count = 0, len(ends)
+        while k < count:
             at = ends[k][0]
-            while k < len(ends) and ends[k][0] <= at + EPS:
-                self._release_into(ends[k][1], free, vc_used, +1)
+            while k < count and ends[k][0] <= at + EPS:
+                r = ends[k][1]
+                for node, held in pairs[r]:
+                    i = position.get(node)
+                    if i is not None:
+                        room[i] += held
+                        total += held
+                if vc_of[r] == vc and not borrowed[r]:  # borrowed GPUs are not in its quota
+                    used -= gpus[r]
                 k += 1
-            if int(free[nodes].sum()) < need or not self.fits_hypothetically(j, free, vc_used):
+            if total < need or (quota is not None and used + need > quota):
                 continue
-            take = self._placement_at(need, free[nodes], domain)
-            reserved = np.zeros_like(free)
+            if one_node:  # the placer takes any node with room (Evictions.placer_fits)
+                if max(room) < need:
+                    continue
+                free_at = np.array(room, dtype=self.free.dtype)
+            else:
+                free_at = np.array(room, dtype=self.free.dtype)
+                if not self.placer_fits(need, free_at, domain, total):
+                    continue
+            take = self._placement_at(need, free_at, domain)
+            reserved = np.zeros_like(self.free)
             if isinstance(take, (int, np.integer)):
                 reserved[nodes[int(take)]] = need
             else:
                 reserved[nodes] = take
-            spare = np.full_like(free, np.iinfo(free.dtype).max // 4)
-            spare[nodes] = free[nodes] - reserved[nodes]
-            quota = domain.quota
-            vc = self._vc[j]
+            spare = np.full_like(self.free, np.iinfo(self.free.dtype).max // 4)
+            spare[nodes] = free_at - reserved[nodes]
             return Reservation(
                 head=j,
                 at=at,
                 reserved=reserved,
                 spare=spare,
-                quota_spare=None if quota is None else quota - vc_used[vc] - need,
+                quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
                 ends=[e for e, _ in ends] if self._keep_reservations else None,
                 takes=self._takes[group],
             )
         return None
+
+    def _running_ends(self, group: int) -> list[tuple[float, int]]:
+        """The group's running jobs as (the step at which each is seen to end, the job),
+        sorted: kept as they start and stop (``Shortcuts.kept_ends``), or sorted now."""
+        if self._ends is not None:
+            return self._ends[group]
+        due_of, since, remaining, rate = self.clock.due, self.since, self.remaining, self.rate
+        return sorted(
+            (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
+            for r in self.running[group]
+        )
+
+    def _end_due(self, j: int) -> float:
+        """The step at which ``j``, starting now, is seen to end (as the engine schedules it)."""
+        return self.clock.due(self.clock.now + float(self.remaining[j]) / float(self.rate[j]))
 
     def _placement_at(self, need: int, room: np.ndarray, domain: Domain) -> np.ndarray | int:
         """Where the placer would put ``need`` GPUs given ``room`` (it fits), without
@@ -177,17 +210,29 @@ class EasyBackfill:
 
     def _claim_reservations(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs: the reservations of its group it runs past have fewer spare (a
-        reservation whose head started is dropped)."""
-        reservations = self._reservations[self._group[j]]
+        reservation whose head started is dropped), those it ends before count its end;
+        its end is kept among the group's."""
+        group = self._group[j]
+        due = None
+        if self._ends is not None:  # kept sorted (``_running_ends``)
+            due = self._end_due(j)
+            self._end_of[j] = due
+            bisect.insort(self._ends[group], (due, j))
+        reservations = self._reservations[group]
         if not reservations:
             return
-        due = self.clock.due(self.clock.now + float(self.remaining[j]) / float(self.rate[j]))
+        if due is None:
+            due = self._end_due(j)
         book_fit = self._book_fit
         for queue, r in list(reservations.items()):
             if r.head == j:
                 del reservations[queue]
             elif not r.runs_past(due):
-                continue
+                if r.ends is not None and r.takes + 1 == self._takes[group]:
+                    # it ends by ``at``: made again later, the reservation would count its
+                    # end and be the same (``_foresaw_releases``)
+                    bisect.insort(r.ends, due)
+                    r.takes += 1
             elif book_fit is not None:  # on the reservation's book: its claims
                 book_fit.claim(r, j)
             else:

@@ -140,6 +140,13 @@ class Rounds(EasyBackfill, Evictions):
         # the reservation that last stopped a job (its head and time, for the records)
         self._easy = self.config.backfill == "easy"
         self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
+        # per group, its running jobs as (the step each is seen to end, job), sorted, and
+        # each one's end: kept for the reservations (``Shortcuts.kept_ends``; whole GPUs)
+        kept_ends = self._easy and self._needs_are_gpus and self.shortcuts.kept_ends
+        self._ends: list[list[tuple[float, int]]] | None = (
+            [[] for _ in range(groups)] if kept_ends else None
+        )
+        self._end_of: dict[int, float] = {}
         # backfill rounds that replay the tail of the one before (``tails``): not with a
         # placer that draws (it may draw when it fails), nor in resource mode
         self._replay_tails = (
@@ -151,6 +158,15 @@ class Rounds(EasyBackfill, Evictions):
             and not self._borrowing
         )
         self._tails: list[Tail | None] = [None] * groups
+        # per group: (domain, GPUs, VC, the reservations kept) -> why a job of those needs
+        # failed to start, at the group's epoch ``_alike_epoch`` (``_try_start_alike``)
+        self._alike_tries: list[dict[tuple, tuple]] | None = (
+            [{} for _ in range(groups)]
+            if self.shortcuts.alike_tries and self._needs_are_gpus and not self.placer.random
+            else None
+        )
+        self._alike_epoch = [-1] * groups
+        self._needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
         self._full_at_a_glance = (
             self.shortcuts.full_at_a_glance
             and bool(self.config.backfill)
@@ -213,6 +229,12 @@ class Rounds(EasyBackfill, Evictions):
         self._covers_group = [
             bool(d.mask[sim.group_nodes[g]].all()) for d, g in zip(domains, of_group, strict=True)
         ]
+        # per job: its GPUs if its domain spans its group, else -1 (full at a glance when
+        # more than its group has free)
+        self._glance_need = [
+            g if self._covers_group[d] else -1
+            for g, d in zip(self._gpus, self._domain_index, strict=True)
+        ]
 
     def _rank_all_jobs(self) -> None:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
@@ -247,6 +269,9 @@ class Rounds(EasyBackfill, Evictions):
         self._releases[group] += 1
         self.epoch[group] += 1
         self._evict_epoch[group] += 1
+        if self._ends is not None:
+            ends = self._ends[group]
+            del ends[bisect.bisect_left(ends, (self._end_of.pop(j), j))]
 
     def nodes_changed(self, groups: list[int]) -> None:
         """A node of ``groups`` went down or came back up (failures): every memo and
@@ -547,8 +572,8 @@ class Rounds(EasyBackfill, Evictions):
         # backfill, whole GPUs, no preemption, quota or room to reclaim: a job asking for more
         # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``)
         glance = self._full_at_a_glance and not preemptive and not own_room
-        gpus, group_free = self._gpus, self.group_free
-        covers, domain_index = self._covers_group, self._domain_index
+        glance_need, group_free = self._glance_need, self.group_free
+        alike = self._alike_tries is not None
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -563,8 +588,7 @@ class Rounds(EasyBackfill, Evictions):
                     continue
                 if (
                     glance
-                    and gpus[j] > group_free[group]
-                    and covers[domain_index[j]]
+                    and glance_need[j] > group_free[group]
                     and (vc in reserved_queues or not self._easy)
                 ):
                     # more GPUs than its group has free: full, as try_start would find
@@ -572,7 +596,7 @@ class Rounds(EasyBackfill, Evictions):
                     try_code.append(FULL)
                     try_free.append(group_free[group])
                     continue
-                if self.try_start(j, active):
+                if self._try_start_alike(j, active) if alike else self.try_start(j, active):
                     changed = True
                     if replaying:
                         mark_pos, mark_try = pos + 1, len(try_job)
@@ -748,10 +772,38 @@ class Rounds(EasyBackfill, Evictions):
 
     def try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
         """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
-        ``active`` reservations; ``_why`` is RESERVED when only they stop it). A job that
-        did not fit is not tried again until GPUs of its group are released: placement only
-        gets easier as GPUs free up (asked first: on the GPUs the ``active`` reservations
-        leave it fits no better)."""
+        ``active`` reservations; ``_why`` is RESERVED when only they stop it)."""
+        return self._try_start_keeping_any(j, self._kept_by(j, active) if active else [])
+
+    def _try_start_alike(self, j: int, active: list[Reservation]) -> bool:
+        """:meth:`try_start`, answered at once for a job whose needs (domain, GPUs, VC) and
+        reservations to keep are those of a job that failed to start with nothing of its
+        group started or stopped since (``Shortcuts.alike_tries``): its try would ask the
+        same questions of the same free GPUs and reservations."""
+        group = self._group[j]
+        memo, epoch = self._alike_tries[group], self.epoch[group]
+        if self._alike_epoch[group] != epoch:
+            memo.clear()
+            self._alike_epoch[group] = epoch
+        key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
+        keep = self._kept_by(j, active) if active else []
+        if keep:
+            key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
+        seen = memo.get(key)
+        if seen is not None:
+            self._why, self._room_seen, self._blocking = seen[0], seen[1], seen[2]
+            return False
+        if self._try_start_keeping_any(j, keep):
+            return True
+        # (``keep`` is held so that no other reservation takes one of its ids)
+        memo[key] = (self._why, self._room_seen, self._blocking, keep)
+        return False
+
+    def _try_start_keeping_any(self, j: int, keep: list[Reservation]) -> bool:
+        """Start ``j`` if it fits, keeping the reservations ``keep`` (those it would run
+        past). A job that did not fit is not tried again until GPUs of its group are
+        released: placement only gets easier as GPUs free up (asked first: on the GPUs the
+        reservations leave it fits no better)."""
         group = self._group[j]
         if self._failed_at.get(j) == self._releases[group]:
             # as it was (``_why`` for the records): GPUs only got fewer since
@@ -765,10 +817,8 @@ class Rounds(EasyBackfill, Evictions):
                     why = FULL
             self._why = why
             return False
-        if active:
-            keep = self._kept_by(j, active)
-            if keep:
-                return self._try_start_keeping(j, keep)
+        if keep:
+            return self._try_start_keeping(j, keep)
         if not self._quotas or self.quota_allows(j, self.vc_used):  # the quota first
             placed = self.place(j, self.free)  # sets ``_why`` when it finds none
         else:

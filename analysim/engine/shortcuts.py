@@ -59,6 +59,13 @@ class Shortcuts:
     #: without trying to place it (a queue's head under EASY backfill is still tried: it
     #: reserves)
     full_at_a_glance: bool = True
+    #: whole GPUs, a placer that does not draw: a job whose needs (domain, GPUs, VC) and
+    #: EASY reservations to keep are those of a job that failed to start, with nothing of
+    #: its group started or stopped since, fails too, for the same reason, without a try
+    alike_tries: bool = True
+    #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
+    #: start and stop, not computed and sorted again for every reservation
+    kept_ends: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -75,6 +82,8 @@ class Shortcuts:
             protection_bound=False,
             replayed_tails=False,
             full_at_a_glance=False,
+            alike_tries=False,
+            kept_ends=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
