@@ -230,3 +230,25 @@ def test_compat_replay_from_the_command_line(tmp_path, capsys):
     assert asim.Result.load(folder).config["compat"] == "helios"
     assert main([*argv, "--preemption"]) == 2
     assert "ignores option(s) ['preemption']" in capsys.readouterr().err
+    # a scheduler only the replays know is taken with --compat, and refused without it
+    tiresias = tmp_path / "tiresias"
+    assert main([*argv, "--scheduler", "tiresias", "--no-progress", "--out", str(tiresias)]) == 0
+    assert asim.Result.load(tiresias).config["scheduler"] == "tiresias"
+    capsys.readouterr()
+    assert main(["run", "--workload", "toy", "--scheduler", "optimus", "--no-progress"]) == 2
+    assert "unknown scheduler 'optimus'" in one_line_error(capsys.readouterr().err)
+
+
+def test_pollux_replay_of_an_artifact_workload_from_the_command_line(tmp_path, capsys):
+    # the bundled workload 6 of the Pollux artifact: its published tiresias average JCT
+    csv = Path(asim.__file__).parent / "data" / "pollux" / "workloads" / "workload-6.csv"
+    folder = tmp_path / "w6"
+    argv = ["run", "--trace", str(csv), "--trace-format", "pollux", "--compat", "pollux"]
+    assert main([*argv, "--scheduler", "tiresias", "--no-progress", "--out", str(folder)]) == 0
+    assert "avg_jct" in capsys.readouterr().out
+    result = asim.Result.load(folder)
+    assert result.config["compat"] == "pollux" and len(result.jobs) == 160
+    assert result.summary()["avg_jct"] == pytest.approx(3469.69375)
+    # without --trace-format pollux the file is refused as a trace folder, in one line
+    assert main(["run", "--trace", str(csv), "--compat", "pollux", "--no-progress"]) == 2
+    assert "is a file" in one_line_error(capsys.readouterr().err)

@@ -112,9 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--compat",
         default=None,
-        choices=["helios"],
-        help="replay with the public Helios simulator's rules (docs/compat.md); reads only "
-        "--scheduler (fifo, sjf, srtf, tiresias) and --sample-every",
+        choices=["helios", "pollux"],
+        help="replay with a peer simulator's own rules: helios (docs/compat.md; reads only "
+        "--scheduler: fifo, sjf, srtf, tiresias, and --sample-every), or pollux, for a Pollux "
+        "artifact workload given as --trace FILE.csv --trace-format pollux (docs/pollux.md; "
+        "--scheduler tiresias or optimus)",
     )
     run.add_argument(
         "--config",
@@ -233,7 +235,8 @@ def workload_and_cluster(
         raise UsageError("--days sets a preset's length; a trace has its own")
     from analysim.experiments.figures import load_trace
 
-    check_trace_folder(args.trace)
+    if args.trace_format != "pollux":  # a Pollux workload is one CSV file
+        check_trace_folder(args.trace)
     trace = load_trace(args.trace, args.trace_format, speedup=args.load_scale or 1.0)
     log.info("%s", trace.report)
     cluster = asim.presets.cluster(args.cluster) if args.cluster else trace.cluster
@@ -262,7 +265,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         json.dumps(values, sort_keys=True) if values else "defaults",
     )
     if args.compat is not None:
-        values.pop("seed", None)  # it seeded the workload; the replay has no randomness
+        values.pop("seed", None)  # it seeded the workload; the replays have no randomness
     result = asim.simulate(
         workload,
         cluster,

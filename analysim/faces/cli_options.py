@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysim.compat import SCHEDULERS as COMPAT_SCHEDULERS
 from analysim.inputs.config import SimConfig
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import Registry
@@ -38,8 +39,12 @@ EXTRA_HELP = {
     "failures": "On the command line: a CSV file with columns node, down, up.",
 }
 # the placers of the FGD study, which run the engine in resource mode (docs/semantics.md)
+# and the schedulers only a compat replay knows (--compat; analysim/compat)
 EXTRA_CHOICES = {
     "placement": tuple(n for n in SHARE_PLACERS.names if n not in PLACERS.names),
+    "scheduler": tuple(
+        sorted({n for names in COMPAT_SCHEDULERS.values() for n in names} - set(SCHEDULERS.names))
+    ),
 }
 
 
@@ -202,7 +207,8 @@ def add_trace_options(command: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FOLDER",
         help="simulate a downloaded trace (its jobs and its cluster) instead of a preset; "
-        "what the reader keeps and drops is logged (docs/traces.md)",
+        "what the reader keeps and drops is logged (docs/traces.md); with --trace-format "
+        "pollux, a Pollux artifact workload CSV file",
     )
     command.add_argument(
         "--trace-format",

@@ -17,6 +17,7 @@ from analysim.traces.helios import read_helios
 from analysim.traces.openb import read_openb
 from analysim.traces.pai import read_pai
 from analysim.traces.philly import read_philly
+from analysim.traces.pollux import read_pollux
 from analysim.traces.report import Trace, TraceError
 
 OPENB_FILES = ("openb_pod_list_default.csv", "openb_node_list_gpu_node.csv")
@@ -29,7 +30,9 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "openb": (OPENB_FILES[0],),
     "acme": ACME_FILES,
 }
-TRACE_FORMATS = tuple(MARKERS)
+#: the formats read_folder reads: those told from a folder's files, and the Pollux artifact's
+#: workload, one CSV file (``read_pollux``), which must be named
+TRACE_FORMATS = (*MARKERS, "pollux")
 
 
 def detect_format(folder: str | Path) -> str:
@@ -58,8 +61,9 @@ def detect_format(folder: str | Path) -> str:
 def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
     """Read the trace in ``folder`` with the reader of ``trace_format`` (``helios``,
     ``philly``, ``pai``, ``openb`` or ``acme``; ``None``: told from the files), with each reader's
-    defaults (see ``docs/traces.md``). ``"bundled:openb"`` names the openb trace shipped with
-    the package (:mod:`analysim.traces.bundled`)."""
+    defaults (see ``docs/traces.md``); ``pollux`` reads one workload CSV of the Pollux artifact
+    (``folder`` is that file: :func:`~analysim.traces.pollux.read_pollux`). ``"bundled:openb"``
+    names the openb trace shipped with the package (:mod:`analysim.traces.bundled`)."""
     folder = resolve(folder)
     if trace_format is None:
         trace_format = detect_format(folder)
@@ -73,6 +77,8 @@ def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
         return read_openb(folder / OPENB_FILES[0], folder / OPENB_FILES[1])
     if trace_format == "acme":
         return read_acme(_one_acme_file(folder))
+    if trace_format == "pollux":
+        return read_pollux(folder)
     raise ValueError(f"trace format must be one of {list(TRACE_FORMATS)}, got {trace_format!r}")
 
 
