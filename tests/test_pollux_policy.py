@@ -97,3 +97,16 @@ def test_search_is_deterministic_for_a_seed():
     assert np.array_equal(states, again) and np.array_equal(values, values_again)
     best = states[np.argmin(values[:, 0])]
     assert (best.sum(axis=1) >= 1).all()  # the fittest state gives each job a GPU
+
+
+def test_start_copies_last_front_by_rank_as_the_artifact():
+    """Jobs 0 and 1 swapped places in the ranking and job 2 is new: the old first row goes to
+    the new first job (the artifact copies by rank, not by job), job 2 starts empty."""
+    from analysim.compat.pollux_policy import Pollux
+
+    policy = Pollux(jobs(("cifar10", 0), ("bert", 0), ("yolov3", 0)), np.random.default_rng(0))
+    front = np.zeros((1, 2, 16), dtype=np.int64)
+    front[0, 0, 0], front[0, 1, 5] = 3, 2
+    policy._front = (front, [0, 1])
+    start = policy._start([1, 2, 0], np.zeros((3, 16), dtype=np.int64))
+    assert start[0, 0, 0] == 3 and start[0, 2, 5] == 2 and start[0, 1].sum() == 0

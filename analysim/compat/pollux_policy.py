@@ -153,13 +153,15 @@ class Pollux:
         return out
 
     def _start(self, order: list[int], base: np.ndarray) -> np.ndarray:
-        """The last round's front, its rows moved to this round's jobs (new jobs empty)."""
+        """The last round's front on this round's jobs (new jobs empty). As in the artifact,
+        the rows of the jobs still there are copied in their old order onto those jobs in
+        their new order: a job that moved in the ranking gets another job's row."""
         if self._front is None:
             return base[None].copy()
         states, previous = self._front
-        where = {j: row for row, j in enumerate(previous)}
+        still, before = set(order), set(previous)
+        source = [row for row, j in enumerate(previous) if j in still]
+        target = [row for row, j in enumerate(order) if j in before]
         start = np.zeros((len(states), len(order), NODES), dtype=np.int64)
-        for row, j in enumerate(order):
-            if j in where:
-                start[:, row] = states[:, where[j]]
+        start[:, target] = states[:, source]
         return start
