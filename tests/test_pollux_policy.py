@@ -11,7 +11,7 @@ from analysim.compat.pollux_agent import NCF_BATCH, Agent
 from analysim.compat.pollux_engine import PolluxJob
 from analysim.compat.pollux_model import application
 from analysim.compat.pollux_nsga import crowding, dominates, fronts_of, nsga2, survive
-from analysim.compat.pollux_policy import Problem
+from analysim.compat.pollux_scheduler import Problem
 
 
 def test_dominance_and_fronts():
@@ -102,7 +102,7 @@ def test_search_is_deterministic_for_a_seed():
 def test_start_copies_last_front_by_rank_as_the_artifact():
     """Jobs 0 and 1 swapped places in the ranking and job 2 is new: the old first row goes to
     the new first job (the artifact copies by rank, not by job), job 2 starts empty."""
-    from analysim.compat.pollux_policy import Pollux
+    from analysim.compat.pollux_scheduler import Pollux
 
     policy = Pollux(jobs(("cifar10", 0), ("bert", 0), ("yolov3", 0)), np.random.default_rng(0))
     front = np.zeros((1, 2, 16), dtype=np.int64)

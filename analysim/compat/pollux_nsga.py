@@ -6,7 +6,7 @@ crowding distance within a front, binary tournaments (the dominating state wins,
 more crowded-apart one, else a coin), offspring that are not copies of a state seen this
 generation, and survival of the best fronts, the last one cut by crowding distance. The
 problem-specific operators (crossover, mutation, repair, evaluation) are
-:class:`analysim.compat.pollux_policy.Problem`'s. Every draw comes from one
+:class:`analysim.compat.pollux_scheduler.Problem`'s. Every draw comes from one
 ``numpy.random.Generator``.
 """
 

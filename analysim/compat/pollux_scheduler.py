@@ -1,4 +1,4 @@
-"""The Pollux artifact's own policy: NSGA-II over GPU allocations (``docs/pollux.md``).
+"""The Pollux artifact's own scheduler (policy ``pollux``): NSGA-II over GPU allocations.
 
 Each round the jobs (by attained GPU-seconds, then submission) are given a state of GPUs per
 node. Its fitness is the power mean (p = -1) of each job's speed-up (predicted by the job's
