@@ -56,7 +56,8 @@ def simulate(
     instead (schedulers ``fifo``, ``sjf``, ``srtf``, ``tiresias``; see ``docs/compat.md``);
     it reads only ``scheduler`` and ``sample_every`` and refuses any other option.
     ``compat="pollux"`` replays a workload of ``asim.traces.read_pollux`` with the Pollux
-    artifact's simulator's rules (schedulers ``tiresias``, ``optimus``; ``docs/pollux.md``).
+    artifact's simulator's rules (schedulers ``tiresias``, ``optimus``, ``pollux``;
+    ``docs/pollux.md``).
     """
     if compat is not None:
         if until is not None:

@@ -202,3 +202,23 @@ def test_optimus_invariants(tmp_path_factory, body):
                 assert 1 <= row.num_gpus <= caps[row.job_id]
                 held[row.job_id] = row.num_gpus
         assert sum(held.values()) <= 64
+
+
+def test_pollux_policy_rules_and_seed(tmp_path):
+    """Under ``pollux`` a job's first allocation is 1 GPU and each later one at most twice
+    the most it has run on (the artifact's cap doubles as it profiles); ncf stays at 1; the
+    same seed gives the same run."""
+    path = write(tmp_path, "a,0,bert,1,384\nb,0,ncf,1,32768\nc,60,bert,1,12\n")
+    trace = asim.traces.read_pollux(path)
+    runs = [
+        asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=5)
+        for _ in range(2)
+    ]
+    assert runs[0].jobs.equals(runs[1].jobs) and runs[0].config["seed"] == 5
+    assert (runs[0].jobs["status"] == "done").all()
+    most: dict[str, int] = {}
+    for row in runs[0].events.itertuples(index=False):
+        if row.event in ("start", "resume"):
+            assert row.num_gpus <= max(2 * most.get(row.job_id, 0), 1)
+            most[row.job_id] = max(most.get(row.job_id, 0), row.num_gpus)
+    assert most["b"] == 1 and most["a"] > 1

@@ -27,6 +27,8 @@ MODES = ("helios", "pollux")
 SCHEDULERS = {"helios": HELIOS_SCHEDULERS, "pollux": POLLUX_SCHEDULERS}
 # the SimConfig fields a compat mode reads; it fixes (and so refuses) every other one
 USED_OPTIONS = ("scheduler", "sample_every")
+#: options a mode reads beyond those: the Pollux policy's random draws need a seed
+MODE_OPTIONS = {"helios": (), "pollux": ("seed",)}
 
 __all__ = [
     "HELIOS_SCHEDULERS",
@@ -59,14 +61,15 @@ def simulate_compat(
     if compat not in MODES:
         raise ValueError(f"simulate: unknown compat mode {compat!r}; known modes: {list(MODES)}")
     settings = _explicit_settings(config, options or {})
-    ignored = sorted(set(settings) - set(USED_OPTIONS))
+    used = (*USED_OPTIONS, *MODE_OPTIONS[compat])
+    ignored = sorted(set(settings) - set(used))
     if until is not None:
         ignored.append("until")
     if ignored:
         raise ValueError(
             f"compat={compat!r} ignores option(s) {ignored}: the {compat.capitalize()} "
             "simulator fixes them "
-            f"(it reads only {list(USED_OPTIONS)}; see docs/compat.md)"
+            f"(it reads only {list(used)}; see docs/compat.md)"
         )
     scheduler = _scheduler_name(settings.get("scheduler", SCHEDULERS[compat][0]), compat)
     sample_every = settings.get("sample_every", 300.0)
@@ -79,7 +82,10 @@ def simulate_compat(
             f"compat={compat!r}: sample_every must be seconds > 0, got {sample_every!r}"
         )
     if compat == "pollux":
-        return simulate_pollux(workload, cluster, scheduler, float(sample_every))
+        seed = settings.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"compat='pollux': seed must be a whole number >= 0, got {seed!r}")
+        return simulate_pollux(workload, cluster, scheduler, float(sample_every), seed=seed)
     return simulate_helios(workload, cluster, scheduler, float(sample_every), progress=progress)
 
 

@@ -14,9 +14,11 @@ import numpy as np
 
 from analysim.compat.frames import jobs_frame, replay_result
 from analysim.compat.helios_engine import Record
+from analysim.compat.pollux_agent import NCF_BATCH, Agent
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob, run
 from analysim.compat.pollux_model import APPLICATIONS, application
 from analysim.compat.pollux_policies import POLICIES
+from analysim.compat.pollux_scheduler import Pollux
 from analysim.engine import FINISH, PREEMPT, RESUME, START, SUBMIT
 from analysim.errors import describe_rows
 from analysim.results.result import Result
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
     from analysim.inputs.workload import Workload
 
-SCHEDULERS = tuple(POLICIES)
+SCHEDULERS = (*POLICIES, "pollux")
 PLACEMENT = "pollux-fullest-node"
 
 
@@ -61,9 +63,14 @@ def check_inputs(workload: Workload, cluster: Cluster) -> None:
 
 
 def simulate_pollux(
-    workload: Workload, cluster: Cluster, scheduler: str, sample_every: float = 300.0
+    workload: Workload,
+    cluster: Cluster,
+    scheduler: str,
+    sample_every: float = 300.0,
+    seed: int = 0,
 ) -> Result:
-    """Replay ``workload`` on ``cluster`` as the Pollux artifact's simulator would."""
+    """Replay ``workload`` on ``cluster`` as the Pollux artifact's simulator would (``seed``:
+    of the ``pollux`` policy's random draws)."""
     if scheduler not in SCHEDULERS:
         raise ValueError(
             f"compat='pollux' supports the schedulers {list(SCHEDULERS)}, got {scheduler!r}"
@@ -80,6 +87,12 @@ def simulate_pollux(
             strict=True,
         )
     ]
+    if scheduler == "pollux":
+        for job in jobs:
+            job.agent = Agent(job.app, NCF_BATCH if job.app.name == "ncf" else None)
+        policy = Pollux(jobs, np.random.default_rng(seed))
+    else:
+        policy = POLICIES[scheduler](jobs)
     record = Record(len(jobs))
     record.sizes = []
     since: dict[int, tuple[int, int]] = {}  # job -> (when it was given GPUs, how many)
@@ -110,12 +123,15 @@ def simulate_pollux(
 
     for j, job in enumerate(jobs):
         log(job.submit, SUBMIT, j, job.replicas)
-    run(jobs, POLICIES[scheduler](jobs), changed)
+    run(jobs, policy, changed)
     for j, job in enumerate(jobs):
         end = int(job.completion)
         record.end[j] = end
         release(end, j, FINISH)
-    return _result(workload, cluster, record, float(busy), scheduler, sample_every)
+    config = {"scheduler": scheduler, "placement": PLACEMENT, "sample_every": float(sample_every)}
+    if scheduler == "pollux":
+        config.update(placement="pollux-nsga2", seed=seed)
+    return _result(workload, cluster, record, float(busy), config)
 
 
 def _result(
@@ -123,17 +139,10 @@ def _result(
     cluster: Cluster,
     record: Record,
     busy: float,
-    scheduler: str,
-    sample_every: float,
+    settings: dict,
 ) -> Result:
     jobs = jobs_frame(workload.jobs, cluster, record, np.zeros(len(workload), dtype=bool))
     n_vcs = len(cluster.vcs)
-    config = {
-        "compat": "pollux",
-        "scheduler": scheduler,
-        "placement": PLACEMENT,
-        "step": 60.0,
-        "sample_every": float(sample_every),
-    }
+    config = {"compat": "pollux", "step": 60.0, **settings}
     busy_per_vc = [busy] if n_vcs == 1 else [float("nan")] * n_vcs
     return replay_result(workload, cluster, record, jobs, busy_per_vc, config)

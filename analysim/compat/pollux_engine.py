@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from analysim.compat.pollux_agent import Agent
 from analysim.compat.pollux_model import PolluxApplication
 
 INTERVAL = 60  # seconds between scheduling rounds
@@ -40,6 +41,8 @@ class PolluxJob:
     iteration_time: float = 0.0  # of the placement: step time + accumulation steps
     goodput: float = 0.0  # progress per second in epoch ``goodput_epoch``
     goodput_epoch: int = -1
+    agent: Agent | None = None  # under the pollux policy: the job's own batch-size agent
+    step_sync: tuple[float, float] = (0.0, 0.0)  # true step and sync time now
 
     def train(self, now: int, seconds: int) -> None:
         """Train from ``now`` for ``seconds`` on the job's placement."""
@@ -47,6 +50,10 @@ class PolluxJob:
         self.rescale -= delay
         seconds -= delay
         now += delay
+        if self.agent is not None:
+            self.agent.attained += delay * self.gpus
+            self._train_with_agent(now, seconds)
+            return
         app = self.app
         while seconds > 0 and self.completion is None:
             if self.goodput_epoch != self.epoch:
@@ -68,18 +75,59 @@ class PolluxJob:
             now += delta
             seconds -= delta
 
+    def _train_with_agent(self, now: int, seconds: int) -> None:
+        """As :meth:`train`, but the agent profiles every stretch, counts the GPU-seconds and
+        picks the batch size again after each (so it can change at every epoch)."""
+        app, agent = self.app, self.agent
+        nodes = len(self.placement)
+        while seconds > 0 and self.completion is None:
+            batch = self.gpus * self.atomic * (self.accum + 1)
+            sqr, var = app.grad_stats(batch, self.epoch)
+            gain = (var + sqr) / (var / (batch / app.init_batch_size) + sqr)
+            agent.observe(nodes, self.gpus, self.atomic, *self.step_sync, (sqr, var))
+            goodput = gain / self.iteration_time * 1.0
+            target = app.progress_at(self.epoch + 1)
+            if self.progress + goodput * seconds < target:
+                self.progress += goodput * seconds
+                agent.attained += seconds * self.gpus
+                seconds = 0
+            else:
+                self.epoch += 1
+                delta = round(float((target - self.progress) / goodput))
+                if self.epoch > app.max_epochs - 1:
+                    self.completion = now + delta
+                self.progress = target
+                agent.attained += delta * self.gpus
+                now += delta
+                seconds -= delta
+            self._set_batch(*agent.choose(nodes, self.gpus))
+
+    def _set_batch(self, atomic: int, accum: int) -> None:
+        """Run at atomic batch ``atomic`` with ``accum`` accumulation steps on the placement."""
+        if (atomic, accum) != (self.atomic, self.accum) or not self.iteration_time:
+            self.atomic, self.accum = atomic, accum
+            step, sync = self.app.throughput(self.placement, atomic)
+            self.step_sync = (step, sync)
+            self.iteration_time = step + (step - sync) * accum
+            self.goodput_epoch = -1
+
     def place(self, placement: tuple[int, ...]) -> None:
         """Give the job ``placement`` (GPUs per node, ``()``: none), paying the restart."""
         self.placement = placement
         self.gpus = sum(placement)
         self.goodput_epoch = -1
-        if placement:
-            self.atomic, self.accum = self.app.local_batch(self.batch, self.gpus)
-            step, sync = self.app.throughput(placement, self.atomic)
-            self.iteration_time = step + (step - sync) * self.accum
-            self.rescale = RESTART
-        else:
+        self.iteration_time = 0.0
+        if not placement:
             self.atomic = 0
+            return
+        self.rescale = RESTART
+        if self.agent is not None:
+            self.agent.restarts = 0 if self.agent.restarts is None else self.agent.restarts + 1
+            self._set_batch(*self.agent.choose(len(placement), self.gpus))
+            return
+        self.atomic, self.accum = self.app.local_batch(self.batch, self.gpus)
+        step, sync = self.app.throughput(placement, self.atomic)
+        self.iteration_time = step + (step - sync) * self.accum
 
 
 def shape_of(alloc: list[int]) -> tuple[int, ...]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pollux"
@@ -100,11 +101,14 @@ class PolluxApplication:
             return curve.at(bsz)
         key = (min(len(shape), 16), sum(shape), bsz)
         if key not in self._interpolated:
-            raise ValueError(
-                f"compat='pollux': no interpolated throughput for {self.name!r} on "
-                f"{key[0]} nodes, {key[1]} GPUs, local batch size {bsz} "
-                "(tools/pollux_interpolated.py computes the ones the artifact's workloads need)"
-            )
+            value = _triangulation(self.name).at(key)
+            if value is None:
+                raise ValueError(
+                    f"compat='pollux': no interpolated throughput for {self.name!r} on "
+                    f"{key[0]} nodes, {key[1]} GPUs, local batch size {bsz}: outside the "
+                    "artifact's measurements (its own interpolation fails there too)"
+                )
+            self._interpolated[key] = value
         return self._interpolated[key]
 
     def _between(self, batch: int) -> tuple[int, int]:
@@ -166,6 +170,53 @@ def _curve(rows: pd.DataFrame) -> Curve:
         rows["step_time"].astype(float).tolist(),
         rows["sync_time"].astype(float).tolist(),
     )
+
+
+class Triangulation:
+    """The artifact's Delaunay triangulation of one application's measurements (nodes,
+    replicas, local batch size), for barycentric interpolation as scipy's
+    ``LinearNDInterpolator`` does (``tools/pollux_delaunay.py``)."""
+
+    def __init__(self, points: np.ndarray, values: np.ndarray, simplices: np.ndarray) -> None:
+        self.values = values
+        self.simplices = simplices
+        corners = points[simplices]  # (simplices, 4, 3)
+        self.last = corners[:, 3]
+        edges = np.transpose(corners[:, :3] - self.last[:, None, :], (0, 2, 1))
+        flat = np.abs(np.linalg.det(edges)) < 1e-9  # degenerate: no point is inside it
+        edges[flat] = np.eye(3)
+        self.transforms = np.linalg.inv(edges)
+        self.transforms[flat] = np.nan
+
+    def at(self, key: tuple[int, int, int]) -> tuple[float, float] | None:
+        """(step time, sync time) at ``key``; ``None`` outside the triangulation."""
+        x = np.asarray(key, dtype=float)
+        c = np.einsum("sij,sj->si", self.transforms, x - self.last)
+        weights = np.column_stack([c, 1.0 - c.sum(axis=1)])
+        inside = np.flatnonzero(np.all(weights >= -100 * np.finfo(float).eps, axis=1))
+        if not len(inside):
+            return None
+        s = inside[0]
+        step, sync = weights[s] @ self.values[self.simplices[s]]
+        return float(step), float(sync)
+
+
+@cache
+def _triangulation(name: str) -> Triangulation:
+    table = _delaunay()
+    mine = table[table["application"] == name]
+    points = mine[mine["kind"] == "point"]
+    simplices = mine[mine["kind"] == "simplex"][["a", "b", "c", "d"]].to_numpy(dtype=np.int64)
+    return Triangulation(
+        points[["a", "b", "c"]].to_numpy(dtype=float),
+        points[["step_time", "sync_time"]].to_numpy(dtype=float),
+        simplices,
+    )
+
+
+@lru_cache(maxsize=1)
+def _delaunay() -> pd.DataFrame:
+    return pd.read_csv(DATA / "delaunay.csv")
 
 
 @lru_cache(maxsize=1)

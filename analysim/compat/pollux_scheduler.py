@@ -1,0 +1,167 @@
+"""The Pollux artifact's own scheduler (policy ``pollux``): NSGA-II over GPU allocations.
+
+Each round the jobs (by attained GPU-seconds, then submission) are given a state of GPUs per
+node. Its fitness is the power mean (p = -1) of each job's speed-up (predicted by the job's
+goodput model, relative to its fair share of ``ceil(64 / jobs)`` GPUs on one node, times
+1/4), a job whose allocation changes weighted by ``max(age - 30 restarts, 0) / (age + 30)``;
+its second objective the cluster's utility (speed-up per GPU, weighted by each job's share of
+the GPUs of the nodes in use). The search (:func:`~analysim.compat.pollux_nsga.nsga2`, 100
+states, 100 generations) starts from the first front of the last round (the current
+allocation in the first), and the state of the best fitness on its final front is applied.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob
+from analysim.compat.pollux_nsga import nsga2
+
+MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
+
+
+class Problem:
+    """One round's allocation problem: the operators NSGA-II applies to its states."""
+
+    def __init__(
+        self,
+        jobs: list[PolluxJob],
+        base: np.ndarray,
+        now: int,
+        rng: np.random.Generator,
+        tables: dict,
+    ) -> None:
+        self.jobs, self.base, self.rng = jobs, base, rng
+        fair = math.ceil(MOST / len(jobs))
+        self.speedups = np.stack([_table(job, fair, tables) for job in jobs])
+        self.max_replicas = np.array([[job.agent.max_replicas()] for job in jobs])
+        age = np.array([now - job.submit for job in jobs], dtype=float)
+        restarts = np.array([job.agent.restarts or 0 for job in jobs], dtype=float)
+        self.factor = np.maximum(age - restarts * 30, 0.0) / (age + 30)
+
+    def _speedups(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nodes = np.count_nonzero(states, axis=2)
+        replicas = states.sum(axis=2)
+        jobs = np.arange(states.shape[1])[None, :]
+        return self.speedups[jobs, nodes, replicas], replicas
+
+    def evaluate(self, states: np.ndarray) -> np.ndarray:
+        """(-fitness, -utility) of each state."""
+        speedups, replicas = self._speedups(states)
+        scaled = speedups * (1 / MOST) * NODES
+        restart = np.any(states != self.base, axis=2)
+        scaled = scaled * np.where(restart, self.factor, 1)
+        mean = (np.sum((scaled + 1e-3) ** -1, axis=1) / states.shape[1]) ** -1.0
+        active = np.sum(states, axis=1) > 0
+        total = active.sum(axis=1) * NODE_GPUS
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(replicas, replicas / total[:, None], 0.0)
+            utilities = np.where(replicas, speedups / replicas, 0.0)
+        return np.column_stack([-mean, -np.sum(utilities * shares, axis=1)])
+
+    def crossover(self, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Swap the rows of the jobs before a random point."""
+        points = self.rng.integers(first.shape[1], size=(len(first), 1))
+        swap = (np.arange(first.shape[1]) < points)[:, :, None]
+        return np.where(swap, second, first), np.where(swap, first, second)
+
+    def mutate(self, states: np.ndarray) -> np.ndarray:
+        """A job's row back to the current allocation (10 %); a row's GPUs dropped (10 % of
+        rows, each 10 %); GPUs raised at random on nodes with room."""
+        rng = self.rng
+        back = rng.random(states.shape[:2]) < 0.1
+        states = np.where(back[:, :, None], self.base, states)
+        chance = np.where(rng.random(states.shape[:2]) < 0.1, 0.1, 0.0)
+        states[rng.random(states.shape) < chance[:, :, None]] = 0
+        room = (NODE_GPUS - states.sum(axis=1) >= 1)[:, None, :]
+        room = np.broadcast_to(room, states.shape)
+        p1 = room / np.maximum(room.sum(axis=1, keepdims=True), 1.0)
+        present = (states > 0) & room
+        p2 = present / np.maximum(present.sum(axis=1, keepdims=True), 1.0)
+        raise_ = rng.random(states.shape) < p1 + p2 - p1 * p2
+        drawn = rng.integers(states, NODE_GPUS + 1)
+        states[raise_] = drawn[raise_]
+        return states
+
+    def repair(self, states: np.ndarray) -> np.ndarray:
+        """At most one job over several nodes per node (later jobs lose that node); at most
+        the job's replica cap (trimmed over its nodes in random order); at most 4 GPUs per
+        node (later jobs trimmed)."""
+        states = states.copy()
+        spread = np.count_nonzero(states, axis=2) > 1
+        shared = np.cumsum((states * spread[:, :, None]) > 0, axis=1) > 1
+        states[shared] = 0
+        shuffle = np.argsort(self.rng.random(states.shape), axis=2)
+        states = np.take_along_axis(states, shuffle, axis=2)
+        states = np.diff(
+            np.minimum(np.cumsum(states, axis=2), self.max_replicas), axis=2, prepend=0
+        )
+        states = np.take_along_axis(states, np.argsort(shuffle, axis=2), axis=2)
+        return np.diff(np.minimum(np.cumsum(states, axis=1), NODE_GPUS), axis=1, prepend=0)
+
+
+def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
+    """Speed-up of ``job`` on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable pairs 0)."""
+    model = job.agent.model()
+    if model is None:
+        return np.broadcast_to(np.arange(MOST + 1) / fair, (NODES + 1, MOST + 1))
+    key = (id(job), job.agent.perf, job.agent.grad, fair)
+    if key not in tables:
+        app = job.app
+        limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+        base = model.best([1], [fair], *limits)[0][0]
+        pairs = [(n, r) for r in range(1, MOST + 1) for n in range(-(-r // 4), min(r, NODES) + 1)]
+        nodes, replicas = (np.array(c) for c in zip(*pairs, strict=True))
+        table = np.zeros((NODES + 1, MOST + 1))
+        table[nodes, replicas] = model.best(nodes, replicas, *limits)[0] / base
+        tables[key] = table
+    return tables[key]
+
+
+@dataclass
+class Pollux:
+    """The artifact's Pollux policy, its random draws from ``rng``."""
+
+    jobs: list[PolluxJob]
+    rng: np.random.Generator
+    _front: tuple[np.ndarray, list[int]] | None = None
+    _tables: dict = field(default_factory=dict)
+
+    def decide(
+        self, now: int, active: list[int], allocations: dict[int, list[int]]
+    ) -> dict[int, list[int]]:
+        """The allocation of the best fitness NSGA-II finds this round."""
+        order = sorted(active, key=lambda j: (self.jobs[j].agent.attained, self.jobs[j].submit))
+        base = np.zeros((len(order), NODES), dtype=np.int64)
+        for row, j in enumerate(order):
+            for node in allocations.get(j, ()):
+                base[row, node] += 1
+        if len(self._tables) > 20000:
+            self._tables.clear()
+        problem = Problem([self.jobs[j] for j in order], base, now, self.rng, self._tables)
+        states, values = nsga2(problem, self._start(order, base), self.rng)
+        self._front = (states, order)
+        best = states[int(np.argmin(values[:, 0]))]
+        out = {}
+        for row, j in enumerate(order):
+            alloc = [node for node in range(NODES) for _ in range(int(best[row, node]))]
+            if alloc:
+                out[j] = alloc
+        return out
+
+    def _start(self, order: list[int], base: np.ndarray) -> np.ndarray:
+        """The last round's front on this round's jobs (new jobs empty). As in the artifact,
+        the rows of the jobs still there are copied in their old order onto those jobs in
+        their new order: a job that moved in the ranking gets another job's row."""
+        if self._front is None:
+            return base[None].copy()
+        states, previous = self._front
+        still, before = set(order), set(previous)
+        source = [row for row, j in enumerate(previous) if j in still]
+        target = [row for row, j in enumerate(order) if j in before]
+        start = np.zeros((len(states), len(order), NODES), dtype=np.int64)
+        start[:, target] = states[:, source]
+        return start

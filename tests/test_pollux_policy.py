@@ -1,0 +1,112 @@
+"""The Pollux policy's parts (not yet a scheduler of the replay): NSGA-II's sorting and
+crowding against pymoo 0.4's values, the problem's operators and fitness by hand, the
+agent's rules, determinism for a seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analysim.compat.pollux_agent import NCF_BATCH, Agent
+from analysim.compat.pollux_engine import PolluxJob
+from analysim.compat.pollux_model import application
+from analysim.compat.pollux_nsga import crowding, dominates, fronts_of, nsga2, survive
+from analysim.compat.pollux_scheduler import Problem
+
+
+def test_dominance_and_fronts():
+    values = np.array([[1, 5], [2, 3], [3, 4], [4, 1], [2, 3]], dtype=float)
+    assert dominates(values, values)[1].tolist() == [False, False, True, False, False]
+    assert not dominates(values, values)[:, 1].any()  # an equal point does not dominate
+    assert [f.tolist() for f in fronts_of(values)] == [[0, 1, 3, 4], [2]]  # as pymoo's
+
+
+def test_crowding_as_pymoo():
+    """Ends infinite; inner points (next - previous) / range summed over the objectives and
+    averaged: point (1, 2): (2 - 0) / 4 and (4 - 1) / 4, mean 0.625; a repeat gets 0."""
+    front = np.array([[0, 4], [1, 2], [2, 1], [4, 0]], dtype=float)
+    assert crowding(front).tolist() == [np.inf, 0.625, 0.625, np.inf]
+    repeated = np.array([[0, 4], [1, 2], [1, 2], [2, 1], [4, 0]], dtype=float)
+    assert crowding(repeated).tolist() == [np.inf, 0.625, 0.0, 0.625, np.inf]
+    assert crowding(front[:2]).tolist() == [np.inf, np.inf]
+
+
+def test_survival_keeps_whole_fronts_then_the_most_apart():
+    values = np.array([[0, 4], [1, 2], [2, 1.5], [4, 0], [5, 5], [2, 3]], dtype=float)
+    kept, ranks, _ = survive(values, 5, np.random.default_rng(0))
+    assert sorted(kept[:4].tolist()) == [0, 1, 2, 3] and ranks.tolist() == [0, 0, 0, 0, 1]
+    assert kept[4] == 5  # (2, 3) is on the second front, (5, 5) on the third
+
+
+def jobs(*specs):
+    out = []
+    for name, submit in specs:
+        app = application(name)
+        job = PolluxJob(app, submit, 1, app.init_batch_size)
+        job.agent = Agent(app, NCF_BATCH if name == "ncf" else None)
+        out.append(job)
+    return out
+
+
+def test_fitness_hand_checked():
+    """Two jobs without a profile: speed-up r / 32 (their fair share is 64 / 2 GPUs), times
+    1/4; both rows differ from the current (empty) allocation, so at age 90 s with no
+    restart both are weighted 90 / 120. Utility: 3 GPUs on 2 nodes of 4: (2/8 + 1/8) x 1/32."""
+    problem = Problem(jobs(("cifar10", 0), ("bert", 0)), np.zeros((2, 16), int), 90, None, {})
+    state = np.zeros((1, 2, 16), dtype=np.int64)
+    state[0, 0, 0], state[0, 1, 1] = 2, 1
+    scaled = np.array([2 / 32, 1 / 32]) / 4 * 0.75
+    fitness = 1 / (np.sum(1 / (scaled + 1e-3)) / 2)
+    values = problem.evaluate(state)
+    assert values[0, 0] == pytest.approx(-fitness, rel=1e-12)
+    assert values[0, 1] == pytest.approx(-(3 / 8) / 32, rel=1e-12)
+
+
+def test_repair_and_mutation_keep_the_limits():
+    """At most 4 GPUs per node, at most the job's cap, at most one job spread over several
+    nodes on any node; whatever the mutation draws."""
+    rng = np.random.default_rng(3)
+    five = jobs(("cifar10", 0), ("bert", 0), ("ncf", 0), ("yolov3", 0), ("imagenet", 0))
+    five[0].agent.profile[(1, 4, 64)] = (0.1, 0.05)  # cap 2 x 4 = 8
+    problem = Problem(five, np.zeros((5, 16), int), 120, rng, {})
+    states = problem.repair(problem.mutate(rng.integers(0, 5, size=(200, 5, 16))))
+    assert (states.sum(axis=1) <= 4).all() and (states >= 0).all()
+    caps = np.array([8, 1, 1, 1, 1])
+    assert (states.sum(axis=2) <= caps).all()
+    spread = np.count_nonzero(states, axis=2) > 1
+    assert ((states > 0) & spread[:, :, None]).sum(axis=1).max() <= 1
+
+
+def test_agent_rules():
+    cifar = Agent(application("cifar10"))
+    assert cifar.max_replicas() == 1 and cifar.model() is None
+    assert cifar.choose(1, 4) == application("cifar10").local_batch(128, 4)  # 4 x 32 = 128
+    cifar.observe(1, 4, 32, 0.1, 0.02, (1.0, 5.0))
+    assert cifar.max_replicas() == 8 and cifar.model() is not None
+    assert Agent(application("ncf"), NCF_BATCH).max_replicas() == 1
+
+
+def test_search_is_deterministic_for_a_seed():
+    def front(seed):
+        rng = np.random.default_rng(seed)
+        problem = Problem(jobs(("cifar10", 0), ("bert", 30)), np.zeros((2, 16), int), 60, rng, {})
+        return nsga2(problem, np.zeros((1, 2, 16), dtype=np.int64), rng, size=20, generations=5)
+
+    states, values = front(7)
+    again, values_again = front(7)
+    assert np.array_equal(states, again) and np.array_equal(values, values_again)
+    best = states[np.argmin(values[:, 0])]
+    assert (best.sum(axis=1) >= 1).all()  # the fittest state gives each job a GPU
+
+
+def test_start_copies_last_front_by_rank_as_the_artifact():
+    """Jobs 0 and 1 swapped places in the ranking and job 2 is new: the old first row goes to
+    the new first job (the artifact copies by rank, not by job), job 2 starts empty."""
+    from analysim.compat.pollux_scheduler import Pollux
+
+    policy = Pollux(jobs(("cifar10", 0), ("bert", 0), ("yolov3", 0)), np.random.default_rng(0))
+    front = np.zeros((1, 2, 16), dtype=np.int64)
+    front[0, 0, 0], front[0, 1, 5] = 3, 2
+    policy._front = (front, [0, 1])
+    start = policy._start([1, 2, 0], np.zeros((3, 16), dtype=np.int64))
+    assert start[0, 0, 0] == 3 and start[0, 2, 5] == 2 and start[0, 1].sum() == 0
