@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay with a peer simulator's own rules: helios (docs/compat.md; reads only "
         "--scheduler: fifo, sjf, srtf, tiresias, and --sample-every), or pollux, for a Pollux "
         "artifact workload given as --trace FILE.csv --trace-format pollux (docs/pollux.md; "
-        "--scheduler tiresias or optimus)",
+        "--scheduler tiresias, optimus, or pollux, seeded by --seed)",
     )
     run.add_argument(
         "--config",
@@ -264,8 +264,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         cluster.name,
         json.dumps(values, sort_keys=True) if values else "defaults",
     )
-    if args.compat is not None:
-        values.pop("seed", None)  # it seeded the workload; the replays have no randomness
+    if args.compat == "helios":
+        values.pop("seed", None)  # it seeded the workload; the replay has no randomness
     result = asim.simulate(
         workload,
         cluster,
