@@ -62,7 +62,7 @@ def read_folder(folder: str | Path, trace_format: str | None = None) -> Trace:
     """Read the trace in ``folder`` with the reader of ``trace_format`` (``helios``,
     ``philly``, ``pai``, ``openb`` or ``acme``; ``None``: told from the files), with each reader's
     defaults (see ``docs/traces.md``); ``pollux`` reads one workload CSV of the Pollux artifact
-    (``folder`` is that file: :func:`~analysim.traces.pollux.read_pollux`). ``"bundled:openb"``
+    (``folder`` is that file: :func:`~analysim.traces.read_pollux`). ``"bundled:openb"``
     names the openb trace shipped with the package (:mod:`analysim.traces.bundled`)."""
     folder = resolve(folder)
     if trace_format is None:
