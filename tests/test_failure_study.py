@@ -53,22 +53,28 @@ def test_checkpoint_sweep_counts_the_checkpoints_when_no_node_fails():
     assert frame["goodput_ratio"].tolist() == pytest.approx([1000 / 1060, 1000 / 1020])
 
 
-def test_preemption_under_failures_on_the_worked_example():
-    # docs/failures.md: n0 down 700-900, checkpoints of 20 s every 300 s, 50 s to restart:
-    # the job ends at 1,370, loses 60 s on 4 GPUs, restarts once; without failures (and so
-    # without checkpoints) it ends at 1,000; one job alone: preemption changes nothing
+TOY = asim.presets.cluster("toy")  # nodes n0-n3 of 4 GPUs
+
+
+@pytest.mark.parametrize("cluster, end", [(ONE_NODE, 1370.0), (TOY, 1170.0)], ids=["one", "toy"])
+def test_preemption_under_failures_on_the_worked_example(cluster, end):
+    # docs/failures.md: the job runs on n0, down 700-900; checkpoints of 20 s every 300 s, 50 s
+    # to restart: at 700 it has 600 s saved, loses 60 s on 4 GPUs; alone on n0 it restarts
+    # at 900 and ends at 900 + 50 + 400 + 20 = 1,370; on toy it restarts at once on another
+    # node and ends at 700 + 470 = 1,170; either way 1,170 s on its GPUs. Without failures
+    # (and so without checkpoints) it ends at 1,000; alone, preemption changes nothing
     failures = {
         "failures": [{"node": "n0", "down": 700, "up": 900}],
         "checkpoint_every": 300,
         "restart_overhead": 50,
     }
-    frame = preemption_under_failures(JOB, ONE_NODE, failures, checkpoint_cost=20, scheduler="las")
+    frame = preemption_under_failures(JOB, cluster, failures, checkpoint_cost=20, scheduler="las")
     by_arm = frame.set_index("arm")
     assert by_arm["avg_jct"].to_dict() == {
         "no preemption, no failures": 1000.0,
         "preemption, no failures": 1000.0,
-        "no preemption, failures": 1370.0,
-        "preemption, failures": 1370.0,
+        "no preemption, failures": end,
+        "preemption, failures": end,
     }
     on = by_arm.loc["preemption, failures"]
     assert on["lost_gpu_hours"] == pytest.approx(4 * 60 / 3600)
