@@ -149,6 +149,25 @@ def test_metric_curve_mean_and_range_over_seeds_by_default():
     assert ax.get_xlabel().endswith("(mean of n = 1-3 seeds; band: lowest to highest)")
 
 
+def test_mark_x_draws_each_mark_in_its_curve_colour_and_keeps_its_numbers():
+    data = pd.DataFrame(
+        {"every": [600, 3600, 600, 3600], "mtbf": ["7 days", "7 days", "30 days", "30 days"],
+         "avg_jct": [10, 20, 11, 12.0]}
+    )
+    ax = plotting.metric_curve(data, x="every", y="avg_jct", hue="mtbf", unit="s")
+    colours = {line.get_label(): line.get_color() for line in ax.lines}
+    plotting.mark_x(ax, {"7 days": 1800.0, "30 days": 3000.0}, name="Young/Daly")
+    marks = {line.get_label(): line for line in ax.lines[2:]}
+    assert marks["Young/Daly, 7 days"].get_xdata()[0] == 1800.0
+    assert marks["Young/Daly, 30 days"].get_color() == colours["30 days"]
+    assert ax.get_legend().get_title().get_text() == "mtbf"
+    drawn = plotting.plotted_data(ax)
+    assert drawn.dropna(subset=["mark"])[["mark", "x"]].values.tolist() == [
+        ["Young/Daly, 7 days", 1800.0],
+        ["Young/Daly, 30 days", 3000.0],
+    ]
+
+
 def test_the_t_interval_is_an_option():
     data = pd.DataFrame({"quantum": [60, 60, 60], "avg_jct": [1, 2, 3.0]})
     first = plotting.curve_data(data, "quantum", "avg_jct", interval="ci95").iloc[0]

@@ -36,6 +36,7 @@ from analysim.plotting.jobs import (
 )
 from analysim.plotting.panels import (
     curve_data,
+    mark_x,
     metric_curve,
     panel_letters,
     policy_comparison,
@@ -67,6 +68,7 @@ __all__ = [
     "curve_data",
     "distribution_stats",
     "jct_cdf",
+    "mark_x",
     "metric_curve",
     "new_figure",
     "node_time_heatmap",

@@ -178,6 +178,19 @@ def metric_curve(
     return ax
 
 
+def mark_x(ax: Axes, marks: Mapping[str, float], name: str = "mark") -> Axes:
+    """A dotted vertical line at each ``{label: x}`` of ``marks``, in the colour of the line
+    labelled ``label`` on ``ax`` (e.g. a :func:`metric_curve` hue), named ``"{name}, {label}"``
+    in the legend; the marks are added to the figure's numbers (columns ``mark, x``)."""
+    colors = {line.get_label(): line.get_color() for line in ax.get_lines()}
+    for label, x in marks.items():
+        ax.axvline(x, color=colors.get(label, "#555555"), linestyle=":", label=f"{name}, {label}")
+    title = ax.get_legend().get_title().get_text() if ax.get_legend() else None
+    ax.legend(title=title or None)
+    remember(ax, pd.DataFrame({"mark": [f"{name}, {k}" for k in marks], "x": list(marks.values())}))
+    return ax
+
+
 def _zoom_fraction(ax: Axes, y: str, values: Sequence[float]) -> None:
     """A fraction's axis from 0 to 1, or zoomed on the values (and references) when they
     span less than a third of it, with a margin so that a line at 1 is not on the frame;

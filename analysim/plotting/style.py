@@ -121,6 +121,10 @@ LABELS: dict[str, str] = {
     "ftf_rho": "finish-time fairness rho",
     "max_ftf_rho": "largest finish-time fairness rho",
     "ftf_jain": "Jain's index over rho",
+    "lost_gpu_hours": "GPU-hours lost to failures",
+    "goodput_ratio": "goodput ratio (useful / held GPU-seconds)",
+    "restarts": "restarts",
+    "checkpoint_every": "checkpoint interval (s)",
 }
 """Readable axis labels of result columns and summary metrics."""
 
