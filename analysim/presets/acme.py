@@ -89,13 +89,7 @@ class AcmePublished:
         return self.nodes * GPUS_PER_NODE
 
     def targets(self) -> Targets:
-        return Targets(
-            jobs_per_day=self.jobs_per_day,
-            mean_duration=self.mean_run,
-            median_duration=self.median_run,
-            mean_gpus=self.mean_gpus,
-            gpu_seconds_per_job=self.gpu_seconds / self.gpu_jobs,
-        )
+        return Targets.of_summary(self)
 
 
 TRACE_DAYS = {"seren": 184, "kalos": 123}

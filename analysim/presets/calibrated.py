@@ -36,6 +36,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -75,6 +76,18 @@ class Targets:
                 raise ValueError(f"Targets: {name} must be a finite number > 0, got {value!r}")
         if self.mean_gpus < 1:
             raise ValueError(f"Targets: mean_gpus must be >= 1, got {self.mean_gpus!r}")
+
+    @classmethod
+    def of_summary(cls, row: Any) -> Targets:
+        """The targets of a published summary row (Helios' or Acme's): its ``jobs_per_day``,
+        ``mean_run``, ``median_run``, ``mean_gpus``, and ``gpu_seconds`` over ``gpu_jobs``."""
+        return cls(
+            jobs_per_day=row.jobs_per_day,
+            mean_duration=row.mean_run,
+            median_duration=row.median_run,
+            mean_gpus=row.mean_gpus,
+            gpu_seconds_per_job=row.gpu_seconds / row.gpu_jobs,
+        )
 
 
 ARRIVALS = ("iid", "dealt")

@@ -57,13 +57,7 @@ class Published:
         return self.gpu_jobs / TRACE_DAYS
 
     def targets(self) -> Targets:
-        return Targets(
-            jobs_per_day=self.jobs_per_day,
-            mean_duration=self.mean_run,
-            median_duration=self.median_run,
-            mean_gpus=self.mean_gpus,
-            gpu_seconds_per_job=self.gpu_seconds / self.gpu_jobs,
-        )
+        return Targets.of_summary(self)
 
 
 PUBLISHED: dict[str, Published] = {  # summary, the row of each cluster
