@@ -94,6 +94,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -314,29 +315,19 @@ class Preset:
     config: SimConfig = SimConfig()
 
 
-def _helios(name: str, description: str) -> Preset:
+def _calibrated(source: ModuleType, name: str, description: str) -> Preset:
+    """The preset of cluster ``name`` of a calibrated source (``helios`` or ``acme``: each has
+    ``workload``, ``cluster`` and ``config`` by cluster name), a month by default."""
+
     def build_workload(seed: int, load_scale: float, days: float) -> Workload:
-        return helios_presets.workload(name, seed=seed, load_scale=load_scale, days=days)
+        return source.workload(name, seed=seed, load_scale=load_scale, days=days)
 
     return Preset(
         description,
         build_workload,
-        lambda: helios_presets.cluster(name),
+        lambda: source.cluster(name),
         days=helios_presets.MONTH_DAYS,
-        config=helios_presets.config(name),
-    )
-
-
-def _acme(name: str, description: str) -> Preset:
-    def build_workload(seed: int, load_scale: float, days: float) -> Workload:
-        return acme_presets.workload(name, seed=seed, load_scale=load_scale, days=days)
-
-    return Preset(
-        description,
-        build_workload,
-        lambda: acme_presets.cluster(name),
-        days=helios_presets.MONTH_DAYS,
-        config=acme_presets.config(name),
+        config=source.config(name),
     )
 
 
@@ -347,26 +338,34 @@ PRESETS: dict[str, Preset] = {
         _toy_cluster,
         cluster_params=("partition",),
     ),
-    "venus": _helios(
-        "venus", "Helios Venus, calibrated: 1,024 GPUs, 23 node-owning VCs, ~685 GPU jobs a day"
+    "venus": _calibrated(
+        helios_presets,
+        "venus",
+        "Helios Venus, calibrated: 1,024 GPUs, 23 node-owning VCs, ~685 GPU jobs a day",
     ),
-    "earth": _helios(
-        "earth", "Helios Earth, calibrated: 1,000 GPUs, 21 node-owning VCs, ~2,330 GPU jobs a day"
+    "earth": _calibrated(
+        helios_presets,
+        "earth",
+        "Helios Earth, calibrated: 1,000 GPUs, 21 node-owning VCs, ~2,330 GPU jobs a day",
     ),
-    "saturn": _helios(
+    "saturn": _calibrated(
+        helios_presets,
         "saturn",
         "Helios Saturn, calibrated: 2,080 GPUs, 23 VCs (assumed), ~3,820 GPU jobs a day",
     ),
-    "uranus": _helios(
+    "uranus": _calibrated(
+        helios_presets,
         "uranus",
         "Helios Uranus, calibrated: 2,120 GPUs, 23 VCs (assumed), ~1,800 GPU jobs a day",
     ),
-    "seren": _acme(
+    "seren": _calibrated(
+        acme_presets,
         "seren",
         "Acme Seren (LLM, 2023), calibrated: 2,288 GPUs, no VCs, ~3,600 GPU jobs a day, up to "
         "1,024 GPUs, 43% failed",
     ),
-    "kalos": _acme(
+    "kalos": _calibrated(
+        acme_presets,
         "kalos",
         "Acme Kalos (LLM, 2023), calibrated: 2,416 GPUs, no VCs, ~160 GPU jobs a day, up to "
         "1,024 GPUs, 40% failed",
