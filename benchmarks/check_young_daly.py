@@ -51,7 +51,7 @@ def mean_end(interval: float, args: argparse.Namespace) -> float:
             sample_every=86400.0,
         )
         sim = Simulation(workload, cluster, config).run()
-        ends.append(float(sim.end[0]))
+        ends.append(float(sim.job_state.end[0]))
     return float(np.mean(ends))
 
 

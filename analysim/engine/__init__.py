@@ -1,11 +1,21 @@
 """The simulation engine, as a package of collaborators (``docs/semantics.md`` gives the rules):
 
 * :mod:`~analysim.engine.simulation`: :class:`Simulation`, the leap to the next step at which
-  anything can happen, arrivals and completions, the per-job state and the state changes
-  (the parts call the public ``start_running``, ``preempt`` and ``migrate``), and the wiring
-  of the parts below;
+  anything can happen, arrivals and completions, the state changes (the parts call the
+  public ``start_running``, ``preempt`` and ``migrate``), and the wiring of the parts below,
+  with read-only views of the state they own;
+* :mod:`~analysim.engine.setup`: the free functions that set a simulation up (placer,
+  flags, the jobs' values and state, the ledger, the groups), each returning what it builds;
 * :mod:`~analysim.engine.jobs`: :class:`~analysim.engine.jobs.JobFacts`
-  (``Simulation.facts``), the fixed per-job lists the parts read;
+  (``Simulation.facts``), the fixed per-job lists the parts read, and
+  :class:`~analysim.engine.jobs.JobTable` (``Simulation.table``), the same as arrays;
+* :mod:`~analysim.engine.job_state`: :class:`~analysim.engine.job_state.JobState`
+  (``Simulation.job_state``), the changing per-job state (work left, rate, service, times,
+  restart counts, run versions and ends), with one owner;
+* :mod:`~analysim.engine.queues`: the jobs still to arrive (``Simulation.arrivals``) and the
+  waiting and running jobs per group with their counters (``Simulation.queues``);
+* :mod:`~analysim.engine.readout`: what the simulation hands out, returned, not kept: the
+  timeline samples' counters and captures, and the frozen record (``Simulation.record()``);
 * :mod:`~analysim.engine.flags`: :class:`~analysim.engine.flags.Flags`
   (``Simulation.flags``), the choices of the set-up the parts act on;
 * :mod:`~analysim.engine.clock`: :class:`~analysim.engine.clock.Clock`, the present time

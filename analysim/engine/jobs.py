@@ -1,10 +1,12 @@
-"""``JobFacts``: per job, the values fixed at set-up that the engine's hot loops read.
+"""Per job, the values fixed at set-up: ``JobFacts`` (lists the engine's hot loops read) and
+``JobTable`` (NumPy arrays the records and results read).
 
 The simulation builds one (``Simulation.facts``) before its parts and hands it to them: the
 rounds, the tenancy, the LAS ranking and, in resource mode, the ledger and the placement.
 Each field is a Python list indexed by job (the hot loops read one item at a time, which is
 faster on a list than on a NumPy array); nothing changes them after set-up. The changing
-per-job state (status, remaining work, ...) lives on the simulation, as NumPy arrays.
+per-job state (status, remaining work, ...) is the simulation's
+:class:`~analysim.engine.job_state.JobState`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import numpy as np
+import numpy as np
 
+if TYPE_CHECKING:
     from analysim.inputs.domains import Domain
 
 
@@ -49,4 +51,36 @@ class JobFacts:
     kind: list[str | None]
 
 
-__all__ = ["JobFacts"]
+@dataclass(frozen=True, slots=True)
+class JobTable:
+    """The fixed per-job values of a simulation as NumPy arrays (indexed by job), built by
+    ``engine/setup.py``; what the records hand to ``Result`` and ``State``."""
+
+    ids: np.ndarray
+    #: GPUs asked for (``num_gpus``)
+    gpus: np.ndarray
+    #: submit time, and the step at which the job arrives (the first step not before it)
+    submit: np.ndarray
+    arrival: np.ndarray
+    #: work in seconds at rate 1
+    duration: np.ndarray
+    priority: np.ndarray
+    #: VC (index into the partition's ``vc_names``), domain and group (by index)
+    vc: np.ndarray
+    domain: np.ndarray
+    group: np.ndarray
+    #: whether the job can never run (more than its domain or quota holds)
+    unschedulable: np.ndarray
+    #: GPU milli per GPU, CPU (milli), memory (MiB), and GPU milli in all
+    gpu_milli: np.ndarray
+    cpu: np.ndarray
+    memory: np.ndarray
+    milli_total: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """How many jobs."""
+        return len(self.ids)
+
+
+__all__ = ["JobFacts", "JobTable"]
