@@ -440,11 +440,33 @@ LEDGER_STATE = {
     "last_nodes",
 }
 OWNERS = {"self", "sim", "self.sim", "ledger", "self.ledger"}
+#: methods that change a list, dict or set in place
+MUTATORS = {
+    "append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault",
+    "add", "discard", "popitem", "sort", "reverse", "fill", "put", "itemset",
+}  # fmt: skip
+
+
+def _ledger_owned(node: ast.expr) -> str | None:
+    """``node`` unparsed if it is the ledger's state (through an alias of its arrays, or
+    anything of the ledger itself), items of it included; else None."""
+    base = node
+    while isinstance(base, ast.Subscript):
+        base = base.value
+    if isinstance(base, ast.Attribute):
+        owner, name = ast.unparse(base.value), base.attr
+        # the ledger's state seen through an alias, or anything of the ledger itself (a
+        # mailbox such as ``ledger.plans[j] = claims`` included)
+        if (owner in OWNERS and name in LEDGER_STATE) or owner.endswith("ledger"):
+            return ast.unparse(node)
+    return None
 
 
 def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
-    """Writes (item assignment or deletion) to the ledger's arrays in the methods of
-    ``classes`` in ``path``, and calls of the ledger's take and release."""
+    """Writes to the ledger's state in the methods of ``classes`` in ``path``: item
+    assignment or deletion, an attribute set on the ledger (a new mailbox), a call of a
+    mutating method on it (``ledger.plans.update(...)``), and calls of the ledger's take
+    and release."""
     found = set()
     for cls in ast.walk(ast.parse(path.read_text())):
         if not isinstance(cls, ast.ClassDef) or cls.name not in classes:
@@ -453,17 +475,19 @@ def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
             targets = []
             if isinstance(node, ast.Assign | ast.Delete):
                 targets = node.targets
-            elif isinstance(node, ast.AugAssign):
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
                 targets = [node.target]
             for target in targets:
-                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
-                    owner, name = ast.unparse(target.value.value), target.value.attr
-                    # the ledger's state seen through an alias, or anything of the ledger
-                    # itself (a mailbox such as ``ledger.plans[j] = claims`` included)
-                    if (owner in OWNERS and name in LEDGER_STATE) or owner.endswith("ledger"):
-                        found.add(f"{cls.name}: {ast.unparse(target)}")
+                if isinstance(target, ast.Subscript) and _ledger_owned(target):
+                    found.add(f"{cls.name}: {ast.unparse(target)}")
+                elif isinstance(target, ast.Attribute) and (
+                    ast.unparse(target.value).endswith("ledger") or _ledger_owned(target.value)
+                ):
+                    found.add(f"{cls.name}: {ast.unparse(target)}")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr in {"take", "release"} and "ledger" in ast.unparse(node.func):
+                    found.add(f"{cls.name}: {ast.unparse(node.func)}")
+                elif node.func.attr in MUTATORS and _ledger_owned(node.func.value):
                     found.add(f"{cls.name}: {ast.unparse(node.func)}")
     return found
 
@@ -471,6 +495,12 @@ def _ledger_writes(path: Path, classes: set[str]) -> set[str]:
 def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
     parts = {
         "rounds.py": {"Rounds"},
+        # the rounds' own methods kept in other modules (its base classes there), not their
+        # trials, which change copies of their own
+        "easy.py": {"EasyBackfill"},
+        "evictions.py": {"Evictions"},
+        "reservations.py": {"Reservation"},
+        "tails.py": {"Tail"},
         "book_fit.py": {"BookFit", "BookTrial"},
         "tenancy.py": {"Tenancy"},
         "gpu_moves.py": {"GpuMoves"},
@@ -478,17 +508,70 @@ def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
     }
     for name, classes in parts.items():
         assert _ledger_writes(ENGINE / name, classes) == set(), name
-    # the check sees what it looks for
+    # the check sees what it looks for: item writes through an alias, the ledger's changes,
+    # and a mailbox written by item, by attribute, or by a mutating method
     probe = tmp_path / "probe.py"
     probe.write_text(
         "class Rounds:\n    def f(self):\n        self.free[0] -= 1\n        self.ledger.take(1)\n"
-        "        self.ledger.plans[2] = []\n"
+        "        self.ledger.plans[2] = []\n        self.sim.ledger.next = 3\n"
+        "        self.ledger.plans.update({4: []})\n        self.free_slots[5].append(6)\n"
+        "        self.ledger.claims.get(7)\n        mine = self.free.copy()\n"
+        "        mine[0] -= 1\n"
     )
     assert _ledger_writes(probe, {"Rounds"}) == {
         "Rounds: self.free[0]",
         "Rounds: self.ledger.take",
         "Rounds: self.ledger.plans[2]",
+        "Rounds: self.sim.ledger.next",
+        "Rounds: self.ledger.plans.update",
+        "Rounds: self.free_slots[5].append",
     }
+
+
+#: the modules outside the engine that import ``Simulation``: the front door re-exports it
+#: (``asim.Simulation``) and these build simulations; nothing imports it to read one
+BUILDERS = {"analysim", "analysim.simulate", "analysim.explorer.stepper", "analysim.explorer.app"}
+
+
+def _imports_simulation(path: Path) -> tuple[bool, bool, bool]:
+    """Whether ``path`` imports ``Simulation``, whether only for type checkers (under
+    ``if TYPE_CHECKING:``), and whether it calls ``Simulation(...)``."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    imports = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and any(a.name == "Simulation" for a in node.names)
+    ]
+    calls = any(
+        isinstance(node, ast.Call) and ast.unparse(node.func).endswith("Simulation")
+        for node in ast.walk(tree)
+    )
+    return bool(imports), any(id(i) in typing_only for i in imports), calls
+
+
+def test_no_module_outside_the_engine_imports_simulation_but_to_build_one(tmp_path):
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if ENGINE not in path.parents:
+            imported, typing_only, calls = _imports_simulation(path)
+            if imported:
+                found[_module_name(path)] = (typing_only, calls)
+    assert set(found) == BUILDERS, sorted(found)
+    assert not any(typing_only for typing_only, _ in found.values())  # not even for types
+    assert all(calls for name, (_, calls) in found.items() if name != "analysim")
+    # the scan sees an import for type checkers
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from analysim.engine import Simulation\n"
+    )
+    assert _imports_simulation(probe) == (True, True, False)
 
 
 def test_results_and_state_read_a_frozen_record_never_the_live_simulation():

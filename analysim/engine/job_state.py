@@ -10,11 +10,13 @@ job; ``versions`` is a list (read one item at a time in hot loops).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.policies.scheduling import PENDING
+from analysim.engine.clock import EPS
+from analysim.policies.scheduling import DONE, FAILED, PENDING, RUNNING, WAITING
 
 if TYPE_CHECKING:
     from analysim.engine.speed import JobSpeed
@@ -67,6 +69,85 @@ class JobState:
         self.versions = [0] * n
         #: the runs' ends: (step, end, job, version); an entry of an older version is stale
         self.completions: list[tuple[float, float, int, int]] = []
+
+    # -- the changes (the simulation calls them from its state changes) ----------------------
+    def set_rate(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """Job ``j`` is to run on ``counts`` GPUs of ``nodes``: its rate there."""
+        if self.rated:
+            self.rate[j] = self.speed.rate(j, nodes, counts)
+
+    def start(self, j: int, now: float, quantum: float) -> bool:
+        """Job ``j`` (re)starts now; it may not be evicted before it has run ``quantum`` past
+        its restore cost. Returns whether it resumes (it ran before)."""
+        resumed = self.versions[j] > 0
+        if not resumed:
+            self.first_start[j] = now
+        self.status[j] = RUNNING
+        self.since[j] = now
+        restore = float(self.cost[j]) if resumed else 0.0
+        self.evictable_from[j] = now + quantum + restore
+        return resumed
+
+    def new_run(self, j: int) -> None:
+        """Job ``j``'s run gets a new version (its older ends are stale)."""
+        self.versions[j] += 1
+
+    def schedule_end(self, j: int, now: float, due: Callable[[float], float]) -> None:
+        """The end of job ``j``'s run from ``now``: its remaining work at its rate (exact
+        with rate 1.0: x / 1.0 is x), seen at step ``due(end)``."""
+        end = now + float(self.remaining[j]) / float(self.rate[j])
+        heapq.heappush(self.completions, (due(end), end, j, self.versions[j]))
+
+    def stop(self, j: int, at: float, gpus: int) -> float:
+        """Job ``j``'s run on ``gpus`` GPUs stops at ``at``: its service counts, its work
+        left shrinks. Returns the seconds it ran."""
+        elapsed = at - float(self.since[j])
+        self.executed[j] += elapsed
+        self.attained[j] += elapsed * gpus
+        self.remaining[j] -= elapsed * float(self.rate[j])  # (x * 1.0 is x)
+        self.since[j] = at
+        return elapsed
+
+    def evicted(self, j: int, reclaimed: bool) -> None:
+        """Job ``j``, just stopped, was preempted (or its borrowed GPUs ``reclaimed``): it
+        waits again and will pay its checkpoint/restore cost."""
+        self.remaining[j] += self.cost[j]
+        if reclaimed:
+            self.reclaims[j] += 1
+        else:
+            self.preemptions[j] += 1
+        self.versions[j] += 1
+        self.status[j] = WAITING
+
+    def moved(self, j: int) -> None:
+        """Job ``j``, just stopped, migrates: it pays its migration cost."""
+        self.remaining[j] += self.migration_cost[j]
+        self.migrations[j] += 1
+
+    def killed(self, j: int, at: float, restart: bool) -> None:
+        """Job ``j``, just stopped, was killed at ``at``: it waits to run again (``restart``)
+        or ends failed."""
+        self.versions[j] += 1
+        if restart:
+            self.status[j] = WAITING
+        else:
+            self.status[j] = FAILED
+            self.end[j] = at
+
+    def ends_due(self, t: float) -> Iterator[tuple[float, int]]:
+        """The runs that end by step ``t`` (stale ends skipped): (end, job), soonest first;
+        the caller stops each (then :meth:`finished`) before the next is read."""
+        completions, versions = self.completions, self.versions
+        while completions and completions[0][0] <= t + EPS:
+            _, end, j, version = heapq.heappop(completions)
+            if version == versions[j]:
+                yield end, j
+
+    def finished(self, j: int, end: float) -> None:
+        """Job ``j``, just stopped, has done all its work at ``end``."""
+        self.remaining[j] = 0.0
+        self.end[j] = end
+        self.status[j] = DONE
 
     def next_end(self) -> float | None:
         """The step of the soonest end of a run under way (stale entries dropped), or None."""

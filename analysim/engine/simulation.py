@@ -24,7 +24,6 @@ visits every step and runs every full round; ``reference=True`` turns off every 
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 from collections.abc import Mapping
@@ -74,8 +73,7 @@ from analysim.inputs.failures import failures_configured
 from analysim.inputs.validation import check_samples, seconds
 from analysim.inputs.workload import uses_resources
 from analysim.policies.placement import Topology
-from analysim.policies.scheduling import DONE, RUNNING, UNSCHEDULABLE, WAITING
-from analysim.policies.scheduling import FAILED as FAILED_STATUS
+from analysim.policies.scheduling import UNSCHEDULABLE, WAITING
 from analysim.sharing.placers import share_placer_of
 
 if TYPE_CHECKING:
@@ -316,16 +314,16 @@ class Simulation:
     # -- the clock ----------------------------------------------------------------------------
     def _start(self) -> None:
         self.started = True
-        for j in np.flatnonzero(self.unschedulable):
+        for j in np.flatnonzero(self.table.unschedulable):
             self.status[j] = UNSCHEDULABLE
             self.records.record(self.table.submit[j], REJECT, int(j), None)
         self.arrivals.skip_unschedulable()
-        if self.unschedulable.any():
+        if self.table.unschedulable.any():
             logger.warning(
                 "%d job(s) can never run (more than their VC's nodes or quota hold, or a GPU "
                 "type none of them has); they are reported as unschedulable and why_waiting "
                 "says why",
-                int(self.unschedulable.sum()),
+                int(self.table.unschedulable.sum()),
             )
 
     def _next_time(self) -> float | None:
@@ -343,7 +341,7 @@ class Simulation:
             soonest = end
         if self.failures is not None:
             soonest = min(soonest, self.failures.next_time())
-        if self.n_waiting:
+        if self.queues.n_waiting:
             round_time = self.decider.next_full_round(soonest)
             if round_time is not None:
                 soonest = round_time
@@ -399,14 +397,9 @@ class Simulation:
 
     def _finish_due(self, t: float) -> set[int]:
         touched: set[int] = set()
-        while self.job_state.completions and self.job_state.completions[0][0] <= t + EPS:
-            _, end, j, version = heapq.heappop(self.job_state.completions)
-            if version != self.versions[j]:
-                continue
+        for end, j in self.job_state.ends_due(t):
             self._stop_running(j, end)
-            self.remaining[j] = 0.0
-            self.job_state.end[j] = end
-            self.status[j] = DONE
+            self.job_state.finished(j, end)
             if self.las is not None:
                 self.las.finished(j)
             self.finished += 1
@@ -431,18 +424,11 @@ class Simulation:
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
-        if self.job_state.rated:
-            self.rate[j] = self.speed.rate(j, nodes, counts)
+        self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
-        resumed = self.versions[j] > 0
-        if not resumed:
-            self.job_state.first_start[j] = now
-        self.status[j] = RUNNING
-        self.since[j] = now
-        restore = float(self.cost[j]) if resumed else 0.0
-        self.evictable_from[j] = now + self.config.quantum + restore
+        resumed = self.job_state.start(j, now, self.config.quantum)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
@@ -450,13 +436,10 @@ class Simulation:
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run): its
         remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
-        version = self.versions[j] + 1
-        self.versions[j] = version
+        self.job_state.new_run(j)
         if self.failures is not None:
             self.failures.started(j)
-        end = self.clock.now + float(self.remaining[j]) / float(self.rate[j])
-        due = self.clock.due(end)
-        heapq.heappush(self.job_state.completions, (due, end, j, version))
+        self.job_state.schedule_end(j, self.clock.now, self.clock.due)
         if self.las is not None:
             self.las.ran(j)
 
@@ -472,11 +455,7 @@ class Simulation:
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
-        elapsed = at - float(self.since[j])
-        self.executed[j] += elapsed
-        self.attained[j] += elapsed * self.facts.gpus[j]
-        self.remaining[j] -= elapsed * float(self.rate[j])  # (x * 1.0 is x)
-        self.since[j] = at
+        elapsed = self.job_state.stop(j, at, self.facts.gpus[j])
         if self.failures is not None:
             self.failures.stopped(j, at)
         self.ledger.release(j, at, elapsed)
@@ -489,13 +468,7 @@ class Simulation:
         borrowed GPUs it held wants them back."""
         nodes, now = self.ledger.last_nodes[j], self.clock.now
         self._stop_running(j, now)
-        self.remaining[j] += self.cost[j]
-        if kind == RECLAIM:
-            self.job_state.reclaims[j] += 1
-        else:
-            self.preemptions[j] += 1
-        self.versions[j] += 1
-        self.status[j] = WAITING
+        self.job_state.evicted(j, reclaimed=kind == RECLAIM)
         self._enqueue(j)
         if self.las is not None:
             self.las.stopped(j)
@@ -508,9 +481,8 @@ class Simulation:
         nodes = self.ledger.last_nodes[j]
         self._stop_running(j, at)
         self.failures.lose(j, restart)
-        self.versions[j] += 1
+        self.job_state.killed(j, at, restart)
         if restart:
-            self.status[j] = WAITING
             self._enqueue(j)
             if self.las is not None:
                 self.las.stopped(j)
@@ -518,8 +490,6 @@ class Simulation:
             # group is ranked afresh, as when a job arrives
             self.decider.arrived(self.facts.group[j])
         else:
-            self.status[j] = FAILED_STATUS
-            self.job_state.end[j] = at
             if self.las is not None:
                 self.las.finished(j)
             self.finished += 1
@@ -558,10 +528,8 @@ class Simulation:
         borrowed = bool(self.ledger.borrowed[j])
         now = self.clock.now
         self._stop_running(j, now)
-        self.remaining[j] += self.migration_cost[j]
-        self.job_state.migrations[j] += 1
-        if self.job_state.rated:
-            self.rate[j] = self.speed.rate(j, nodes, counts)
+        self.job_state.moved(j)
+        self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
@@ -570,18 +538,11 @@ class Simulation:
     # -- read-only views of state the parts own (the ledger, the job state, the queues) ----
     # (what the other parts and outside readers read by these names; each has one owner)
     free = _view("ledger.free", "Fully free GPUs per node.")
-    gpu_offset = _view("ledger.gpu_offset", "The global index of each node's first GPU.")
-    last_nodes = _view("ledger.last_nodes", "Where each job that has run ran last (its nodes).")
     borrowed = _view("ledger.borrowed", "Per job: whether it runs on borrowed GPUs.")
-    borrowed_gpu_seconds = _view(
-        "ledger.borrowed_gpu_seconds",
-        "Per job: the GPU-seconds it held on borrowed GPUs, up to its last stop.",
-    )
     vc_used = _view(
         "ledger.vc_used",
         "Per VC: GPUs its jobs hold on its own nodes or quota (GPU milli in resource mode).",
     )
-    vc_running_jobs = _view("ledger.vc_running_jobs", "Per VC: its running jobs.")
     node_names = _view("ledger.node_names", "Each node's name.")
     capacity = _view("ledger.capacity", "Each node's GPUs.")
     book = _view("ledger.book", "The resource book (resource mode; None with whole GPUs).")
@@ -593,7 +554,6 @@ class Simulation:
     job_domain = _view("table.domain", "Each job's domain (by index).")
     job_group = _view("table.group", "Each job's group (by index).")
     gpu_milli = _view("table.gpu_milli", "GPU milli per GPU each job asks for.")
-    unschedulable = _view("table.unschedulable", "Whether each job can never run.")
     status = _view("job_state.status", "Each job's status code.")
     remaining = _view("job_state.remaining", "Each job's work left (seconds at rate 1).")
     rate = _view("job_state.rate", "Each job's rate where it runs or last ran.")
@@ -623,16 +583,6 @@ class Simulation:
         """The jobs holding each GPU (global index), checked."""
         return self.ledger.gpu_holders()
 
-    @property
-    def busy_gpu_seconds(self) -> np.ndarray:
-        """GPU-seconds each VC's jobs have held GPUs for (borrowed ones too), from 0 to now."""
-        return self.ledger.busy_gpu_seconds(self.clock.now)
-
-    def fgd_frag_milli(self) -> float:
-        """FGD's fragmentation of the whole cluster now (GPU milli the workload's task
-        shapes cannot use; 0 outside resource mode)."""
-        return math.fsum(self.ledger.node_frag)
-
     def _enqueue(self, j: int) -> None:
         self.queues.add(j)
         if self._static:
@@ -648,5 +598,5 @@ class Simulation:
             return None
         from analysim.engine.progress import progress_bar
 
-        total = int((~self.unschedulable).sum())
+        total = int((~self.table.unschedulable).sum())
         return progress_bar(total=total, initial=self.finished, unit="job", desc="simulating")
