@@ -32,6 +32,7 @@ import numpy as np
 
 from analysim.engine.book import SPREADER, cluster_book, fgd_meter, job_asks
 from analysim.engine.clock import EPS, Clock, on_multiple
+from analysim.engine.elastic import elastic_of
 from analysim.engine.failures import Failures
 from analysim.engine.flags import Flags
 from analysim.engine.jobs import JobFacts
@@ -47,6 +48,7 @@ from analysim.engine.records import (
     PREEMPT,
     RECLAIM,
     REJECT,
+    RESIZE,
     RESUME,
     START,
     SUBMIT,
@@ -129,6 +131,10 @@ class Simulation:
         self._init_jobs(jobs)
         #: the fixed per-job values the parts read (``engine/jobs.py``)
         self.facts = self._job_facts()
+        #: elastic jobs (``engine/elastic.py``): None when no job is elastic
+        self.elastic = elastic_of(self)
+        if self.elastic is not None:  # rates at the GPUs each job holds now
+            self.speed, self._rated = self.elastic.speed, True
         self._init_cluster()
         self._init_records()
         #: node failures, jobs' own failures and checkpoints (``engine/failures.py``); None
@@ -379,7 +385,11 @@ class Simulation:
         self.group_waiting = [0] * groups
         self.active = 0
         self.completions: list[tuple[float, float, int, int]] = []  # (step, end, job, version)
-        self.records = Records(memo=self.shortcuts.memos, failures=failures_configured(self.config))
+        self.records = Records(
+            memo=self.shortcuts.memos,
+            failures=failures_configured(self.config),
+            rates=None if self.elastic is None else self.rate,
+        )
         # waiting jobs per domain and GPU count (a bucket per distinct count): fragmentation
         self.size_buckets = sorted(set(self._gpus))
         bucket_of = {size: k for k, size in enumerate(self.size_buckets)}
@@ -557,6 +567,7 @@ class Simulation:
             samples=self._samples_until_now(),
             failures=None if self.failures is None else self.failures.record(),
             type_rates=self.speed.type_table(),
+            elastic=None if self.elastic is None else self.elastic.record(),
         )
 
     def _samples_until_now(self) -> list[tuple]:
@@ -607,6 +618,8 @@ class Simulation:
             defrag = clock.boundary_after(clock.now, self._defrag_every)
             if defrag < soonest:
                 soonest = defrag
+        if self.elastic is not None:
+            soonest = self.elastic.next_round(soonest)
         if math.isinf(soonest):
             return None
         return max(soonest, clock.now + clock.step) if clock.advances else soonest
@@ -631,6 +644,8 @@ class Simulation:
         if self._defrag_every is not None:
             if on_multiple(t, self._defrag_every):
                 touched |= self.tenancy.defragment()
+        if self.elastic is not None:
+            touched |= self.elastic.round(t)
         self.decider.step(t, touched)
 
     def _account(self, t: float) -> None:
@@ -753,6 +768,8 @@ class Simulation:
         self.ledger.release(j, at, elapsed)
         del self.running[self._group[j]][j]
         self.decider.released(j)
+        if self.elastic is not None:
+            self.elastic.stopped(j, elapsed)
 
     def preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
@@ -837,6 +854,19 @@ class Simulation:
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
+
+    def resize(self, j: int, gpus: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """Run elastic job ``j`` on ``gpus`` GPUs instead, ``counts[i]`` on ``nodes[i]``
+        (``engine/elastic.py``): it keeps its work and pays ``config.rescale_cost``."""
+        left, now = self.ledger.last_nodes[j], self.clock.now
+        self._stop_running(j, now)
+        self.remaining[j] += self.config.rescale_cost
+        self.elastic.resized(j, gpus)  # type: ignore[union-attr]
+        self.rate[j] = self.speed.rate(j, nodes, counts)
+        self._take(j, nodes, counts, False, None)
+        self._run_until_done(j)
+        gpus_taken = tuple(self.ledger.alloc_gpus[j])
+        self.records.record(now, RESIZE, j, nodes, gpus_taken, left=left)
 
     # -- the ledger's state, read-only (the ledger owns it) -------------------------------------
     @property
@@ -945,6 +975,8 @@ class Simulation:
         return self.records.capture(self.changes, self.ledger.free, self.waiting_counts, used)
 
     def _enqueue(self, j: int) -> None:
+        if self.elastic is not None:  # an elastic job waits (and restarts) on its asked GPUs
+            self.elastic.waits(j)
         vc, group = self._vc[j], self._group[j]
         self.waiting[group][j] = None
         if self._static:

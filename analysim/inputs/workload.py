@@ -15,13 +15,22 @@ import numpy as np
 import pandas as pd
 
 from analysim.errors import InputTypeError, describe_rows
+from analysim.inputs.elastic import elastic_columns
 from analysim.inputs.validation import MAX_JOB_GPUS, MAX_NODE_AMOUNT, MAX_SECONDS, decimal_numbers
 
 if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
 
 REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
-OPTIONAL_COLUMNS = ("gpu_type", "priority", "application", "state", "job_type")
+OPTIONAL_COLUMNS = (
+    "gpu_type",
+    "priority",
+    "application",
+    "state",
+    "job_type",
+    "min_gpus",
+    "max_gpus",
+)
 STATES = ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
 """The final states a job may have recorded in its trace (optional column ``state``; Slurm's
 words, as Helios and Acme write them; missing: not recorded or still running). The readers
@@ -178,6 +187,8 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     for column, words in (("state", STATES), ("job_type", JOB_TYPES)):
         if column in frame.columns:
             out[column] = _vocabulary(frame, column, words)
+    for column, values in elastic_columns(frame, out["num_gpus"].to_numpy(), _fail).items():
+        out[column] = values  # elastic jobs' limits (docs/elastic.md)
     if vcs is not None:
         known = set(vcs)
         unknown = ~out["vc"].isin(known)
