@@ -104,7 +104,12 @@ class Elastic:
         scheduler = sim.scheduler
         self.policy = scheduler if isinstance(scheduler, ElasticScheduler) else None
         self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...]]] = {}
-        self._seen = -1  # the engine's change count at the last pass
+        #: the groups where a job arrived, started or stopped since their last pass: a
+        #: time-independent scheduler would give the same sizes again in the others
+        self._dirty: set[int] = set()
+        #: per group, its running elastic jobs (a pass skips the groups without)
+        self._running = [0] * sim.partition.n_groups
+        self._group = sim.facts.group
         self._check(sim)
 
     def _check(self, sim: Simulation) -> None:
@@ -126,13 +131,25 @@ class Elastic:
             )
 
     # -- hooks the simulation calls -------------------------------------------------------------
+    def ran(self, j: int) -> None:
+        """Job ``j`` runs (started, resumed, migrated or resized)."""
+        group = self._group[j]
+        self._dirty.add(group)
+        if self.elastic[j]:
+            self._running[group] += 1
+
     def stopped(self, j: int, elapsed: float) -> None:
         """Running job ``j`` stopped after ``elapsed`` seconds on the GPUs it holds."""
         self.gpu_seconds[j] += elapsed * self.held[j]
+        group = self._group[j]
+        self._dirty.add(group)
+        if self.elastic[j]:
+            self._running[group] -= 1
 
     def waits(self, j: int) -> None:
         """Job ``j`` waits (arrived, preempted, killed): it asks for its ``num_gpus``."""
         self.held[j] = self.asked[j]
+        self._dirty.add(self._group[j])
 
     def resized(self, j: int, gpus: int) -> None:
         """Job ``j`` (stopped for it) is to run on ``gpus`` GPUs."""
@@ -143,11 +160,19 @@ class Elastic:
         """The time of the next pass if it is before ``before`` (else ``before``): the next
         quantum boundary, if a pass there could change anything."""
         sim = self.sim
-        if self.policy is None or not sim.active:
+        if self.policy is None:
             return before
-        if not self.policy.time_dependent and sim.changes == self._seen:
+        groups = range(len(self._running)) if self.policy.time_dependent else self._dirty
+        if not any(self._running[g] for g in groups):
             return before
         return min(before, sim.clock.boundary_after(sim.clock.now, sim.config.quantum))
+
+    def _due(self, group: int) -> bool:
+        """Whether a pass in ``group`` could change anything: it runs elastic jobs, and the
+        scheduler depends on time or the group changed since its last pass."""
+        return bool(self._running[group]) and (
+            self.policy.time_dependent or group in self._dirty  # type: ignore[union-attr]
+        )
 
     def record(self) -> ElasticRecord:
         """The per-job figures now (a running job's GPU-seconds counted up to now)."""
@@ -160,15 +185,17 @@ class Elastic:
 
     # -- the pass -------------------------------------------------------------------------------
     def round(self, t: float) -> set[int]:
-        """At a quantum boundary ``t``, under an elastic scheduler: resize running elastic
-        jobs to the counts it gives; the groups where a job was resized."""
+        """At a quantum boundary ``t``, under an elastic scheduler (before the rounds of
+        ``t``): resize running elastic jobs to the counts it gives, in the groups
+        :meth:`_due`; the groups where a job was resized."""
         sim = self.sim
         if self.policy is None or not on_multiple(t, sim.config.quantum):
             return set()
-        if not self.policy.time_dependent and sim.changes == self._seen:
-            return set()
         touched: set[int] = set()
-        for group, running in enumerate(sim.running):
+        for group in [g for g, n in enumerate(self._running) if n]:
+            if not self._due(group):
+                continue
+            running = sim.running[group]
             by_domain: dict[int, list[int]] = {}
             for j in running:
                 if self.elastic[j] and not sim.ledger.borrowed[j]:
@@ -176,7 +203,7 @@ class Elastic:
             for d in sorted(by_domain):
                 if self._resize_domain(d, sorted(by_domain[d]), group):
                     touched.add(group)
-        self._seen = sim.changes
+        self._dirty.clear()  # (the passes' own resizes change nothing a pass reads)
         return touched
 
     def _resize_domain(self, d: int, jobs: list[int], group: int) -> bool:
@@ -234,15 +261,24 @@ class Elastic:
         return ElasticJob(known[0], known[1], max(remaining, 0.0))
 
     def _resize(self, j: int, gpus: int, domain: Domain, d: int, grow: bool) -> bool:
-        """Ask the placer for ``gpus`` GPUs for ``j`` (growing: among the domain's free ones
-        and its own; shrinking: among its own) and resize it there; False if none fit."""
+        """Resize ``j`` to ``gpus`` GPUs: shrinking, it keeps its fullest nodes; growing, the
+        placer picks among the domain's free GPUs and its own (False if none fit)."""
         sim = self.sim
         ledger = sim.ledger
+        held = zip(ledger.alloc_nodes[j].tolist(), ledger.alloc_counts[j].tolist(), strict=True)
+        if not grow:  # keep its fullest nodes (the lowest-numbered among equals)
+            kept, left = [], gpus
+            for node, count in sorted(held, key=lambda pair: (-pair[1], pair[0])):
+                if left:
+                    kept.append((node, min(count, left)))
+                    left -= kept[-1][1]
+            kept.sort()
+            nodes = np.array([n for n, _ in kept], dtype=np.int64)
+            sim.resize(j, gpus, nodes, np.array([c for _, c in kept], dtype=np.int64))
+            return True
         position = sim.facts.node_position[d]
-        free = ledger.free[domain.nodes].copy() if grow else np.zeros(len(domain.nodes), int)
-        for node, count in zip(
-            ledger.alloc_nodes[j].tolist(), ledger.alloc_counts[j].tolist(), strict=True
-        ):
+        free = ledger.free[domain.nodes].copy()
+        for node, count in held:
             free[position[node]] += count
         if int(free.sum()) < gpus:
             return False

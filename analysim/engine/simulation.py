@@ -745,6 +745,8 @@ class Simulation:
         heapq.heappush(self.completions, (due, end, j, version))
         if self.las is not None:
             self.las.ran(j)
+        if self.elastic is not None:
+            self.elastic.ran(j)
 
     def _take(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool, claims: list | None

@@ -10,9 +10,13 @@ value is the job's ``num_gpus`` (a rigid job). ``docs/elastic.md`` gives the rul
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from analysim.inputs.workload import Workload
 
 #: the workload columns of elastic jobs
 COLUMNS = ("min_gpus", "max_gpus")
@@ -73,4 +77,32 @@ def elastic_limits(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     return low.copy(), high.copy()
 
 
-__all__ = ["COLUMNS", "elastic_columns", "elastic_limits"]
+def with_elastic_jobs(
+    workload: Workload, share: float, seed: int = 0, shrink: int = 2, grow: int = 2
+) -> Workload:
+    """``workload`` with a ``share`` (0 to 1) of its GPU jobs made elastic: drawn with a
+    generator seeded by ``seed``, each gets ``min_gpus = ceil(num_gpus / shrink)`` and
+    ``max_gpus = num_gpus * grow`` (a job of one GPU with ``grow`` 1 stays rigid). The jobs
+    drawn for a share are among those drawn for any larger share (one permutation)."""
+    from analysim.inputs.workload import Workload
+
+    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+        raise ValueError(f"with_elastic_jobs: share must be a number from 0 to 1, got {share!r}")
+    for name, value in (("shrink", shrink), ("grow", grow)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(
+                f"with_elastic_jobs: {name} must be a whole number >= 1, got {value!r}"
+            )
+    jobs = workload.jobs
+    gpus = jobs["num_gpus"].to_numpy(dtype=np.int64)
+    candidates = np.flatnonzero(gpus > 0)
+    order = np.random.default_rng(seed).permutation(len(candidates))
+    chosen = candidates[order[: int(round(share * len(candidates)))]]
+    low, high = gpus.copy(), gpus.copy()
+    low[chosen] = -(-gpus[chosen] // shrink)
+    high[chosen] = gpus[chosen] * grow
+    frame = jobs.assign(min_gpus=low, max_gpus=high)
+    return Workload.from_frame(frame, name=f"{workload.name}, {share:.0%} elastic")
+
+
+__all__ = ["COLUMNS", "elastic_columns", "elastic_limits", "with_elastic_jobs"]

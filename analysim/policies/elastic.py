@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -35,8 +34,7 @@ from analysim.policies.goodput import fitness_term
 from analysim.policies.scheduling import SCHEDULERS, JobView, Scheduler
 
 
-@dataclass(frozen=True)
-class ElasticJob:
+class ElasticJob(NamedTuple):
     """What an elastic scheduler knows of one running elastic job."""
 
     #: the GPU counts it may have, ascending
@@ -64,26 +62,44 @@ class ElasticScheduler(Scheduler):
     def sizes(self, jobs: Sequence[ElasticJob], budget: int) -> list[int]:
         """The GPU count of each job, handing out at most ``budget`` GPUs beyond their
         smallest counts (the greedy of the module's description)."""
+        values = [self.values(job) for job in jobs]
+        if budget >= sum(job.sizes[-1] - job.sizes[0] for job in jobs) and all(
+            v > 0 for per_job in values for v in per_job
+        ):
+            return [job.sizes[-1] for job in jobs]  # every step helps, and all of them fit
         at = [0] * len(jobs)
-        heap: list[tuple[float, int]] = []
-        for i, job in enumerate(jobs):
-            self._push(heap, job, i, 0)
+        heap = [(-v[0], i) for i, v in enumerate(values) if v and v[0] > 0]
+        heapq.heapify(heap)
         while heap and budget > 0:
-            negative, i = heapq.heappop(heap)
+            _, i = heapq.heappop(heap)
             job, k = jobs[i], at[i]
             step = job.sizes[k + 1] - job.sizes[k]
             if step > budget:
                 continue  # this job's next count does not fit what is left; others may
             budget -= step
-            at[i] = k + 1
-            self._push(heap, job, i, k + 1)
+            at[i] = k = k + 1
+            if k < len(values[i]) and values[i][k] > 0:
+                heapq.heappush(heap, (-values[i][k], i))
         return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
 
-    def _push(self, heap: list[tuple[float, int]], job: ElasticJob, i: int, k: int) -> None:
-        if k + 1 < len(job.sizes):
-            value = self.score(job, k) / (job.sizes[k + 1] - job.sizes[k])
-            if value > 0:
-                heapq.heappush(heap, (-value, i))
+    def values(self, job: ElasticJob) -> list[float]:
+        """The score per GPU of each step of ``job`` (remembered per sizes and speeds when
+        the score does not depend on time)."""
+        key = (job.sizes, job.speed)
+        known = None if self.time_dependent else self._known.get(key)
+        if known is None:
+            sizes = job.sizes
+            known = [self.score(job, k) / (sizes[k + 1] - sizes[k]) for k in range(len(sizes) - 1)]
+            if not self.time_dependent:
+                self._known[key] = known
+        return known
+
+    @property
+    def _known(self) -> dict:
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        return memo
 
 
 @SCHEDULERS.register("elastic_goodput")
