@@ -10,8 +10,10 @@ costs is run time without progress. With elastic jobs (``docs/elastic.md``):
 * ``Result.jobs`` has ``min_gpus``, ``max_gpus``, ``resizes``, ``gpu_seconds`` (GPU-seconds
   held, at the counts held) and ``goodput`` (a finished job's work over its run time);
 * ``Result.events`` has ``rate``: the job's goodput from each ``start``, ``resume``,
-  ``migrate`` and ``resize`` on (NaN for other events), and those events' ``num_gpus`` is
-  the count taken; :func:`goodput_spells` turns them into each job's goodput over time;
+  ``migrate`` and ``resize`` on (NaN for other events); the ``num_gpus`` of those events
+  is the count taken, of a ``finish``, ``preempt``, ``reclaim`` or ``fail`` the count the
+  job held then (of a ``submit``, its ``num_gpus``); :func:`goodput_spells` turns them into
+  each job's goodput over time;
 * the summary has ``mean_goodput`` (mean over finished jobs) and
   ``gpu_seconds_per_progress`` (GPU-seconds held per second of work done, finished jobs).
 """
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 #: the summary fields of runs with elastic jobs
 SUMMARY_FIELDS = ("mean_goodput", "gpu_seconds_per_progress")
 RUN_EVENTS = ("start", "resume", "migrate", "resize")
+STOP_EVENTS = ("finish", "preempt", "reclaim", "fail", "failed")
 
 
 def add_elastic_columns(jobs: pd.DataFrame, run: RunRecord) -> None:
@@ -51,11 +54,14 @@ def add_elastic_events(events: pd.DataFrame, run: RunRecord, order: list[int]) -
     records = run.records
     rates = records.event_rate
     events["rate"] = np.array([rates.get(i, np.nan) for i in order], dtype=float)
-    taken = [records.event_gpus[i] for i in order]
     counts = events["num_gpus"].to_numpy().copy()
-    for row, gpus in enumerate(taken):
-        if gpus is not None and order[row] in rates:
-            counts[row] = sum(len(slots) for slots in gpus)
+    held: dict[object, int] = {}  # per job, the GPUs of its last run event
+    kinds = events["event"].astype(str).tolist()
+    for row, (i, job, kind) in enumerate(zip(order, events["job_id"].tolist(), kinds, strict=True)):
+        if i in rates:
+            held[job] = counts[row] = sum(len(slots) for slots in records.event_gpus[i])
+        elif kind in STOP_EVENTS and job in held:
+            counts[row] = held[job]
     events["num_gpus"] = counts
 
 
