@@ -19,7 +19,7 @@ the rates (:class:`ElasticSpeed`); and at each scheduling round of an elastic sc
   plus what they hold beyond their smallest counts. Waiting jobs of the domain, first in
   first out, are set aside their asked GPUs while they fit the pool (the first that does
   not stops this). The rest is the budget the scheduler hands out
-  (:meth:`~analysim.policies.elastic.ElasticScheduler.sizes`). Jobs to shrink are resized
+  (:meth:`~analysim.policies.ElasticScheduler.sizes`). Jobs to shrink are resized
   first (within the nodes they hold), then jobs to grow (anywhere in the domain, by the
   placer; a grow the placer cannot place is left for a later round). A resize costs
   ``config.rescale_cost`` seconds of work.
@@ -187,7 +187,7 @@ class Elastic:
     def round(self, t: float) -> set[int]:
         """At a quantum boundary ``t``, under an elastic scheduler (before the rounds of
         ``t``): resize running elastic jobs to the counts it gives, in the groups
-        :meth:`_due`; the groups where a job was resized."""
+        ``_due``; the groups where a job was resized."""
         sim = self.sim
         if self.policy is None or not on_multiple(t, sim.config.quantum):
             return set()
