@@ -212,3 +212,58 @@ def test_elastic_invariants(case):
     # the plain rules (no shortcut, no leap) give the same run
     plain = Simulation(wl, cluster, config.replace(leap=False), reference=True).run().result()
     pd.testing.assert_frame_equal(result.jobs, plain.jobs)
+
+
+def test_with_elastic_jobs_draws_a_nested_seeded_share():
+    wl = asim.presets.workload("toy")
+    half = asim.inputs.elastic.with_elastic_jobs(wl, 0.5, seed=3).jobs
+    full = asim.inputs.elastic.with_elastic_jobs(wl, 1.0, seed=3).jobs
+    gpu_jobs = (wl.jobs["num_gpus"] > 0).sum()
+    elastic = half["min_gpus"] < half["max_gpus"]
+    assert elastic.sum() == round(0.5 * gpu_jobs)
+    chosen = half["max_gpus"] != half["num_gpus"]
+    assert (half.loc[chosen, "max_gpus"] == 2 * half.loc[chosen, "num_gpus"]).all()
+    assert (full.loc[chosen, "max_gpus"] == half.loc[chosen, "max_gpus"]).all()  # nested
+    again = asim.inputs.elastic.with_elastic_jobs(wl, 0.5, seed=3).jobs
+    pd.testing.assert_frame_equal(half, again)
+    with pytest.raises(ValueError, match="share must be a number from 0 to 1"):
+        asim.inputs.elastic.with_elastic_jobs(wl, 1.5)
+
+
+def test_goodput_spells_needs_an_elastic_run():
+    plain = asim.simulate(
+        Workload.from_frame(two_jobs().drop(columns=["min_gpus", "max_gpus"])), "toy"
+    )
+    with pytest.raises(ValueError, match="no goodput records"):
+        goodput_spells(plain)
+
+
+def test_the_study_rows_of_a_rigid_and_an_elastic_run():
+    """The hand-checked case through the notebook's study: rigid FIFO, then a, b elastic."""
+    from analysim.experiments.elastic_study import run_row
+
+    rigid = run_row(asim.simulate(Workload.from_frame(two_jobs()), "toy"))
+    elastic = run_row(
+        asim.simulate(
+            Workload.from_frame(two_jobs()), "toy", scheduler="elastic_goodput", rescale_cost=30
+        )
+    )
+    assert rigid["avg_jct"] == 900 and elastic["avg_jct"] == 615
+    assert rigid["gpu_seconds_per_progress"] == pytest.approx(9600 / 1800)
+    assert elastic["gpu_seconds_per_progress"] == pytest.approx(9840 / 1800)
+    assert elastic["resizes"] == 2 and rigid["resizes"] == 0
+    speeds = np.array([1200 / 630, 600 / 600])
+    assert elastic["slowdown_fairness"] == pytest.approx(
+        speeds.sum() ** 2 / (2 * (speeds**2).sum())
+    )
+
+
+def test_the_command_line_reads_the_limits(tmp_path, capsys):
+    from analysim.faces.cli import main
+
+    path = tmp_path / "jobs.csv"
+    two_jobs().to_csv(path, index=False)
+    argv = ["run", "--jobs", str(path), "--cluster", "toy", "--scheduler", "elastic_goodput"]
+    assert main([*argv, "--rescale-cost", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "615 s" in out and "mean_goodput" in out
