@@ -39,6 +39,7 @@ def test_defaults():
         "backfill",
         "migration",
         "migration_cost",
+        "rescale_cost",
         "defrag_every",
         "borrowing",
         "borrow_limit",

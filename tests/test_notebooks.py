@@ -32,6 +32,7 @@ EXPECTED = [
     "06_multi_tenancy",
     "07_real_traces",
     "08_calibration",
+    "09_elastic_jobs",
     "11_failures",
 ]
 FOUND = figures.find_notebooks(NOTEBOOKS)

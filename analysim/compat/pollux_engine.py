@@ -15,6 +15,7 @@ from typing import Protocol
 
 from analysim.compat.pollux_agent import Agent
 from analysim.compat.pollux_model import PolluxApplication
+from analysim.policies.goodput import gradient_gain
 
 INTERVAL = 60  # seconds between scheduling rounds
 RESTART = 30  # seconds a job loses each time it is given GPUs
@@ -59,7 +60,7 @@ class PolluxJob:
             if self.goodput_epoch != self.epoch:
                 batch = self.gpus * self.atomic * (self.accum + 1)
                 sqr, var = app.grad_stats(batch, self.epoch)
-                gain = (var + sqr) / (var / (batch / app.init_batch_size) + sqr)
+                gain = gradient_gain(sqr, var, batch / app.init_batch_size)
                 self.goodput = gain / self.iteration_time * 1.0
                 self.goodput_epoch = self.epoch
             goodput = self.goodput
@@ -83,7 +84,7 @@ class PolluxJob:
         while seconds > 0 and self.completion is None:
             batch = self.gpus * self.atomic * (self.accum + 1)
             sqr, var = app.grad_stats(batch, self.epoch)
-            gain = (var + sqr) / (var / (batch / app.init_batch_size) + sqr)
+            gain = gradient_gain(sqr, var, batch / app.init_batch_size)
             agent.observe(nodes, self.gpus, self.atomic, *self.step_sync, (sqr, var))
             goodput = gain / self.iteration_time * 1.0
             target = app.progress_at(self.epoch + 1)
@@ -203,7 +204,7 @@ def packed_run_time(app: PolluxApplication, replicas: int, batch: int) -> float:
     total, progress = 0.0, 0.0
     for epoch in range(app.max_epochs):
         sqr, var = app.grad_stats(batch_now, epoch)
-        gain = (var + sqr) / (var / (batch_now / app.init_batch_size) + sqr)
+        gain = gradient_gain(sqr, var, batch_now / app.init_batch_size)
         goodput = gain / (step + (step - sync) * accum)
         target = app.progress_at(epoch + 1)
         total += (target - progress) / goodput

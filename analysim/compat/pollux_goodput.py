@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysim.policies.goodput import goodput, gradient_gain
+
 EPS = 1e-8  # the artifact's tolerance in ceilings and its floor for absent network terms
 CANDIDATES = 50  # batch sizes tried per allocation (numpy.geomspace's default)
 
@@ -76,13 +78,15 @@ class GoodputModel:
         scale = np.asarray(batch_size) / self.init_batch_size
         denominator = self.var / scale + self.sqr
         with np.errstate(divide="ignore", invalid="ignore"):
-            gain = np.where(denominator > 0, (self.var + self.sqr) / denominator, 1.0)
+            gain = np.where(denominator > 0, gradient_gain(self.sqr, self.var, scale), 1.0)
         return gain / scale
 
     def goodput(self, nodes, replicas, atomic_bsz, accum_steps) -> np.ndarray:
         """Throughput times efficiency."""
         batch = np.asarray(replicas) * atomic_bsz * (np.asarray(accum_steps) + 1)
-        return self.throughput(nodes, replicas, atomic_bsz, accum_steps) * self.efficiency(batch)
+        return goodput(
+            self.throughput(nodes, replicas, atomic_bsz, accum_steps), self.efficiency(batch)
+        )
 
     def best(
         self, nodes, replicas, max_batch_size: int, atomic_range: tuple[int, int]

@@ -19,6 +19,7 @@ import numpy as np
 
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
+from analysim.policies.goodput import fitness
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
 
@@ -54,7 +55,7 @@ class Problem:
         scaled = speedups * (1 / MOST) * NODES
         restart = np.any(states != self.base, axis=2)
         scaled = scaled * np.where(restart, self.factor, 1)
-        mean = (np.sum((scaled + 1e-3) ** -1, axis=1) / states.shape[1]) ** -1.0
+        mean = fitness(scaled, axis=1)
         active = np.sum(states, axis=1) > 0
         total = active.sum(axis=1) * NODE_GPUS
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -124,6 +124,10 @@ class JobState:
         self.remaining[j] += self.migration_cost[j]
         self.migrations[j] += 1
 
+    def resized(self, j: int, cost: float) -> None:
+        """Job ``j``, just stopped, is resized: it pays ``cost`` (seconds of work)."""
+        self.remaining[j] += cost
+
     def killed(self, j: int, at: float, restart: bool) -> None:
         """Job ``j``, just stopped, was killed at ``at``: it waits to run again (``restart``)
         or ends failed."""

@@ -156,6 +156,7 @@ class Readout:
             samples=self.samples_until_now(),
             failures=None if sim.failures is None else sim.failures.record(),
             type_rates=jobs.speed.type_table(),
+            elastic=None if sim.elastic is None else sim.elastic.record(),
         )
 
 

@@ -27,6 +27,11 @@ FAIL, FAILED, NODE_DOWN, NODE_UP = range(8, 12)
 FAILURE_EVENT_NAMES = np.array(
     [*EVENT_NAMES, "fail", "failed", "node_down", "node_up"], dtype=object
 )
+# with elastic jobs (``engine/elastic.py``): a running job given another GPU count
+RESIZE = 12
+ELASTIC_EVENT_NAMES = np.array([*FAILURE_EVENT_NAMES, "resize"], dtype=object)
+#: the events after which a job runs, at a rate elastic runs record with them
+RUN_EVENTS = (START, RESUME, MIGRATE, RESIZE)
 
 
 # why a tried job did not start (the low bits of a try's code)
@@ -68,9 +73,17 @@ class Records:
     RESERVED = RESERVED
     ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
-    def __init__(self, memo: bool = True, failures: bool = False) -> None:
+    def __init__(
+        self, memo: bool = True, failures: bool = False, rates: np.ndarray | None = None
+    ) -> None:
         if failures:  # the event names of a run with failures (the others keep theirs)
             self.EVENT_NAMES = FAILURE_EVENT_NAMES
+        #: with elastic jobs: each job's rate now (read when it starts to run), and the rate
+        #: of each run event (event index -> rate)
+        self._rates = rates
+        self.event_rate: dict[int, float] = {}
+        if rates is not None:
+            self.EVENT_NAMES = ELASTIC_EVENT_NAMES
         self.event_time: list[float] = []
         self.event_kind: list[int] = []
         self.event_job: list[int] = []
@@ -123,6 +136,8 @@ class Records:
             self.event_cause[index] = cause
         if left is not None:
             self.event_from[index] = left
+        if self._rates is not None and kind in RUN_EVENTS:
+            self.event_rate[index] = float(self._rates[j])
 
     def capture(
         self, changes: int, free: np.ndarray, waiting_counts: Any, vc_used: list[int]

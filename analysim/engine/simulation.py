@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysim.engine.clock import EPS, Clock, on_multiple
+from analysim.engine.elastic import elastic_of
 from analysim.engine.failures import Failures
 from analysim.engine.las_ranking import LASRanking, keeps_las_rules
 from analysim.engine.queues import Arrivals, Queues
@@ -47,6 +48,7 @@ from analysim.engine.records import (
     PREEMPT,
     RECLAIM,
     REJECT,
+    RESIZE,
     RESUME,
     START,
     SUBMIT,
@@ -148,6 +150,10 @@ class Simulation:
         self.facts = facts = job_facts(
             self.table, asks, partition, flags, self.resource_mode, self.job_state
         )
+        #: elastic jobs (``engine/elastic.py``): None when no job is elastic
+        self.elastic = elastic_of(self)
+        if self.elastic is not None:  # rates at the GPUs each job holds now
+            self.job_state.speed, self.job_state.rated = self.elastic.speed, True
         #: who holds what (the only writer of cluster state): asked, not aliased
         self.ledger = ledger = new_ledger(
             cluster, jobs, self.table, asks, facts, partition, self.resource_mode
@@ -182,7 +188,11 @@ class Simulation:
         #: per group, its VCs and its nodes
         self.group_vcs, self.group_nodes = group_layout(partition, ledger.capacity, flags.borrowing)
         ledger.set_groups(facts.group, self.group_nodes)
-        self.records = Records(memo=self.shortcuts.memos, failures=failures_configured(config))
+        self.records = Records(
+            memo=self.shortcuts.memos,
+            failures=failures_configured(config),
+            rates=None if self.elastic is None else self.job_state.rate,
+        )
         self.active = 0  # jobs arrived and not ended
         self.finished = 0
         self.started = False
@@ -350,6 +360,8 @@ class Simulation:
             defrag = clock.boundary_after(clock.now, defrag_every)
             if defrag < soonest:
                 soonest = defrag
+        if self.elastic is not None:
+            soonest = self.elastic.next_round(soonest)
         if math.isinf(soonest):
             return None
         return max(soonest, clock.now + clock.step) if clock.advances else soonest
@@ -376,6 +388,8 @@ class Simulation:
         if defrag_every is not None:
             if on_multiple(t, defrag_every):
                 touched |= self.tenancy.defragment()
+        if self.elastic is not None:
+            touched |= self.elastic.round(t)
         self.decider.step(t, touched)
 
     # -- arrivals and completions -------------------------------------------------------------
@@ -442,6 +456,8 @@ class Simulation:
         self.job_state.schedule_end(j, self.clock.now, self.clock.due)
         if self.las is not None:
             self.las.ran(j)
+        if self.elastic is not None:
+            self.elastic.ran(j)
 
     def _take(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool, claims: list | None
@@ -461,6 +477,8 @@ class Simulation:
         self.ledger.release(j, at, elapsed)
         del self.running[self.facts.group[j]][j]
         self.decider.released(j)
+        if self.elastic is not None:
+            self.elastic.stopped(j, elapsed)
 
     def preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
         """Evict running job ``j`` (for job ``cause``): it waits again and will pay its
@@ -535,6 +553,19 @@ class Simulation:
         gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
+    def resize(self, j: int, gpus: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """Run elastic job ``j`` on ``gpus`` GPUs instead, ``counts[i]`` on ``nodes[i]``
+        (``engine/elastic.py``): it keeps its work and pays ``config.rescale_cost``."""
+        left, now = self.ledger.last_nodes[j], self.clock.now
+        self._stop_running(j, now)
+        self.job_state.resized(j, self.config.rescale_cost)
+        self.elastic.resized(j, gpus)  # type: ignore[union-attr]
+        self.job_state.set_rate(j, nodes, counts)
+        self._take(j, nodes, counts, False, None)
+        self._run_until_done(j)
+        gpus_taken = tuple(self.ledger.alloc_gpus[j])
+        self.records.record(now, RESIZE, j, nodes, gpus_taken, left=left)
+
     # -- read-only views of state the parts own (the ledger, the job state, the queues) ----
     # (what the other parts and outside readers read by these names; each has one owner)
     free = _view("ledger.free", "Fully free GPUs per node.")
@@ -584,6 +615,8 @@ class Simulation:
         return self.ledger.gpu_holders()
 
     def _enqueue(self, j: int) -> None:
+        if self.elastic is not None:  # an elastic job waits (and restarts) on its asked GPUs
+            self.elastic.waits(j)
         self.queues.add(j)
         if self._static:
             self.decider.queued(j)

@@ -99,6 +99,9 @@ class RunRecord:
     #: with typed applications (finish-time fairness, ``results/fairness.py``): the GPU
     #: types, their GPUs, and per job and type its packed rate (0.0: may not run there)
     type_rates: tuple[list[str], np.ndarray, np.ndarray] | None = None
+    #: with elastic jobs: per job its GPU limits, resizes and GPU-seconds held
+    #: (``engine/elastic.ElasticRecord``); None otherwise
+    elastic: Any = None
 
     @property
     def n_jobs(self) -> int:

@@ -61,6 +61,15 @@ def backfill_mode(value: Any) -> str | None:
     return None if isinstance(value, bool) or value == "easy" else 'must be False, True or "easy"'
 
 
+def fraction(value: Any) -> str | None:
+    return None if _is_number(value) and 0 <= value <= 1 else "must be a number from 0 to 1"
+
+
+def pollux_workload(value: Any) -> str | None:
+    ok = not isinstance(value, bool) and isinstance(value, int) and 1 <= value <= 8
+    return None if ok else "must be the number of a bundled Pollux workload, 1 to 8"
+
+
 def text(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "must be a non-empty string"
 
@@ -183,6 +192,9 @@ RULES: dict[str, Rule] = {
     "checkpoint_cost": non_negative,
     "checkpoint_costs": list_of(non_negative),
     "migration_cost": non_negative,
+    "rescale_cost": non_negative,
+    "elastic_shares": list_of(fraction),
+    "pollux_workloads": list_of(pollux_workload),
     "migration_costs": list_of(non_negative),
     "checkpoint_every": positive,
     "checkpoint_intervals": list_of(positive),

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from analysim.inputs.failures import check_failure_settings, failure_schedule, schedule_records
-from analysim.inputs.validation import MAX_SEED, bounded, period
+from analysim.inputs.validation import MAX_SEED, bounded, period, seconds
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
 from analysim.sharing.placers import share_placer_of
@@ -32,6 +32,7 @@ NUMERIC_FIELDS = (
     "checkpoint_every",
     "restart_overhead",
     "job_failure_prob",
+    "rescale_cost",
 )
 PolicySpec = Any  # a name, a {"name": ..., **params} dict, or a policy instance
 
@@ -65,6 +66,9 @@ class SimConfig:
     migration: when a waiting job cannot be placed although enough GPUs are free to it
         (fragmentation), move running jobs to other nodes to make room (fewest GPUs moved).
     migration_cost: cost model of the seconds a job loses per migration.
+    rescale_cost: seconds of work an elastic job loses each time an elastic scheduler gives
+        it another GPU count (a checkpoint-restart, kept apart from ``checkpoint_cost`` so
+        resizes can be studied on their own; ``docs/elastic.md``).
     defrag_every: seconds between periodic defragmentation passes (``None``: none); needs
         ``migration``.
     borrowing: let a VC run jobs on idle GPUs of other VCs; the owner reclaims them (the
@@ -99,6 +103,7 @@ class SimConfig:
     backfill: bool | str = False
     migration: bool = False
     migration_cost: PolicySpec = field(default_factory=lambda: {"name": "size_scaled"})
+    rescale_cost: float = 0.0
     defrag_every: float | None = None
     borrowing: bool = False
     borrow_limit: float = 1.0
@@ -138,6 +143,7 @@ class SimConfig:
             raise ValueError(f"SimConfig: seed must be a whole number >= 0, got {self.seed!r}")
         bounded(self.seed, "SimConfig: seed", low=0, high=MAX_SEED, whole=True)
         self._check_defrag_and_borrowing()
+        seconds(self.rescale_cost, "SimConfig: rescale_cost", positive=False)
         object.__setattr__(self, "failures", failure_schedule(self.failures))
         check_failure_settings(self)
         # fail now, not mid-run, on an unknown policy or bad parameters

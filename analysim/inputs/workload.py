@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
 
 REQUIRED_COLUMNS = ("job_id", "vc", "user", "submit_time", "duration", "num_gpus")
-OPTIONAL_COLUMNS = ("gpu_type", "priority", "application", "state", "job_type")
+OPTIONAL_COLUMNS = (
+    "gpu_type",
+    "priority",
+    "application",
+    "state",
+    "job_type",
+    "min_gpus",
+    "max_gpus",
+)
 STATES = ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
 """The final states a job may have recorded in its trace (optional column ``state``; Slurm's
 words, as Helios and Acme write them; missing: not recorded or still running). The readers
@@ -178,6 +186,8 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
     for column, words in (("state", STATES), ("job_type", JOB_TYPES)):
         if column in frame.columns:
             out[column] = _vocabulary(frame, column, words)
+    for column, values in _elastic_columns(frame, out["num_gpus"].to_numpy()).items():
+        out[column] = values  # elastic jobs' limits (docs/elastic.md)
     if vcs is not None:
         known = set(vcs)
         unknown = ~out["vc"].isin(known)
@@ -198,6 +208,46 @@ def _applications(frame: pd.DataFrame) -> pd.Series:
         _fail(frame, bad, "application", "an application's name (text), or missing")
     names = [None if gone else str(v) for v, gone in zip(values, missing, strict=True)]
     return pd.Series(np.array(names, dtype=object), index=frame.index)
+
+
+def _elastic_columns(frame: pd.DataFrame, gpus: np.ndarray) -> dict[str, pd.Series]:
+    """Elastic jobs' limits (``docs/elastic.md``): the checked ``min_gpus`` / ``max_gpus``
+    columns of ``frame`` (those present), int64, a missing value filled with the row's
+    ``num_gpus`` (``gpus``); an error naming the column, the rows and their values for a
+    value that is not a whole number from 1 up, ``min_gpus`` above ``max_gpus`` or above
+    ``num_gpus``, ``max_gpus`` below ``num_gpus``."""
+    out: dict[str, pd.Series] = {}
+    for column in ("min_gpus", "max_gpus"):
+        if column not in frame.columns:
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce").astype(float)
+        text = frame[column].notna() & values.isna()
+        flags = np.array([isinstance(v, (bool, np.bool_)) for v in frame[column]], dtype=bool)
+        bad = (
+            text.to_numpy()
+            | flags
+            | (values.notna() & ((values < 1) | (values != np.round(values)))).to_numpy()
+        )
+        if bad.any():
+            _fail(frame, bad, column, "a whole number of GPUs from 1 up, or missing")
+        out[column] = pd.Series(
+            np.where(values.isna(), gpus, values).astype("int64"), index=frame.index
+        )
+    low = out.get("min_gpus")
+    high = out.get("max_gpus")
+    if low is not None and high is not None:
+        bad = (low > high).to_numpy()
+        if bad.any():
+            _fail(frame, bad, "min_gpus", "at most the row's max_gpus")
+    if low is not None:
+        bad = low.to_numpy() > gpus
+        if bad.any():
+            _fail(frame, bad, "min_gpus", "at most the row's num_gpus (a job starts on num_gpus)")
+    if high is not None:
+        bad = high.to_numpy() < gpus
+        if bad.any():
+            _fail(frame, bad, "max_gpus", "at least the row's num_gpus (a job starts on num_gpus)")
+    return out
 
 
 def _vocabulary(frame: pd.DataFrame, column: str, words: tuple[str, ...]) -> pd.Series:

@@ -8,6 +8,7 @@ from analysim.policies.costs import (
     SizeScaled,
     young_daly_interval,
 )
+from analysim.policies.elastic import ElasticGain, ElasticGoodput, ElasticJob, ElasticScheduler
 from analysim.policies.placement import PLACERS, Placer, Topology
 from analysim.policies.registry import Policy, Registry
 from analysim.policies.scheduling import (
@@ -27,6 +28,10 @@ __all__ = [
     "SCHEDULERS",
     "Constant",
     "CostModel",
+    "ElasticGain",
+    "ElasticGoodput",
+    "ElasticJob",
+    "ElasticScheduler",
     "FIFO",
     "FairShare",
     "JobView",

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.policies.scheduling import DONE, FAILED, STATUS_NAMES
-from analysim.results import fairness
+from analysim.results import fairness, goodput
 from analysim.results.decisions import build_decisions
 from analysim.results.result import ALL, Result, labelled_categorical
 
@@ -74,6 +74,8 @@ def build_result(run: RunRecord) -> Result:
         _add_rates(jobs, jobs_in, run)
     if run.failures is not None:  # failures configured (docs/failures.md)
         _add_failures(jobs, run)
+    if run.elastic is not None:  # elastic jobs (docs/elastic.md)
+        goodput.add_elastic_columns(jobs, run)
     samples = run.samples
     # built when first read, from what was recorded up to now (the records only grow)
     events = partial(_events_frame, run, run.records.EVENT_NAMES, run.n_events)
@@ -126,8 +128,10 @@ def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> Non
     after ``duration``."""
     at = jobs.columns.get_loc("duration") + 1
     ran = ~np.isnan(run.first_start)
-    jobs.insert(at, "application", jobs_in["application"].to_numpy())
-    jobs.insert(at + 1, "rate", np.where(ran, run.rate, np.nan))
+    if "application" in jobs_in.columns:  # (elastic jobs have rates without applications)
+        jobs.insert(at, "application", jobs_in["application"].to_numpy())
+        at += 1
+    jobs.insert(at, "rate", np.where(ran, run.rate, np.nan))
     if run.type_rates is not None:  # typed applications: finish-time fairness
         _, type_gpus, rates = run.type_rates
         done = run.status == STATUS_NAMES.index("done")
@@ -141,7 +145,7 @@ def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> Non
             type_gpus,
             rates,
         )
-        jobs.insert(at + 2, fairness.COLUMN, rho)
+        jobs.insert(at + 1, fairness.COLUMN, rho)
 
 
 def _joined_names(names: np.ndarray, allocations: list[Any]) -> np.ndarray:
@@ -189,7 +193,7 @@ def _events_frame(run: RunRecord, names: np.ndarray, count: int) -> pd.DataFrame
         vc[nodeless] = -1
         nodes = [records.event_nodes[i] for i in order[nodeless].tolist()]
         gpus[nodeless] = [int(run.capacity[n].sum()) for n in nodes]
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "time": time[order],
             "event": pd.Categorical.from_codes(kind, categories=list(names)),
@@ -203,6 +207,9 @@ def _events_frame(run: RunRecord, names: np.ndarray, count: int) -> pd.DataFrame
             "borrowed": np.array([i in records.event_borrowed for i in at], dtype=bool),
         }
     )
+    if run.elastic is not None:  # each run's rate and GPU count (docs/elastic.md)
+        goodput.add_elastic_events(frame, run, at)
+    return frame
 
 
 def _sample_arrays(run: RunRecord, samples: list) -> dict[str, np.ndarray]:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysim.results import fairness
+from analysim.results import fairness, goodput
 
 SUMMARY_FIELDS = (
     "jobs",
@@ -124,7 +124,9 @@ def summarize(
         values.update(_failure_metrics(subset))
     if fairness.COLUMN in subset.columns:  # typed applications (results/fairness.py)
         values.update(fairness.summarize_rho(done[fairness.COLUMN]))
-    extra = (*RESOURCE_FIELDS, *FAILURE_FIELDS, *fairness.SUMMARY_FIELDS)
+    if "goodput" in subset.columns:  # elastic jobs (results/goodput.py)
+        values.update(goodput.summarize_goodput(done))
+    extra = (*RESOURCE_FIELDS, *FAILURE_FIELDS, *fairness.SUMMARY_FIELDS, *goodput.SUMMARY_FIELDS)
     fields = list(SUMMARY_FIELDS) + [f for f in extra if f in values]
     return pd.Series(values, name=user or vc or "cluster", dtype=float)[fields]
 
@@ -191,7 +193,10 @@ def _column(jobs: pd.DataFrame, name: str) -> pd.Series:
 
 def _held_gpu_seconds(jobs: pd.DataFrame) -> float:
     """GPU-seconds the jobs held; a share of a GPU (resource mode's ``gpu_milli``) counts
-    as that fraction of the GPU, as the ledger counts it."""
+    as that fraction of the GPU, as the ledger counts it; elastic jobs count the GPUs they
+    held (``gpu_seconds``)."""
+    if "gpu_seconds" in jobs.columns:
+        return float(jobs["gpu_seconds"].sum())
     gpus = jobs["num_gpus"].astype(float)
     if "gpu_milli" in jobs.columns:
         gpus = gpus * jobs["gpu_milli"].astype(float) / 1000

@@ -25,7 +25,18 @@ from analysim.traces.report import LoadReport, RowFilter, Trace, TraceError
 from analysim.traces.states import SLURM_STATES
 
 REQUIRED = ("job_id", "submit_time", "num_gpus")
-OPTIONAL = ("duration", "start_time", "end_time", "vc", "user", "gpu_type", "priority", "state")
+OPTIONAL = (
+    "duration",
+    "start_time",
+    "end_time",
+    "vc",
+    "user",
+    "gpu_type",
+    "priority",
+    "state",
+    "min_gpus",  # elastic jobs (docs/elastic.md)
+    "max_gpus",
+)
 TIME_COLUMNS = ("submit_time", "start_time", "end_time")
 DEFAULTS = {"vc": "default", "user": "unknown"}
 
@@ -145,6 +156,9 @@ def read_csv_trace(
         priority, _, bad = parse_numbers(column("priority"))
         filt.drop(bad, "bad_value", theirs["priority"], column("priority"))
         jobs["priority"] = priority
+    for limit in ("min_gpus", "max_gpus"):  # elastic jobs' limits: the Workload checks them
+        if limit in theirs:
+            jobs[limit] = column(limit).to_numpy()
     return finish(
         filt,
         jobs,

@@ -1,0 +1,124 @@
+"""Elastic schedulers: a ranking (first in, first out) and a rule that sizes elastic jobs.
+
+At a scheduling round the engine (``analysim/engine/elastic.py``) gives an elastic
+scheduler the running elastic jobs of a domain (:class:`ElasticJob`: the GPU counts each may
+have and its speed at each) and a **budget**: the GPUs it may hand out beyond each job's
+smallest count. :meth:`ElasticScheduler.sizes` returns the count of each. Both rules here
+start every job at its smallest count and hand out the budget one step (to a job's next
+allowed count) at a time, always the step of the highest score per GPU (the earliest job
+among equals), while some step has a positive score and fits what is left: deterministic,
+no random draw.
+
+* ``elastic_goodput`` (Pollux-style): the score of a step is how much it raises Pollux's
+  fitness, the power mean (p = -1) of the jobs' speed-ups (``analysim/policies/goodput.py``,
+  the rule the Pollux replay uses), a job's speed-up being its goodput over its goodput on
+  its smallest count. The artifact searches allocations with NSGA-II (random, per node,
+  with a second objective and a restart penalty); this greedy is not that search: it gives
+  the allocation a marginal-gain walk reaches, whole jobs packed by the engine's placer.
+* ``elastic_gain`` (Optimus-style, with an oracle): the score of a step is the seconds it
+  saves the job, its remaining work times (1 / speed now - 1 / speed after).
+
+The names are not ``pollux`` and ``optimus``: those are the artifact's own policies, which
+only the replay (``compat="pollux"``) runs (``docs/pollux.md``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+from analysim.policies.goodput import fitness_term
+from analysim.policies.scheduling import SCHEDULERS, JobView, Scheduler
+
+
+class ElasticJob(NamedTuple):
+    """What an elastic scheduler knows of one running elastic job."""
+
+    #: the GPU counts it may have, ascending
+    sizes: tuple[int, ...]
+    #: its goodput at each of them (useful work per second, packed)
+    speed: tuple[float, ...]
+    #: its remaining work (seconds at rate 1)
+    remaining: float
+
+
+class ElasticScheduler(Scheduler):
+    """Base of the elastic schedulers: first in, first out; subclasses score a step."""
+
+    static = True
+    #: whether the sizes it gives may change with time alone (then asked every round)
+    time_dependent: ClassVar[bool] = False
+
+    def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
+        return (jobs.submit_time,)
+
+    def score(self, job: ElasticJob, k: int) -> float:
+        """The worth of moving ``job`` from its ``k``-th size to the next one."""
+        raise NotImplementedError
+
+    def sizes(self, jobs: Sequence[ElasticJob], budget: int) -> list[int]:
+        """The GPU count of each job, handing out at most ``budget`` GPUs beyond their
+        smallest counts (the greedy of the module's description)."""
+        values = [self.values(job) for job in jobs]
+        if budget >= sum(job.sizes[-1] - job.sizes[0] for job in jobs) and all(
+            v > 0 for per_job in values for v in per_job
+        ):
+            return [job.sizes[-1] for job in jobs]  # every step helps, and all of them fit
+        at = [0] * len(jobs)
+        heap = [(-v[0], i) for i, v in enumerate(values) if v and v[0] > 0]
+        heapq.heapify(heap)
+        while heap and budget > 0:
+            _, i = heapq.heappop(heap)
+            job, k = jobs[i], at[i]
+            step = job.sizes[k + 1] - job.sizes[k]
+            if step > budget:
+                continue  # this job's next count does not fit what is left; others may
+            budget -= step
+            at[i] = k = k + 1
+            if k < len(values[i]) and values[i][k] > 0:
+                heapq.heappush(heap, (-values[i][k], i))
+        return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
+
+    def values(self, job: ElasticJob) -> list[float]:
+        """The score per GPU of each step of ``job`` (remembered per sizes and speeds when
+        the score does not depend on time)."""
+        key = (job.sizes, job.speed)
+        known = None if self.time_dependent else self._known.get(key)
+        if known is None:
+            sizes = job.sizes
+            known = [self.score(job, k) / (sizes[k + 1] - sizes[k]) for k in range(len(sizes) - 1)]
+            if not self.time_dependent:
+                self._known[key] = known
+        return known
+
+    @property
+    def _known(self) -> dict:
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        return memo
+
+
+@SCHEDULERS.register("elastic_goodput")
+class ElasticGoodput(ElasticScheduler):
+    """Pollux-style: each step raises the power-mean (p = -1) fitness of the speed-ups most."""
+
+    def score(self, job: ElasticJob, k: int) -> float:
+        base = job.speed[0]
+        return fitness_term(job.speed[k] / base) - fitness_term(job.speed[k + 1] / base)
+
+
+@SCHEDULERS.register("elastic_gain")
+class ElasticGain(ElasticScheduler):
+    """Optimus-style (oracle): each step saves its job the most seconds of remaining run."""
+
+    time_dependent = True
+
+    def score(self, job: ElasticJob, k: int) -> float:
+        return job.remaining * (1.0 / job.speed[k] - 1.0 / job.speed[k + 1])
+
+
+__all__ = ["ElasticGain", "ElasticGoodput", "ElasticJob", "ElasticScheduler"]

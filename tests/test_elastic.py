@@ -1,0 +1,269 @@
+"""Elastic jobs in the engine (docs/elastic.md): hand-checked runs, bad input, invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import analysim as asim
+from analysim import SimConfig, Simulation, Workload
+from analysim.policies import SCHEDULERS
+from analysim.results.goodput import goodput_spells
+
+TOY_GPUS = 16  # the toy cluster: 4 nodes of 4 GPUs
+
+
+def frame(rows: list[tuple], columns=("job_id", "submit_time", "duration", "num_gpus")):
+    return pd.DataFrame(rows, columns=list(columns)).assign(vc="a", user="u")
+
+
+def two_jobs(**extra) -> pd.DataFrame:
+    """Elastic ``a`` (4 GPUs asked, 2-16, 1200 s of work) beside rigid ``b`` (8 GPUs, 600 s)."""
+    return frame(
+        [("a", 0, 1200, 4, 2, 16), ("b", 0, 600, 8, 8, 8)],
+        ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"),
+    )
+
+
+def test_hand_checked_grow_twice_with_rescale_cost():
+    """At 60 s the pool is 4 free + 2 above a's minimum: a grows from 4 to 8 GPUs (rate 2),
+    having done 60 s of work; 1140 + 30 (rescale) left take 585 s at rate 2... but at 600 s b
+    ends: a has 1170 - 540 * 2 = 90 left, + 30, grows to 16 (rate 4): ends at 630."""
+    for scheduler in ("elastic_goodput", "elastic_gain"):
+        result = asim.simulate(
+            Workload.from_frame(two_jobs()), "toy", scheduler=scheduler, rescale_cost=30
+        )
+        jobs = result.jobs.set_index("job_id")
+        assert jobs.loc["a", "end_time"] == 630.0
+        assert jobs.loc["b", "end_time"] == 600.0
+        assert jobs.loc["a", "resizes"] == 2
+        assert jobs.loc["a", "gpu_seconds"] == 60 * 4 + 540 * 8 + 30 * 16
+        assert jobs.loc["a", "goodput"] == pytest.approx(1200 / 630)
+        resizes = result.events[result.events["event"] == "resize"]
+        assert resizes[["time", "num_gpus", "rate"]].values.tolist() == [
+            [60.0, 8, 2.0],
+            [600.0, 16, 4.0],
+        ]
+        summary = result.summary()
+        assert summary["gpu_seconds_per_progress"] == pytest.approx((5040 + 4800) / 1800)
+        assert summary["gpu_hours"] == pytest.approx((5040 + 4800) / 3600)
+
+
+def test_shrinks_for_a_waiting_job_then_grows_back():
+    """a (asked 16, 4-16) holds the cluster; b (8 GPUs, 300 s) arrives at 30: at 60 a shrinks
+    to 8 (rate 0.5) so b starts (60-360); at 360 a grows back to 16. a: 60 s at rate 1,
+    300 s at 0.5 = 150, so 1000 - 210 + 2 * 20 = 830 left at 360: ends at 1190."""
+    wl = frame(
+        [("a", 0, 1000, 16, 4, 16), ("b", 30, 300, 8, 8, 8)],
+        ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"),
+    )
+    result = asim.simulate(
+        Workload.from_frame(wl), "toy", scheduler="elastic_goodput", rescale_cost=20
+    )
+    jobs = result.jobs.set_index("job_id")
+    assert jobs.loc["b", ["start_time", "end_time"]].tolist() == [60.0, 360.0]
+    assert jobs.loc["a", "end_time"] == 1190.0
+    events = result.events
+    resizes = events[events["event"] == "resize"]
+    assert resizes[["time", "num_gpus"]].values.tolist() == [[60.0, 8], [360.0, 16]]
+
+
+def test_a_rigid_scheduler_never_resizes_and_runs_as_without_the_columns():
+    with_columns = asim.simulate(Workload.from_frame(two_jobs()), "toy", scheduler="fifo")
+    without = asim.simulate(
+        Workload.from_frame(two_jobs().drop(columns=["min_gpus", "max_gpus"])), "toy"
+    )
+    columns = ["job_id", "start_time", "end_time", "jct", "num_gpus"]
+    pd.testing.assert_frame_equal(with_columns.jobs[columns], without.jobs[columns])
+    assert with_columns.jobs["resizes"].sum() == 0
+
+
+def test_limits_equal_to_num_gpus_are_today_run_exactly():
+    rigid = two_jobs().assign(min_gpus=[4, 8], max_gpus=[4, 8])
+    ran = asim.simulate(Workload.from_frame(rigid), "toy", scheduler="elastic_goodput")
+    plain = asim.simulate(Workload.from_frame(rigid.drop(columns=["min_gpus", "max_gpus"])), "toy")
+    pd.testing.assert_frame_equal(ran.jobs, plain.jobs)
+    pd.testing.assert_frame_equal(ran.events, plain.events)
+
+
+def test_an_application_gives_its_counts_and_its_throughput():
+    """``mine`` lists 2, 4 and 8 GPUs (throughput 0.6, 1.0, 1.5 packed): at 60 s a (asked 4,
+    2-16) has a budget of 6 GPUs over its minimum 2 and takes 2 -> 4 -> 8 (two nodes, rate
+    1.5 / 1.0); 1140 + 30 work left take 780 s: it ends at 840 and, listing no count above
+    8, does not grow when b ends."""
+    mine = pd.DataFrame(
+        {"gpus": [2, 4, 8, 8], "nodes": [1, 1, 2, 3], "throughput": [0.6, 1.0, 1.5, 0.75]}
+    )
+    wl = Workload.from_frame(two_jobs().assign(application=["mine", None]))
+    for scheduler in ("elastic_goodput", "elastic_gain"):
+        result = asim.simulate(
+            wl, "toy", scheduler=scheduler, rescale_cost=30, applications={"mine": mine}
+        )
+        jobs = result.jobs.set_index("job_id")
+        assert jobs.loc["a", "end_time"] == 840.0
+        resizes = result.events[result.events["event"] == "resize"]
+        assert resizes[["time", "num_gpus", "rate", "nodes"]].values.tolist() == [
+            [60.0, 8, 1.5, "n0,n1"]
+        ]
+
+
+@pytest.mark.parametrize(
+    ("change", "column", "words"),
+    [
+        ({"min_gpus": [9, 8], "max_gpus": [4, 8]}, "min_gpus", "at most the row's max_gpus"),
+        ({"min_gpus": [6, 8]}, "min_gpus", "at most the row's num_gpus"),
+        ({"max_gpus": [2, 8]}, "max_gpus", "at least the row's num_gpus"),
+        ({"min_gpus": [1.5, 8]}, "min_gpus", "a whole number"),
+        ({"max_gpus": ["many", 8]}, "max_gpus", "a whole number"),
+        ({"min_gpus": [0, 8]}, "min_gpus", "a whole number"),
+    ],
+)
+def test_bad_limits_name_column_row_and_value(change, column, words):
+    bad = two_jobs().assign(**change)
+    with pytest.raises(ValueError) as error:
+        Workload.from_frame(bad)
+    text = str(error.value)
+    assert f"column {column!r}" in text and words in text
+    assert "row 0 (job_id='a')" in text
+    assert repr(change[column][0]) in text or str(change[column][0]) in text
+
+
+def test_missing_limits_are_the_jobs_num_gpus():
+    wl = two_jobs().assign(min_gpus=[2, None], max_gpus=[None, None])
+    jobs = Workload.from_frame(wl).jobs.set_index("job_id")
+    assert jobs.loc["a", ["min_gpus", "max_gpus"]].tolist() == [2, 4]
+    assert jobs.loc["b", ["min_gpus", "max_gpus"]].tolist() == [8, 8]
+
+
+def test_bad_rescale_cost_and_unsupported_modes_are_refused():
+    with pytest.raises(ValueError, match="rescale_cost"):
+        SimConfig(rescale_cost=-1)
+    wl = Workload.from_frame(two_jobs())
+    with pytest.raises(ValueError, match="EASY backfill"):
+        Simulation(
+            wl, asim.presets.cluster("toy"), SimConfig(scheduler="elastic_goodput", backfill="easy")
+        )
+
+
+def test_names_do_not_clash_with_the_replay_policies():
+    from analysim.compat import SCHEDULERS as COMPAT
+
+    assert {"elastic_goodput", "elastic_gain"} <= set(SCHEDULERS.names)
+    assert not {"elastic_goodput", "elastic_gain"} & set(COMPAT)
+    assert not {"pollux", "optimus", "tiresias"} & set(SCHEDULERS.names)
+
+
+# -- invariants ---------------------------------------------------------------------------------
+@st.composite
+def elastic_cases(draw):
+    n = draw(st.integers(1, 8))
+    rows = []
+    for i in range(n):
+        gpus = draw(st.sampled_from([1, 2, 4, 8]))
+        low = draw(st.integers(1, gpus))
+        high = draw(st.integers(gpus + (i == 0), TOY_GPUS))  # j0 is elastic
+        rows.append(
+            (
+                f"j{i}",
+                draw(st.integers(0, 600)),
+                draw(st.integers(1, 900)),
+                gpus,
+                low,
+                high,
+            )
+        )
+    wl = frame(rows, ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"))
+    config = SimConfig(
+        scheduler=draw(st.sampled_from(["elastic_goodput", "elastic_gain", "fifo"])),
+        preemption=draw(st.booleans()),
+        checkpoint_cost=0,
+        rescale_cost=draw(st.sampled_from([0, 7, 30])),
+        placement=draw(st.sampled_from(["consolidate", "spread"])),
+    )
+    return Workload.from_frame(wl), config
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elastic_cases())
+def test_elastic_invariants(case):
+    wl, config = case
+    cluster = asim.presets.cluster("toy")
+    result = Simulation(wl, cluster, config).run().result()
+    jobs = result.jobs.set_index("job_id")
+    assert (jobs["status"] == "done").all()  # every job finishes
+    spells = goodput_spells(result)
+    limits = jobs.loc[spells["job_id"], ["min_gpus", "max_gpus"]].to_numpy()
+    held = spells["num_gpus"].to_numpy()
+    assert (limits[:, 0] <= held).all() and (held <= limits[:, 1]).all()
+    assert (spells["goodput"] > 0).all()  # progress never decreases: rates > 0
+    assert (spells["end"] >= spells["start"]).all()
+    # never more GPUs than the cluster: at every event time, the spells running then
+    for t in np.unique(spells["start"]):
+        running = spells[(spells["start"] <= t) & (spells["end"] > t)]
+        assert running["num_gpus"].sum() <= TOY_GPUS
+    # work done = its work (+ the rescale costs it paid)
+    done = (spells["end"] - spells["start"]) * spells["goodput"]
+    work = done.groupby(spells["job_id"]).sum()
+    expected = jobs["duration"] + jobs["resizes"] * config.rescale_cost
+    np.testing.assert_allclose(work.to_numpy(), expected.loc[work.index].to_numpy(), rtol=1e-9)
+    # the plain rules (no shortcut, no leap) give the same run
+    plain = Simulation(wl, cluster, config.replace(leap=False), reference=True).run().result()
+    pd.testing.assert_frame_equal(result.jobs, plain.jobs)
+
+
+def test_with_elastic_jobs_draws_a_nested_seeded_share():
+    wl = asim.presets.workload("toy")
+    half = asim.inputs.elastic.with_elastic_jobs(wl, 0.5, seed=3).jobs
+    full = asim.inputs.elastic.with_elastic_jobs(wl, 1.0, seed=3).jobs
+    gpu_jobs = (wl.jobs["num_gpus"] > 0).sum()
+    elastic = half["min_gpus"] < half["max_gpus"]
+    assert elastic.sum() == round(0.5 * gpu_jobs)
+    chosen = half["max_gpus"] != half["num_gpus"]
+    assert (half.loc[chosen, "max_gpus"] == 2 * half.loc[chosen, "num_gpus"]).all()
+    assert (full.loc[chosen, "max_gpus"] == half.loc[chosen, "max_gpus"]).all()  # nested
+    again = asim.inputs.elastic.with_elastic_jobs(wl, 0.5, seed=3).jobs
+    pd.testing.assert_frame_equal(half, again)
+    with pytest.raises(ValueError, match="share must be a number from 0 to 1"):
+        asim.inputs.elastic.with_elastic_jobs(wl, 1.5)
+
+
+def test_goodput_spells_needs_an_elastic_run():
+    plain = asim.simulate(
+        Workload.from_frame(two_jobs().drop(columns=["min_gpus", "max_gpus"])), "toy"
+    )
+    with pytest.raises(ValueError, match="no goodput records"):
+        goodput_spells(plain)
+
+
+def test_the_study_rows_of_a_rigid_and_an_elastic_run():
+    """The hand-checked case through the notebook's study: rigid FIFO, then a, b elastic."""
+    from analysim.experiments.elastic_study import run_row
+
+    rigid = run_row(asim.simulate(Workload.from_frame(two_jobs()), "toy"))
+    elastic = run_row(
+        asim.simulate(
+            Workload.from_frame(two_jobs()), "toy", scheduler="elastic_goodput", rescale_cost=30
+        )
+    )
+    assert rigid["avg_jct"] == 900 and elastic["avg_jct"] == 615
+    assert rigid["gpu_seconds_per_progress"] == pytest.approx(9600 / 1800)
+    assert elastic["gpu_seconds_per_progress"] == pytest.approx(9840 / 1800)
+    assert elastic["resizes"] == 2 and rigid["resizes"] == 0
+    speeds = np.array([1200 / 630, 600 / 600])
+    assert elastic["slowdown_fairness"] == pytest.approx(
+        speeds.sum() ** 2 / (2 * (speeds**2).sum())
+    )
+
+
+def test_the_command_line_reads_the_limits(tmp_path, capsys):
+    from analysim.faces.cli import main
+
+    path = tmp_path / "jobs.csv"
+    two_jobs().to_csv(path, index=False)
+    argv = ["run", "--jobs", str(path), "--cluster", "toy", "--scheduler", "elastic_goodput"]
+    assert main([*argv, "--rescale-cost", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "615 s" in out and "mean_goodput" in out
