@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
 from scipy.optimize import linprog
 
 from analysim.inputs.validation import bounded
@@ -111,16 +110,27 @@ def isolated_rates(rates: np.ndarray, gpus: np.ndarray, capacity: np.ndarray) ->
 
 def _base_constraints(
     rates: np.ndarray, gpus: np.ndarray, capacity: np.ndarray
-) -> tuple[sparse.csr_matrix, np.ndarray, list[tuple[float, float]]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows ``sum_j g_j X[j, T] <= G_T`` and ``sum_T X[j, T] <= 1`` over the flattened
-    ``X`` (row-major), and bounds that keep ``X`` at 0 where a job's rate is 0."""
+    ``X`` (row-major), and bounds that keep ``X`` at 0 where a job's rate is 0 (dense: the
+    programmes are small, a few hundred variables)."""
     n, k = rates.shape
+    per_type = np.zeros((k, n * k))
+    per_job = np.zeros((n, n * k))
     cols = np.arange(n * k)
-    per_type = sparse.csr_matrix((np.repeat(gpus, k).astype(float), (cols % k, cols)), (k, n * k))
-    per_job = sparse.csr_matrix((np.ones(n * k), (cols // k, cols)), (n, n * k))
-    upper = rates.ravel() > 0
-    bounds = [(0.0, 1.0 if u else 0.0) for u in upper]
-    return sparse.vstack([per_type, per_job]).tocsr(), np.r_[capacity, np.ones(n)], bounds
+    per_type[cols % k, cols] = np.repeat(gpus, k)
+    per_job[cols // k, cols] = 1.0
+    bounds = np.column_stack([np.zeros(n * k), (rates.ravel() > 0).astype(float)])
+    return np.vstack([per_type, per_job]), np.r_[capacity, np.ones(n)], bounds
+
+
+def _per_job_rows(values: np.ndarray) -> np.ndarray:
+    """Row ``j`` holds ``values[j]`` in job ``j``'s columns of the flattened ``X``."""
+    n, k = values.shape
+    rows = np.zeros((n, n * k))
+    cols = np.arange(n * k)
+    rows[cols // k, cols] = values.ravel()
+    return rows
 
 
 def _solve(c, a_ub, b_ub, bounds, what: str):
@@ -138,22 +148,18 @@ def max_min_allocation(rates: np.ndarray, gpus: np.ndarray, capacity: np.ndarray
     norm = rates * proportional_share(capacity, n)[None, :]
     weight = gpus[:, None] * rates / norm.sum(axis=1, keepdims=True)
     base, b_base, bounds = _base_constraints(rates, gpus, capacity)
-    cols = np.arange(n * k)
+    floor = -_per_job_rows(weight)
     # t - sum_T weight X <= 0 per job; variables: X (flattened), then t
-    fair = sparse.hstack(
-        [sparse.csr_matrix((-weight.ravel(), (cols // k, cols)), (n, n * k)), np.ones((n, 1))]
-    )
-    a_ub = sparse.vstack([sparse.hstack([base, sparse.csr_matrix((n + k, 1))]), fair]).tocsr()
+    a_ub = np.block([[base, np.zeros((n + k, 1))], [floor, np.ones((n, 1))]])
     b_ub = np.r_[b_base, np.zeros(n)]
     c = np.zeros(n * k + 1)
     c[-1] = -1.0
-    x = _solve(c, a_ub, b_ub, [*bounds, (0.0, None)], "max_min_fairness")
+    x = _solve(c, a_ub, b_ub, np.vstack([bounds, [0.0, np.inf]]), "max_min_fairness")
     level = x[-1] * (1 - 1e-9)
     # second stage: the most total normalised throughput with every job at the level
-    floor = sparse.csr_matrix((-weight.ravel(), (cols // k, cols)), (n, n * k))
     x2 = _solve(
         -weight.ravel(),
-        sparse.vstack([base, floor]).tocsr(),
+        np.vstack([base, floor]),
         np.r_[b_base, np.full(n, -level)],
         bounds,
         "max_min_fairness (second stage)",
@@ -187,11 +193,9 @@ def _ftf_feasible(rho: float, need_num, need_den, rates, base, b_base, bounds):
     if np.any(need > rates.max(axis=1) * (1 + 1e-12)):
         return None
     n, k = rates.shape
-    cols = np.arange(n * k)
-    floor = sparse.csr_matrix((-rates.ravel(), (cols // k, cols)), (n, n * k))
     result = linprog(
         -rates.ravel(),
-        A_ub=sparse.vstack([base, floor]).tocsr(),
+        A_ub=np.vstack([base, -_per_job_rows(rates)]),
         b_ub=np.r_[b_base, -need],
         bounds=bounds,
         method="highs",
