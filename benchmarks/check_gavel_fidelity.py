@@ -5,8 +5,8 @@ Gavel's published average JCTs (hours) of jobs 4000-4999, seed 0, on 36 V100 + 3
 ``scheduler/notebooks/figures/evaluation/continuous_jobs.ipynb`` (stanford-futuredata/gavel,
 commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c; the cell of ``plot_jct_cdf``:
 "Input job rate: 0.40 / fifo: 17.58 ..."). This script runs the same setting in AnalySIM:
-the ``gavel`` preset cluster, 360 s rounds, no checkpoint cost (Gavel's simulator charges
-none), arrivals going on after job 5000 until jobs 4000-4999 have finished (as Gavel's
+the ``gavel`` preset cluster, 360 s rounds, no checkpoint or migration cost (Gavel's simulator
+charges none), arrivals going on after job 5000 until jobs 4000-4999 have finished (as Gavel's
 sweep generates jobs until those complete), and prints both side by side.
 
 The jobs: ``--stream gavel`` (default) draws them as Gavel's simulator does, job for job
@@ -93,7 +93,11 @@ def preset_stream(jobs_per_hour: float, seed: int) -> pd.DataFrame:
 def measure_jobs(frame: pd.DataFrame, policy: str, first: int, last: int) -> np.ndarray:
     """The JCTs (seconds) of jobs ``first``-``last`` of ``frame`` under ``policy``."""
     config = asim.SimConfig(
-        scheduler=policy, quantum=360.0, checkpoint_cost={"name": "constant"}, seed=0
+        scheduler=policy,
+        quantum=360.0,
+        checkpoint_cost={"name": "constant"},
+        migration_cost={"name": "constant"},
+        seed=0,
     )
     sim = Simulation(asim.Workload.from_frame(frame, name="gavel"),
                      asim.presets.cluster("gavel"), config)  # fmt: skip

@@ -49,7 +49,8 @@ def run(rows, scheduler, cluster=PAIR, **config) -> asim.Result:
         rows, columns=["job_id", "submit_time", "duration", "application", "gpu_type"]
     )
     frame = frame.assign(vc="a", user="u", num_gpus=1)
-    config = {"quantum": 100.0, "checkpoint_cost": {"name": "constant"}, **config}
+    free = {"name": "constant"}
+    config = {"quantum": 100.0, "checkpoint_cost": free, "migration_cost": free, **config}
     return asim.simulate(
         asim.Workload.from_frame(frame), cluster, applications=APPS, scheduler=scheduler, **config
     )
@@ -121,10 +122,14 @@ def test_fifo_perf_puts_the_second_job_on_the_k80_and_moves_it_at_the_next_reset
     # a on the V100 ends at 300; b on the K80 has done 150 by then. With resets at most
     # every 1920 s, b stays on the K80 (150 / 0.5 more: 600) ...
     assert ends(run(rows, "fifo_perf")) == {"a": 300.0, "b": 600.0}
-    # ... with resets at every change it moves to the V100 at 300 (150 more: 450)
+    # ... with resets at every change it migrates to the V100 at 300 (150 more: 450)
     got = run(rows, {"name": "fifo_perf", "min_reset_interval": 0})
     assert ends(got) == {"a": 300.0, "b": 450.0}
-    assert got.jobs.set_index("job_id").loc["b", "preemptions"] == 1
+    assert tuple(got.jobs.set_index("job_id").loc["b", ["migrations", "preemptions"]]) == (1, 0)
+    # a migration costs its migration cost: 30 s more work at rate 1
+    slow = run(rows, {"name": "fifo_perf", "min_reset_interval": 0},
+               migration_cost={"name": "constant", "seconds": 30})  # fmt: skip
+    assert ends(slow) == {"a": 300.0, "b": 480.0}
 
 
 def test_max_min_fairness_time_shares_one_gpu_round_by_round():
@@ -202,14 +207,15 @@ def test_every_job_runs_only_on_types_it_may_use_at_its_rate_and_finishes(case):
         asim.SimConfig(scheduler=scheduler, quantum=100.0, seed=seed),
         applications=APPS,
     )
-    starts: list[tuple[int, int]] = []
-    start = sim.start_running
+    starts: list[tuple[int, int]] = []  # (job, node) of every start and migration
+    for name in ("start_running", "migrate"):
+        act = getattr(sim, name)
 
-    def spy(j, nodes, counts, *args, **kwargs):
-        starts.append((j, int(nodes[0])))
-        start(j, nodes, counts, *args, **kwargs)
+        def spy(j, nodes, counts, *args, act=act, **kwargs):
+            starts.append((j, int(nodes[0])))
+            act(j, nodes, counts, *args, **kwargs)
 
-    sim.start_running = spy
+        setattr(sim, name, spy)
     result = sim.run().result()
     node_type = ["v100", "k80"]
     for j, node in starts:
@@ -224,5 +230,6 @@ def test_every_job_runs_only_on_types_it_may_use_at_its_rate_and_finishes(case):
     assert (jobs["end_time"] - jobs["start_time"] >= jobs["duration"] - 1e-6).all()
     assert (jobs["ftf_rho"] >= 0).all()
     # the same seed, the same run
-    again = run(rows, scheduler, seed=seed, checkpoint_cost={"name": "size_scaled"})
+    scaled = {"name": "size_scaled"}  # (the defaults)
+    again = run(rows, scheduler, seed=seed, checkpoint_cost=scaled, migration_cost=scaled)
     pd.testing.assert_frame_equal(again.jobs, jobs)

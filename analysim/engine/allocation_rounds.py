@@ -17,8 +17,9 @@ boundaries waits for the next one, GPUs a job frees stay idle until then):
    (with ``X > 0`` there for FIFO-like policies) are taken by priority
    ``X / (seconds received on T / seconds all jobs received on T)`` (``X * 1e9`` before
    any), then deficit, then ``X``, then arrival, while its GPUs last;
-4. a running job not chosen, or chosen for another type, is preempted; chosen jobs not
-   running start on GPUs of their type, through the placer, larger jobs first.
+4. a running job not chosen is preempted; one chosen for another type migrates there if
+   GPUs of that type are free by then (else it is preempted); chosen jobs not running start
+   on GPUs of their type, through the placer, larger jobs first.
 """
 
 from __future__ import annotations
@@ -204,21 +205,34 @@ class AllocationRounds:
         return plan
 
     def _enact(self, plan: dict[int, int]) -> None:
-        sim = self.sim
+        """Preempt the running jobs not chosen; move those chosen for another type there
+        (a migration) if its GPUs are free by then, else preempt them too; then start the
+        chosen jobs that wait, larger jobs first."""
+        sim, on_type = self.sim, self.on_type
+        moves = []
         for running in sim.running:
             for j in list(running):
-                if plan.get(j, -1) != self.on_type[j]:
+                target = plan.get(j, -1)
+                if target < 0:
                     sim.preempt(j)
-                    self.on_type[j] = -1
+                    on_type[j] = -1
+                elif target != on_type[j]:
+                    moves.append(j)
+        for j in moves:
+            if self._place_on(j, plan[j], sim.migrate):
+                on_type[j] = plan[j]
+            else:
+                sim.preempt(j)
+                on_type[j] = -1
         starts = [j for j in plan if sim.status[j] != RUNNING]
         starts.sort(key=lambda j: -int(sim.gpus[j]))
         for j in starts:
-            if self._start_on(j, plan[j]):
-                self.on_type[j] = plan[j]
+            if self._place_on(j, plan[j], sim.start_running):
+                on_type[j] = plan[j]
 
-    def _start_on(self, j: int, t: int) -> bool:
-        """Start job ``j`` on GPUs of type ``t`` among the nodes it may use (the placer
-        chooses them); False if they do not fit (fragmented nodes)."""
+    def _place_on(self, j: int, t: int, act) -> bool:
+        """Give job ``j`` GPUs of type ``t`` among the nodes it may use (the placer chooses
+        them) by ``act(j, nodes, counts)`` (start or migrate); False if they do not fit."""
         sim = self.sim
         domain_index = int(sim.partition.job_domain[j])
         key = (domain_index, t)
@@ -239,10 +253,10 @@ class AllocationRounds:
         if take is None:
             return False
         if isinstance(take, (int, np.integer)):
-            sim.start_running(j, nodes[int(take) : int(take) + 1], np.array([need]))
+            act(j, nodes[int(take) : int(take) + 1], np.array([need]))
         else:
             chosen = np.flatnonzero(take)
-            sim.start_running(j, nodes[chosen], take[chosen])
+            act(j, nodes[chosen], take[chosen])
         return True
 
 
