@@ -235,14 +235,18 @@ def finish_time_allocation(
     return np.clip(best, 0.0, 1.0)
 
 
-class _MaxMin(AllocationScheduler):
+@SCHEDULERS.register("max_min_fairness_perf")
+class MaxMinFairnessPerf(AllocationScheduler):
+    """Gavel's heterogeneity-aware max-min fairness (its LAS-perf): each job's throughput
+    normalised by its throughput on its proportional share, maximised for the worst job."""
+
     def allocation(self, inputs: AllocationInputs) -> np.ndarray:
         rates = self.seen_rates(inputs.rates)
         return max_min_allocation(rates, inputs.gpus.astype(float), inputs.capacity)
 
 
 @SCHEDULERS.register("max_min_fairness")
-class MaxMinFairness(_MaxMin):
+class MaxMinFairness(MaxMinFairnessPerf):
     """Gavel's heterogeneity-agnostic max-min fairness (LAS): every job's share of GPU
     time, as if every type were as fast; GPU types are tried in a fresh random order each
     round (from the run's seeded generator), as Gavel's simulator shuffles them."""
@@ -250,13 +254,11 @@ class MaxMinFairness(_MaxMin):
     aware = False
 
 
-@SCHEDULERS.register("max_min_fairness_perf")
-class MaxMinFairnessPerf(_MaxMin):
-    """Gavel's heterogeneity-aware max-min fairness (its LAS-perf): each job's throughput
-    normalised by its throughput on its proportional share, maximised for the worst job."""
+@SCHEDULERS.register("finish_time_fairness_perf")
+class FinishTimeFairnessPerf(AllocationScheduler):
+    """Gavel's heterogeneity-aware finish-time fairness: minimise the largest estimated
+    rho with each type's rate."""
 
-
-class _FinishTime(AllocationScheduler):
     def __init__(self, min_reset_interval: float = MIN_RESET_INTERVAL) -> None:
         super().__init__(min_reset_interval)
         # per job: isolated seconds so far, and the work left and isolated rate last time
@@ -288,18 +290,12 @@ class _FinishTime(AllocationScheduler):
 
 
 @SCHEDULERS.register("finish_time_fairness")
-class FinishTimeFairness(_FinishTime):
+class FinishTimeFairness(FinishTimeFairnessPerf):
     """Gavel's heterogeneity-agnostic finish-time fairness (Themis-like): minimise the
     largest estimated rho, as if every usable type ran each job at its reference rate;
     types tried in a fresh random order each round."""
 
     aware = False
-
-
-@SCHEDULERS.register("finish_time_fairness_perf")
-class FinishTimeFairnessPerf(_FinishTime):
-    """Gavel's heterogeneity-aware finish-time fairness: minimise the largest estimated
-    rho with each type's rate."""
 
 
 @SCHEDULERS.register("fifo_perf")
