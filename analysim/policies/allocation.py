@@ -34,6 +34,8 @@ from analysim.policies.scheduling import SCHEDULERS, JobView, Scheduler
 
 #: relative precision of the finish-time fairness bisection
 RHO_TOLERANCE = 1e-4
+#: weight of the total normalised throughput against the max-min level (a tie-break)
+TIEBREAK = 1e-6
 #: Gavel's default minimum seconds between allocation resets (``scheduler.py``)
 MIN_RESET_INTERVAL = 1920.0
 
@@ -142,29 +144,19 @@ def _solve(c, a_ub, b_ub, bounds, what: str):
 
 def max_min_allocation(rates: np.ndarray, gpus: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """Gavel's max-min fairness: maximise the smallest normalised throughput
-    ``g_j sum_T r X / sum_T r P``; then, among the allocations that reach it, the sum of
-    the normalised throughputs (HiGHS returns a vertex: this picks one deterministically)."""
+    ``g_j sum_T r X / sum_T r P``, and among the allocations that reach it the sum of the
+    normalised throughputs (one programme: the level plus ``TIEBREAK`` times the sum, so a
+    vertex is chosen deterministically; HiGHS returns a vertex)."""
     n, k = rates.shape
     norm = rates * proportional_share(capacity, n)[None, :]
     weight = gpus[:, None] * rates / norm.sum(axis=1, keepdims=True)
     base, b_base, bounds = _base_constraints(rates, gpus, capacity)
-    floor = -_per_job_rows(weight)
     # t - sum_T weight X <= 0 per job; variables: X (flattened), then t
-    a_ub = np.block([[base, np.zeros((n + k, 1))], [floor, np.ones((n, 1))]])
+    a_ub = np.block([[base, np.zeros((n + k, 1))], [-_per_job_rows(weight), np.ones((n, 1))]])
     b_ub = np.r_[b_base, np.zeros(n)]
-    c = np.zeros(n * k + 1)
-    c[-1] = -1.0
+    c = np.r_[-TIEBREAK / n * weight.ravel(), -1.0]
     x = _solve(c, a_ub, b_ub, np.vstack([bounds, [0.0, np.inf]]), "max_min_fairness")
-    level = x[-1] * (1 - 1e-9)
-    # second stage: the most total normalised throughput with every job at the level
-    x2 = _solve(
-        -weight.ravel(),
-        np.vstack([base, floor]),
-        np.r_[b_base, np.full(n, -level)],
-        bounds,
-        "max_min_fairness (second stage)",
-    )
-    return np.clip(x2.reshape(n, k), 0.0, 1.0)
+    return np.clip(x[:-1].reshape(n, k), 0.0, 1.0)
 
 
 def fifo_allocation(rates: np.ndarray, gpus: np.ndarray, capacity: np.ndarray) -> np.ndarray:
