@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from analysim.engine.allocation_rounds import allocation_rounds
 from analysim.engine.book_fit import BookFit
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
@@ -120,6 +121,8 @@ class Rounds(EasyBackfill, Evictions):
         self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
         self.group_vcs, self.vc_waiting_jobs = sim.group_vcs, sim.vc_waiting_jobs
         self._init_state(sim.partition.n_groups)
+        #: a scheduler that allocates GPU types (Gavel's policies) runs its own rounds
+        self.allocator = allocation_rounds(sim)
 
     def _init_state(self, groups: int) -> None:
         """The rounds' own state."""
@@ -301,6 +304,8 @@ class Rounds(EasyBackfill, Evictions):
     def next_full_round(self, before: float) -> float | None:
         """The next quantum boundary before ``before`` at which a full round could change
         anything, if any."""
+        if self.allocator is not None:
+            return self.allocator.next_round(before)
         skip = self._skip_rounds
         if skip and not (
             self.config.preemption or self.scheduler.dynamic or not self._round_stable
@@ -329,6 +334,9 @@ class Rounds(EasyBackfill, Evictions):
         """The rounds due at step ``t``, in group order: an event round for each group in
         ``touched`` (where jobs arrived, ended or moved since its last round) and a full
         round for each group :meth:`full_groups` names; only groups with waiting jobs."""
+        if self.allocator is not None:
+            self.allocator.step(t)
+            return
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True

@@ -351,7 +351,7 @@ class Simulation:
             soonest = end
         if self.failures is not None:
             soonest = min(soonest, self.failures.next_time())
-        if self.queues.n_waiting:
+        if self.queues.n_waiting or self.decider.allocator is not None:
             round_time = self.decider.next_full_round(soonest)
             if round_time is not None:
                 soonest = round_time

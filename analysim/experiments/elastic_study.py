@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from analysim.engine.simulation import Simulation
 from analysim.inputs.config import SimConfig
 from analysim.inputs.elastic import with_elastic_jobs
+from analysim.simulate import simulate
 
 if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
@@ -144,7 +144,7 @@ def _pollux_path(number: int):
 
 
 def _run(workload, cluster, config, applications) -> dict[str, float]:
-    return run_row(Simulation(workload, cluster, config, applications=applications).run().result())
+    return run_row(simulate(workload, cluster, config, applications=applications))
 
 
 __all__ = [

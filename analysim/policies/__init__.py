@@ -1,5 +1,13 @@
 """Scheduling, placement and cost policies, chosen by name or by passing an instance."""
 
+from analysim.policies.allocation import (
+    AllocationScheduler,
+    FIFOPerf,
+    FinishTimeFairness,
+    FinishTimeFairnessPerf,
+    MaxMinFairness,
+    MaxMinFairnessPerf,
+)
 from analysim.policies.costs import (
     COSTS,
     Constant,
@@ -23,6 +31,12 @@ from analysim.policies.scheduling import (
 )
 
 __all__ = [
+    "AllocationScheduler",
+    "FIFOPerf",
+    "FinishTimeFairness",
+    "FinishTimeFairnessPerf",
+    "MaxMinFairness",
+    "MaxMinFairnessPerf",
     "COSTS",
     "PLACERS",
     "SCHEDULERS",
