@@ -54,6 +54,7 @@ def test_defaults():
         "failures",
         "job_failure_prob",
         "retry_failed",
+        "fates",
     ]
 
 
