@@ -55,6 +55,7 @@ def test_defaults():
         "failures",
         "job_failure_prob",
         "retry_failed",
+        "fates",
     ]
 
 

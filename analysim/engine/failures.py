@@ -21,7 +21,8 @@ The model, per job, in the job's work units (seconds at rate 1, as its ``remaini
 Every draw comes from generators seeded by the config's seed, in a fixed order: node
 failures from ``default_rng([seed, 1])`` (the first failure of every node in node order, then
 one draw per repair, in the order repairs happen), jobs' own failures from
-``default_rng([seed, 2])`` (two draws per job, in job order, at the start).
+``default_rng([seed, 2])`` (two draws per job, in job order, at the start; none with
+``fates="recorded"``, where the jobs recorded as failed fail as their work ends).
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ import numpy as np
 
 from analysim.engine.clock import EPS
 from analysim.inputs.failures import check_schedule_nodes, mtbf_per_node
+from analysim.inputs.workload import FAILED_STATES
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
+    from analysim.inputs.workload import Workload
 
 #: mean work (seconds) after which a job that fails by itself fails (exponential, capped at
 #: its duration): most failed jobs of the Acme traces fail within minutes
@@ -78,6 +81,17 @@ def _progress(u: float, r: float, whole: float, count: int, every: float, cost: 
     return min(useful, whole), k * every, 0.0
 
 
+def recorded_failures(workload: Workload) -> np.ndarray:
+    """Per job of ``workload``, whether its recorded ``state`` is a failure (FAILED,
+    NODE_FAIL, TIMEOUT): with ``fates="recorded"`` it fails for good as its work ends."""
+    if "state" not in workload.jobs.columns:
+        raise ValueError(
+            f"SimConfig: fates='recorded' ends each job in its recorded state, but workload "
+            f"{workload.name!r} has no 'state' column (use fates='model')"
+        )
+    return np.isin(workload.jobs["state"].to_numpy(dtype=object), FAILED_STATES)
+
+
 class Failures:
     """Node failures and repairs, jobs' own failures, checkpoints and what each run keeps,
     for the simulation ``sim``."""
@@ -111,10 +125,17 @@ class Failures:
 
     # -- set-up -------------------------------------------------------------------------------
     def _init_own_failures(self, n: int, config) -> None:
-        """Which jobs fail by themselves, and after how much work (two draws per job)."""
-        rng = np.random.default_rng([config.seed, JOB_STREAM])
-        faulty = rng.random(n) < config.job_failure_prob
-        after = np.minimum(rng.exponential(JOB_FAILURE_MEAN, n), self.sim.duration)
+        """Which jobs fail by themselves, and after how much work: drawn (two draws per
+        job), or, with recorded fates, the jobs recorded as failed, at the end of their
+        work (:func:`recorded_failures`)."""
+        self.recorded = config.fates == "recorded"
+        if self.recorded:
+            failed = recorded_failures(self.sim.workload)
+            after, faulty = self.sim.duration, failed
+        else:
+            rng = np.random.default_rng([config.seed, JOB_STREAM])
+            faulty = rng.random(n) < config.job_failure_prob
+            after = np.minimum(rng.exponential(JOB_FAILURE_MEAN, n), self.sim.duration)
         #: per job, the work after which it fails by itself (NaN: it does not)
         self.fail_point = np.where(faulty, after, np.nan).tolist()
         self._own: list[tuple[float, float, int, int]] = []  # (step, time, job, run)
@@ -223,8 +244,11 @@ class Failures:
         if point == point:  # not NaN: it fails by itself once its work reaches the point
             into = max(0.0, point - (self.duration[j] - work))
             if into <= work + EPS:
-                written = self._checkpoints(into) if into > 0 else 0
-                at = now + (overhead + into + written * cost) / rate
+                if self.recorded:  # at the end of its work: the moment the run ends
+                    at = now + float(sim.remaining[j]) / rate
+                else:
+                    written = self._checkpoints(into) if into > 0 else 0
+                    at = now + (overhead + into + written * cost) / rate
                 heapq.heappush(self._own, (self.clock.due(at), at, j, self._runs[j]))
 
     def stopped(self, j: int, at: float) -> None:
@@ -282,4 +306,4 @@ class Failures:
         )
 
 
-__all__ = ["JOB_FAILURE_MEAN", "FailureRecord", "Failures"]
+__all__ = ["JOB_FAILURE_MEAN", "FailureRecord", "Failures", "recorded_failures"]

@@ -92,6 +92,10 @@ class SimConfig:
     job_failure_prob: the probability that a job fails by itself, once, early in its run
         (after an exponential time of mean 300 s of work, at most its duration).
     retry_failed: whether a job that failed by itself restarts (else it ends ``failed``).
+    fates: how a job ends: ``"model"`` (every job runs its duration and completes unless the
+        failure model fails it) or ``"recorded"`` (each job runs its duration and ends in
+        the workload's recorded ``state``: a FAILED, NODE_FAIL or TIMEOUT job fails for good
+        then; needs a ``state`` column, ``job_failure_prob`` 0 and no ``retry_failed``).
     ``docs/failures.md`` gives the failure rules.
     """
 
@@ -119,6 +123,7 @@ class SimConfig:
     failures: Any = None
     job_failure_prob: float = 0.0
     retry_failed: bool = False
+    fates: str = "model"
 
     def __post_init__(self) -> None:
         self._plain_numbers()

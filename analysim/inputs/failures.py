@@ -22,6 +22,9 @@ Downtime = tuple[str, float, float]
 SCHEDULE_COLUMNS = ("node", "down", "up")
 #: the optional seconds of a config's failure settings (None: off)
 SECONDS_FIELDS = ("node_mtbf", "repair_time", "checkpoint_every", "restart_overhead")
+FATES = ("model", "recorded")
+"""The values of ``SimConfig.fates``: the failure model decides how each job ends, or the
+workload's recorded ``state`` does (``docs/failures.md``, "Recorded fates")."""
 
 
 def failure_schedule(value: Any) -> tuple[Downtime, ...] | None:
@@ -132,6 +135,7 @@ def check_failure_settings(config: Any) -> None:
         raise ValueError(
             f"SimConfig: retry_failed must be True or False, got {config.retry_failed!r}"
         )
+    _check_fates(config)
     if config.node_mtbf is not None and config.repair_time is None:
         raise ValueError(
             "SimConfig: node_mtbf needs repair_time (the seconds a failed node stays down)"
@@ -140,6 +144,25 @@ def check_failure_settings(config: Any) -> None:
         raise ValueError(
             "SimConfig: give node failures either as a schedule (failures) or drawn "
             "(node_mtbf), not both"
+        )
+
+
+def _check_fates(config: Any) -> None:
+    """``fates`` is one of :data:`FATES`; recorded fates leave no job failure to draw."""
+    if not isinstance(config.fates, str) or config.fates not in FATES:
+        raise ValueError(f"SimConfig: fates must be one of {list(FATES)}, got {config.fates!r}")
+    if config.fates != "recorded":
+        return
+    if config.job_failure_prob > 0:
+        raise ValueError(
+            f"SimConfig: job_failure_prob ({config.job_failure_prob:g}) draws jobs' own "
+            "failures, but with fates='recorded' the workload's state says which jobs fail: "
+            "set job_failure_prob=0 or fates='model'"
+        )
+    if config.retry_failed:
+        raise ValueError(
+            "SimConfig: retry_failed restarts jobs whose drawn failure killed them; with "
+            "fates='recorded' a job recorded as failed fails for good: set retry_failed=False"
         )
 
 
@@ -168,10 +191,12 @@ def mtbf_per_node(mtbf: Any, gpu_types: Sequence[str], names: Sequence[str], clu
 
 
 def failures_configured(config: Any) -> bool:
-    """Whether ``config`` asks for any failure, checkpoint or restart rule (then the run
-    keeps the failure records and its results have the failure columns)."""
+    """Whether ``config`` asks for any failure, checkpoint or restart rule, or for recorded
+    fates (then the run keeps the failure records and its results have the failure
+    columns)."""
     return (
-        config.node_mtbf is not None
+        config.fates == "recorded"
+        or config.node_mtbf is not None
         or config.failures is not None
         or config.checkpoint_every is not None
         or config.job_failure_prob > 0
@@ -192,6 +217,7 @@ def check_schedule_nodes(
 
 
 __all__ = [
+    "FATES",
     "SCHEDULE_COLUMNS",
     "check_failure_settings",
     "check_schedule_nodes",

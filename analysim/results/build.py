@@ -110,13 +110,23 @@ def build_result(run: RunRecord) -> Result:
 
 
 def _add_failures(jobs: pd.DataFrame, run: RunRecord) -> None:
-    """With failures configured: each job's final ``state`` (COMPLETED, FAILED; None while
-    it has not ended), its ``restarts`` after failures, the run time it lost to failures
-    (``lost_seconds``) and spent on work it kept (``useful_seconds``), and the time it
-    waited to run again after kills (``recovery_seconds``)."""
-    failed = run.status == FAILED
-    state = np.where(run.status == DONE, "COMPLETED", np.where(failed, "FAILED", None))
-    jobs["state"] = state.astype(object)
+    """With failures configured: each job's final ``state`` (COMPLETED, FAILED; with
+    recorded fates its recorded state; None while it has not ended), the workload's
+    ``recorded_state`` when it has one, its ``restarts`` after failures, the run time it
+    lost to failures (``lost_seconds``) and spent on work it kept (``useful_seconds``), and
+    the time it waited to run again after kills (``recovery_seconds``)."""
+    ended = (run.status == DONE) | (run.status == FAILED)
+    recorded = None
+    if "state" in run.workload.jobs.columns:
+        recorded = run.workload.jobs["state"].to_numpy(dtype=object)
+        recorded = np.where(pd.isna(recorded), None, recorded)
+    if run.config.fates == "recorded":  # each job ends as recorded (COMPLETED if not given)
+        words = np.array([w or "COMPLETED" for w in recorded], dtype=object)
+    else:
+        words = np.where(run.status == DONE, "COMPLETED", "FAILED")
+    jobs["state"] = np.where(ended, words, None).astype(object)
+    if recorded is not None:  # (text; a state not recorded is missing)
+        jobs["recorded_state"] = recorded.astype(object)
     jobs["restarts"] = run.failures.restarts
     jobs["lost_seconds"] = run.failures.lost
     jobs["useful_seconds"] = run.failures.useful
