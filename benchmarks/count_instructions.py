@@ -60,6 +60,7 @@ def instructions(checkout: Path, preset: str, config: str, days: float, runs: in
                 script,
             ],
             env=env,
+            cwd=checkout,  # ``-c`` puts the working directory first on sys.path
             capture_output=True,
             text=True,
             check=False,
