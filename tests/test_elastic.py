@@ -267,3 +267,28 @@ def test_the_command_line_reads_the_limits(tmp_path, capsys):
     assert main([*argv, "--rescale-cost", "30"]) == 0
     out = capsys.readouterr().out
     assert "615 s" in out and "mean_goodput" in out
+
+
+def test_what_is_read_from_the_events_follows_the_resizes(tmp_path):
+    """At 100 s, a (resized at 60 onto n0, n1) holds 8 GPUs: the snapshot, the node usage
+    and a saved and loaded result say so."""
+    result = asim.simulate(Workload.from_frame(two_jobs()), "toy", scheduler="elastic_goodput")
+    snapshot = result.snapshot(100)
+    held = snapshot[snapshot["job_id"] == "a"]
+    assert held["node"].tolist() == ["n0"] * 4 + ["n1"] * 4
+    assert (snapshot["job_id"].notna()).sum() == 16
+    back = asim.Result.load(result.save(tmp_path / "r"))
+    pd.testing.assert_frame_equal(back.events, result.events)
+    assert back.summary()["mean_goodput"] == result.summary()["mean_goodput"]
+
+
+def test_the_replays_refuse_elastic_jobs():
+    venus = asim.inputs.elastic.with_elastic_jobs(asim.presets.workload("venus", days=0.2), 0.5)
+    with pytest.raises(ValueError, match="compat='helios': the Helios simulator has no elastic"):
+        asim.simulate(venus, "venus", compat="helios", scheduler="fifo")
+    from analysim.experiments.elastic_study import _pollux_path
+
+    trace = asim.traces.read_pollux(_pollux_path(1))  # the bundled workload 1
+    mixed = asim.inputs.elastic.with_elastic_jobs(trace.workload, 0.5)
+    with pytest.raises(ValueError, match="compat='pollux': the artifact's policies size every"):
+        asim.simulate(mixed, trace.cluster, compat="pollux", scheduler="tiresias")

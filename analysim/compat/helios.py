@@ -20,6 +20,7 @@ from analysim.compat.helios_engine import NonPreemptiveRun, PreemptiveRun, Recor
 from analysim.compat.helios_placer import NODE_GPUS
 from analysim.engine import REJECT
 from analysim.errors import describe_rows
+from analysim.inputs.elastic import refuse_elastic
 from analysim.results.result import Result
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def check_cluster(cluster: Cluster) -> None:
 def check_workload(workload: Workload, cluster: Cluster) -> None:
     """Raise ``ValueError`` for jobs the Helios simulator could not replay as they are."""
     jobs = workload.jobs
+    refuse_elastic(jobs, "compat='helios': the Helios simulator has no elastic jobs")
     unknown = ~jobs["vc"].isin(cluster.vcs)
     if unknown.any():
         raise ValueError(

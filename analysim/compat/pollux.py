@@ -21,6 +21,7 @@ from analysim.compat.pollux_policies import POLICIES
 from analysim.compat.pollux_scheduler import Pollux
 from analysim.engine import FINISH, PREEMPT, RESUME, START, SUBMIT
 from analysim.errors import describe_rows
+from analysim.inputs.elastic import refuse_elastic
 from analysim.results.result import Result
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def check_inputs(workload: Workload, cluster: Cluster) -> None:
             f"{sorted(set(nodes['gpus'].tolist()))}"
         )
     jobs = workload.jobs
+    refuse_elastic(jobs, "compat='pollux': the artifact's policies size every job themselves")
     for column in ("application", "batch_size"):
         if column not in jobs.columns:
             raise ValueError(

@@ -199,6 +199,7 @@ def _what_happened(events: pd.DataFrame, now: float) -> str:
         "preempt": "preempted from",
         "finish": "finished on",
         "migrate": "migrated to",
+        "resize": "resized onto",
         "reclaim": "reclaimed from",
         "unschedulable": "is unschedulable",
         "fail": "killed by a failure on",

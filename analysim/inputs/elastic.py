@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysim.errors import describe_rows
 from analysim.inputs.workload import Workload
 
 #: the workload columns of elastic jobs
@@ -30,6 +31,18 @@ def elastic_limits(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     if not (low < high).any():
         return None
     return low.copy(), high.copy()
+
+
+def refuse_elastic(jobs: pd.DataFrame, why: str) -> None:
+    """Raise ``ValueError`` (``why``, and the rows) if any job of ``jobs`` is elastic: for
+    the replays, whose rules have no elastic jobs."""
+    limits = elastic_limits(jobs)
+    if limits is not None:
+        elastic = limits[0] < limits[1]
+        raise ValueError(
+            f"{why}; elastic jobs (min_gpus < max_gpus) are run by the engine "
+            "(docs/elastic.md): " + describe_rows(jobs, elastic, "max_gpus", "job_id")
+        )
 
 
 def with_elastic_jobs(
@@ -58,4 +71,4 @@ def with_elastic_jobs(
     return Workload.from_frame(frame, name=f"{workload.name}, {share:.0%} elastic")
 
 
-__all__ = ["COLUMNS", "elastic_limits", "with_elastic_jobs"]
+__all__ = ["COLUMNS", "elastic_limits", "refuse_elastic", "with_elastic_jobs"]

@@ -16,7 +16,11 @@ no random draw.
   with a second objective and a restart penalty); this greedy is not that search: it gives
   the allocation a marginal-gain walk reaches, whole jobs packed by the engine's placer.
 * ``elastic_gain`` (Optimus-style, with an oracle): the score of a step is the seconds it
-  saves the job, its remaining work times (1 / speed now - 1 / speed after).
+  saves the job, its remaining work times (1 / speed now - 1 / speed after), the remaining
+  work at the round.
+
+Both are asked at the first round after a job of the group arrived, started or stopped
+(``time_dependent`` False): between such changes the sizes stay.
 
 The names are not ``pollux`` and ``optimus``: those are the artifact's own policies, which
 only the replay (``compat="pollux"``) runs (``docs/pollux.md``).
@@ -49,8 +53,11 @@ class ElasticScheduler(Scheduler):
     """Base of the elastic schedulers: first in, first out; subclasses score a step."""
 
     static = True
-    #: whether the sizes it gives may change with time alone (then asked every round)
+    #: whether the sizes it gives may change with time alone (then asked at every round
+    #: while elastic jobs run; else at the round after a change in their group)
     time_dependent: ClassVar[bool] = False
+    #: whether a step's score reads the job's remaining work (else remembered per job shape)
+    scores_read_work: ClassVar[bool] = False
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.submit_time,)
@@ -86,11 +93,12 @@ class ElasticScheduler(Scheduler):
         """The score per GPU of each step of ``job`` (remembered per sizes and speeds when
         the score does not depend on time)."""
         key = (job.sizes, job.speed)
-        known = None if self.time_dependent else self._known.get(key)
+        remembered = not (self.time_dependent or self.scores_read_work)
+        known = self._known.get(key) if remembered else None
         if known is None:
             sizes = job.sizes
             known = [self.score(job, k) / (sizes[k + 1] - sizes[k]) for k in range(len(sizes) - 1)]
-            if not self.time_dependent:
+            if remembered:
                 self._known[key] = known
         return known
 
@@ -113,9 +121,12 @@ class ElasticGoodput(ElasticScheduler):
 
 @SCHEDULERS.register("elastic_gain")
 class ElasticGain(ElasticScheduler):
-    """Optimus-style (oracle): each step saves its job the most seconds of remaining run."""
+    """Optimus-style (oracle): each step saves its job the most seconds of remaining run,
+    with the remaining work at the round (asked, like ``elastic_goodput``, at the round after
+    a change in the group: between changes, as between the artifact's epoch ends, the gains
+    it acts on are those of its last round)."""
 
-    time_dependent = True
+    scores_read_work = True
 
     def score(self, job: ElasticJob, k: int) -> float:
         return job.remaining * (1.0 / job.speed[k] - 1.0 / job.speed[k + 1])

@@ -280,7 +280,7 @@ class _Layout:
         )
 
 
-_TAKES = ("start", "resume", "migrate")
+_TAKES = ("start", "resume", "migrate", "resize")  # (resize: elastic jobs)
 _RELEASES = ("preempt", "reclaim", "finish", "fail", "failed")
 
 

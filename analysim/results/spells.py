@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
     from analysim.results.result import Result
 
-RUN_EVENTS = ("start", "resume", "migrate")
+RUN_EVENTS = ("start", "resume", "migrate", "resize")  # (resize: elastic jobs)
 STOP_EVENTS = ("preempt", "reclaim", "finish", "fail", "failed")
 SNAPSHOT_COLUMNS = ["node", "rack", "gpu", "node_vc", "job_id", "job_vc", "borrowed"]
 
