@@ -18,6 +18,7 @@ from analysim.engine import Simulation
 from analysim.inputs.applications import Application
 from analysim.policies import SCHEDULERS
 from analysim.policies.allocation import (
+    AllocationScheduler,
     fifo_allocation,
     finish_time_allocation,
     isolated_rates,
@@ -168,6 +169,17 @@ def test_vc_owned_nodes_are_refused_with_a_reason():
     )
     with pytest.raises(ValueError, match="max_min_fairness.*VC-owned nodes"):
         asim.simulate(asim.Workload.from_frame(frame), owned, scheduler="max_min_fairness")
+
+
+def test_an_allocation_of_the_wrong_shape_is_refused_naming_the_policy():
+    class Broken(AllocationScheduler):
+        name = "broken"
+
+        def allocation(self, inputs):
+            return np.ones((len(inputs.rates), 1))  # one column for two GPU types
+
+    with pytest.raises(ValueError, match=r"'broken' returned an allocation of shape \(2, 1\)"):
+        run([("a", 0, 100, "m", None), ("b", 0, 100, "m", None)], Broken())
 
 
 @pytest.mark.parametrize("bad", [-1, float("nan"), "soon"])
