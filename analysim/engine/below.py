@@ -26,7 +26,7 @@ class EvictableBelow:
     anything starts or stops), with each one's GPUs if its protection has ended by
     ``now`` (``evictable_from <= now``)."""
 
-    __slots__ = ("_keys", "_held_from", "_lowest_protected")
+    __slots__ = ("keys", "held_from", "lowest_protected")
 
     def __init__(
         self, order: KeyedOrder, gpus: list[int], evictable_from: np.ndarray, now: float
@@ -42,13 +42,16 @@ class EvictableBelow:
             elif lowest_protected < 0:
                 lowest_protected = keys[i]
             held_from[i] = total
-        self._keys, self._held_from = keys, held_from
-        self._lowest_protected = lowest_protected
+        #: the running jobs' keys, in order, and the GPUs of the evictable ones from each
+        #: index on (the rounds' hot loop reads them as :meth:`gpus_below` does)
+        self.keys, self.held_from = keys, held_from
+        #: the key of the lowest-ranked protected running job (-1: none)
+        self.lowest_protected = lowest_protected
 
     def gpus_below(self, key: int) -> int:
         """The GPUs held by the evictable running jobs ranked below ``key``."""
-        return self._held_from[bisect_right(self._keys, key)]
+        return self.held_from[bisect_right(self.keys, key)]
 
     def protected_below(self, key: int) -> bool:
         """Whether a running job ranked below ``key`` is still protected."""
-        return self._lowest_protected > key
+        return self.lowest_protected > key

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from bisect import bisect_right
 from collections import deque
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
@@ -620,10 +621,13 @@ class Rounds(EasyBackfill, Evictions):
                         below = EvictableBelow(
                             ranked, self._gpus, self.evictable_from, self.clock.now + EPS
                         )
-                    if glance_need[j] > group_free[group] + below.gpus_below(pos):
+                        below_keys, held_from = below.keys, below.held_from
+                    # (``below.gpus_below(pos)``, inline: asked for most jobs tried)
+                    room = group_free[group]
+                    if glance_need[j] > room + held_from[bisect_right(below_keys, pos)]:
                         # full, and evicting every job it may evict frees too few GPUs
-                        glanced, room = True, group_free[group]
-                        protected = below.protected_below(pos)
+                        glanced = True
+                        protected = below.lowest_protected > pos
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
                 if glanced:
                     pass
