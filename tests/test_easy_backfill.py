@@ -169,3 +169,57 @@ def test_notebook_parameters_accept_easy_backfill():
     rule = RULES["backfill"]
     assert [rule(v) for v in (False, True, "easy")] == [None, None, None]
     assert rule("EASY") == rule(1) == 'must be False, True or "easy"'
+
+
+# One node of 8 GPUs. j1 holds 4 until 100; j2 (6 GPUs) is promised t=100 (8 free then: 6
+# reserved, 2 spare). j5 ends at 50, by 100: it starts on free GPUs and is counted among the
+# reservation's ends, so its release at 50, foreseen, keeps the reservation
+# (``Shortcuts.kept_reservations``, widened to starts that end by its time). j3 ends at 105,
+# past 100: it takes the 2 spare GPUs (claimed: none left spare); j4 (until 160) waits
+# (`reserved`). At 100 j1 ends and j2 starts as promised; j4 starts when j3 ends.
+KEPT_PAST_A_START = [
+    ("j1", "a", 0, 100, 4),
+    ("j2", "a", 10, 50, 6),
+    ("j5", "a", 20, 30, 2),
+    ("j3", "a", 60, 45, 2),
+    ("j4", "a", 70, 90, 2),
+]
+
+
+def _times_on_one_node(rows: list[tuple], reference: bool) -> dict[str, tuple]:
+    cluster = asim.Cluster.uniform(1, 1, 8)
+    config = asim.SimConfig(scheduler="fifo", backfill="easy", quantum=60)
+    sim = Simulation(make_jobs(rows), cluster, config, reference=reference)
+    return {j: t[:2] for j, t in times(sim.run().result()).items()}
+
+
+def test_a_reservation_kept_past_a_start_that_ends_by_its_time(monkeypatch):
+    from analysim.engine.easy import EasyBackfill
+    from analysim.engine.reservations import Reservation
+
+    expected = {
+        "j1": (0, 100),
+        "j2": (100, 150),
+        "j5": (20, 50),
+        "j3": (60, 105),
+        "j4": (105, 195),
+    }
+    kept: list[tuple[int, float]] = []
+    foresaw = EasyBackfill._foresaw_releases
+
+    def noted(self, reservation, group):
+        answer = foresaw(self, reservation, group)
+        if answer and reservation.takes:  # kept past the release of a start it counted
+            kept.append((reservation.head, self.clock.now))
+        return answer
+
+    monkeypatch.setattr(EasyBackfill, "_foresaw_releases", noted)
+    assert _times_on_one_node(KEPT_PAST_A_START, reference=False) == expected
+    assert kept == [(1, 50.0)]  # j2's reservation, past j5's end
+    assert _times_on_one_node(KEPT_PAST_A_START, reference=True) == expected
+    # a wrong rule: counting a start among the ends when it ends up to a quantum past the
+    # reservation's time (j3), instead of claiming the spare GPUs it takes, lets j4 take
+    # them too, and j2 misses its promise
+    monkeypatch.setattr(Reservation, "runs_past", lambda self, due: due > self.at + 60)
+    wrong = _times_on_one_node(KEPT_PAST_A_START, reference=False)
+    assert wrong["j2"] == (105, 155) and wrong["j4"] == (70, 160)

@@ -642,3 +642,67 @@ def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monke
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
+
+
+@dataclass(frozen=True)
+class _WithoutEvictionsAtAGlance(Shortcuts):
+    """Every shortcut but the one that sees a job's trial evictions fail at a glance."""
+
+    evictions_at_a_glance: bool = False
+
+
+def _glanced_and_decisions(workload, cluster, config, monkeypatch) -> tuple[int, object]:
+    """How many rounds counted the GPUs below at a glance, and the run's result."""
+    counted: list[int] = []
+    plain_init = rounds.EvictableBelow.__init__
+
+    def counting(self, *args):
+        counted.append(1)
+        plain_init(self, *args)
+
+    monkeypatch.setattr(rounds.EvictableBelow, "__init__", counting)
+    _, result = _run(workload, cluster, config, reference=False)
+    monkeypatch.setattr(rounds.EvictableBelow, "__init__", plain_init)
+    return len(counted), result
+
+
+@pytest.mark.parametrize("backfill", ["easy", True])
+def test_jobs_that_could_not_evict_enough_fail_at_a_glance(backfill, monkeypatch):
+    """LAS with preemption on a full cluster: jobs asking for more GPUs than are free plus
+    those of the evictable running jobs below them are recorded full, their evictions failed,
+    without a try; the run and every decision record are those of the same run without the
+    shortcut, and the run that of the reference mode."""
+    workload = _busy_jobs(160, seed=5)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(scheduler="las", preemption=True, backfill=backfill, quantum=60)
+    glanced, fast_result = _glanced_and_decisions(workload, cluster, config, monkeypatch)
+    assert glanced > 100  # the shortcut was taken
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutEvictionsAtAGlance)
+    not_glanced, slow_result = _glanced_and_decisions(workload, cluster, config, monkeypatch)
+    assert not_glanced == 0
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    monkeypatch.undo()
+    _, plain_result = _run(workload, cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+
+
+@RUNS
+@given(
+    cases(max_jobs=14, max_duration=400),
+    st.sampled_from(["easy", True]),
+    st.sampled_from([(60.0, 300.0), (30.0, 90.0, 300.0)]),
+)
+def test_las_preemption_with_evictions_at_a_glance_runs_as_the_reference_mode(
+    drawn, backfill, limits
+):
+    """LAS (kept job by job) with preemption and backfill on any drawn cluster, placer and
+    option: the run with every shortcut is the reference mode's, frame for frame."""
+    case, workload, config = drawn
+    config = config.replace(scheduler=LAS(limits), preemption=True, backfill=backfill)
+    _, fast_result = _run(workload, case.cluster, config, reference=False)
+    _, plain_result = _run(workload, case.cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)

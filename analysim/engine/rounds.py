@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from bisect import bisect_right
 from collections import deque
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
@@ -38,15 +39,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysim.engine.allocation_rounds import allocation_rounds
+from analysim.engine.below import EvictableBelow
 from analysim.engine.book_fit import BookFit
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
 from analysim.engine.evictions import Evictions
+from analysim.engine.las_ranking import KeyedOrder
 from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
 from analysim.engine.records import (
     BORROW_FAILED,
     FRAGMENTED,
     FULL,
+    PREEMPT_NO_ROOM,
+    PREEMPT_PROTECTED,
     QUOTA,
     RESERVED,
     ROUND_FULL,
@@ -177,6 +182,10 @@ class Rounds(EasyBackfill, Evictions):
             and not self._quotas
         )
         self._blocking: tuple[int, float] = (-1, math.nan)
+        # preemptive rounds, whole GPUs, no quota: full and too few GPUs to evict at a glance
+        self._evictions_at_a_glance = (
+            self.shortcuts.evictions_at_a_glance and self._needs_are_gpus and not self._quotas
+        )
         # per group: how many times its jobs took GPUs (a reservation kept past releases it
         # foresaw: ``_foresaw_releases``)
         self._takes = [0] * groups
@@ -582,6 +591,16 @@ class Rounds(EasyBackfill, Evictions):
         glance = self._full_at_a_glance and not preemptive and not own_room
         glance_need, group_free = self._glance_need, self.group_free
         alike = self._alike_tries is not None
+        # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has
+        # free plus those the evictable running jobs below it hold fails to start and to
+        # evict (``Shortcuts.evictions_at_a_glance``); counted again after any change
+        below_glance = (
+            self._evictions_at_a_glance
+            and preemptive
+            and not own_room
+            and isinstance(ranked, KeyedOrder)
+        )
+        below: EvictableBelow | None = None
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -604,32 +623,49 @@ class Rounds(EasyBackfill, Evictions):
                     try_code.append(FULL)
                     try_free.append(group_free[group])
                     continue
-                if self._try_start_alike(j, active) if alike else self.try_start(j, active):
-                    changed = True
+                glanced = False
+                if below_glance and glance_need[j] > group_free[group]:
+                    if below is None:
+                        below = EvictableBelow(
+                            ranked, self._gpus, self.evictable_from, self.clock.now + EPS
+                        )
+                        below_keys, held_from = below.keys, below.held_from
+                    # (``below.gpus_below(pos)``, inline: asked for most jobs tried)
+                    room = group_free[group]
+                    if glance_need[j] > room + held_from[bisect_right(below_keys, pos)]:
+                        # full, and evicting every job it may evict frees too few GPUs
+                        glanced = True
+                        protected = below.lowest_protected > pos
+                        why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
+                if glanced:
+                    pass
+                elif self._try_start_alike(j, active) if alike else self.try_start(j, active):
+                    changed, below = True, None
                     if replaying:
                         mark_pos, mark_try = pos + 1, len(try_job)
                         marks_before = (list(active), set(reserved_queues))
                     continue
-                why, room = self._why, self._room_seen  # why it did not fit (the records)
-                if why == RESERVED:  # it fits, but would delay a reservation: it waits
-                    if replaying:
-                        marks.append((len(try_job), True, (j, len(active))))
-                    records.try_reserved[len(try_job)] = self._blocking
-                    try_job.append(j)
-                    try_code.append(why)
-                    try_free.append(room)
-                    continue
-                if own_room:
-                    if tenancy.try_own_room(j):
-                        changed = True
+                else:
+                    why, room = self._why, self._room_seen  # why it did not fit (the records)
+                    if why == RESERVED:  # it fits, but would delay a reservation: it waits
+                        if replaying:
+                            marks.append((len(try_job), True, (j, len(active))))
+                        records.try_reserved[len(try_job)] = self._blocking
+                        try_job.append(j)
+                        try_code.append(why)
+                        try_free.append(room)
                         continue
-                    why |= tenancy.own_room_why
-                if preemptive:
-                    if self._try_preempt_for(j, ranked, pos):
-                        # its victims wait now, further down the order: read the rest anew
-                        changed, start = True, pos + 1
-                        break
-                    why |= self._preempt_why
+                    if own_room:
+                        if tenancy.try_own_room(j):
+                            changed = True
+                            continue
+                        why |= tenancy.own_room_why
+                    if preemptive:
+                        if self._try_preempt_for(j, ranked, pos):
+                            # its victims wait now, further down the order: read the rest anew
+                            changed, start, below = True, pos + 1, None
+                            break
+                        why |= self._preempt_why
                 if self._easy and vc not in reserved_queues:
                     reserved_queues.add(vc)
                     reservation = self._reservation_for(j, vc)

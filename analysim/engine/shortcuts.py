@@ -66,6 +66,10 @@ class Shortcuts:
     #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
     #: start and stop, not computed and sorted again for every reservation
     kept_ends: bool = True
+    #: preemption on LAS's kept ranking, whole GPUs, no quota: a job asking for more GPUs
+    #: than its group has free plus all those held by the evictable running jobs ranked
+    #: below it is recorded full, its evictions failed, without a try (``below``)
+    evictions_at_a_glance: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -84,6 +88,7 @@ class Shortcuts:
             full_at_a_glance=False,
             alike_tries=False,
             kept_ends=False,
+            evictions_at_a_glance=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
