@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -184,9 +185,11 @@ class _Profile:
         except (ValueError, OverflowError, ZeroDivisionError):
             return math.inf, [0.0] * 7
 
-    def _objective(self, ac, bc, an, bn, ar, br, gamma) -> tuple[float, list[float]]:
+    @cached_property
+    def _rows(self) -> list[tuple[bool, bool, float, float, float, float]]:
+        """Per configuration: across nodes, within one node, replicas beyond 2, atomic
+        batch, log of the accumulation time, log of the step time."""
         rows = []
-        sum1 = sum2 = 0.0
         for nodes, replicas, atomic, accum, step in zip(
             self.nodes.tolist(),
             self.replicas.tolist(),
@@ -195,8 +198,16 @@ class _Profile:
             self.step.tolist(),
             strict=True,
         ):
-            inter, intra = nodes > 1, nodes <= 1 and replicas > 1
+            inter = nodes > 1
+            intra = not inter and replicas > 1
             more = max(replicas - 2, EPS)
+            rows.append((inter, intra, more, atomic, math.log(accum), math.log(step)))
+        return rows
+
+    def _objective(self, ac, bc, an, bn, ar, br, gamma) -> tuple[float, list[float]]:
+        terms = []
+        sum1 = sum2 = 0.0
+        for inter, intra, more, atomic, log_accum, log_step in self._rows:
             compute = ac + bc * atomic
             if inter:
                 network = an + bn * more
@@ -206,55 +217,28 @@ class _Profile:
                 network = EPS + EPS * more
             power_c, power_n = compute**gamma, network**gamma
             total = power_c + power_n
-            log_total, log_c, log_n = math.log(total), math.log(compute), math.log(network)
-            d1 = log_c - math.log(accum)
-            d2 = log_total / gamma - math.log(step)
+            log_total, log_c = math.log(total), math.log(compute)
+            d1 = log_c - log_accum
+            d2 = log_total / gamma - log_step
             sum1 += d1 * d1
             sum2 += d2 * d2
-            rows.append(
-                (
-                    inter,
-                    intra,
-                    more,
-                    atomic,
-                    compute,
-                    network,
-                    power_c,
-                    power_n,
-                    total,
-                    log_total,
-                    log_c,
-                    log_n,
-                    d1,
-                    d2,
-                )
-            )
-        n = len(rows)
+            terms.append((inter, intra, more, atomic, compute, network, power_c, power_n, total,
+                          log_total, log_c, d1, d2))  # fmt: skip
+        n = len(terms)
         err1, err2 = math.sqrt(sum1 / n), math.sqrt(sum2 / n)
         value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
         grad = [0.0] * 7
-        for (
-            inter,
-            intra,
-            more,
-            atomic,
-            compute,
-            network,
-            power_c,
-            power_n,
-            total,
-            log_total,
-            log_c,
-            log_n,
-            d1,
-            d2,
-        ) in rows:
-            w1 = d1 / (n * err1) if err1 > 0 else 0.0
-            w2 = d2 / (n * err2) if err2 > 0 else 0.0
+        w1_scale = 1 / (n * err1) if err1 > 0 else 0.0
+        w2_scale = 1 / (n * err2) if err2 > 0 else 0.0
+        for (inter, intra, more, atomic, compute, network, power_c, power_n, total, log_total,
+             log_c, d1, d2) in terms:  # fmt: skip
+            w1, w2 = d1 * w1_scale, d2 * w2_scale
             # d log_sync / d compute, / d network, / d gamma
-            dc = compute ** (gamma - 1) / total
-            dn = network ** (gamma - 1) / total
-            dg = -log_total / gamma**2 + (power_c * log_c + power_n * log_n) / (gamma * total)
+            dc = power_c / compute / total
+            dn = power_n / network / total
+            dg = -log_total / gamma**2 + (power_c * log_c + power_n * math.log(network)) / (
+                gamma * total
+            )
             via_compute = w1 / compute + w2 * dc
             grad[0] += via_compute
             grad[1] += via_compute * atomic
