@@ -206,19 +206,31 @@ def test_optimus_invariants(tmp_path_factory, body):
 
 def test_pollux_policy_rules_and_seed(tmp_path):
     """Under ``pollux`` a job's first allocation is 1 GPU and each later one at most twice
-    the most it has run on (the artifact's cap doubles as it profiles); ncf stays at 1; the
-    same seed gives the same run."""
+    the most it has run on (the artifact's cap doubles as it profiles); ncf stays at 1. (That
+    a seed gives the same run: ``test_pollux_golden_seed_0``.)"""
     path = write(tmp_path, "a,0,bert,1,384\nb,0,ncf,1,32768\nc,60,bert,1,12\n")
     trace = asim.traces.read_pollux(path)
-    runs = [
-        asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=5)
-        for _ in range(2)
-    ]
-    assert runs[0].jobs.equals(runs[1].jobs) and runs[0].config["seed"] == 5
-    assert (runs[0].jobs["status"] == "done").all()
+    run = asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=5)
+    assert run.config["seed"] == 5 and (run.jobs["status"] == "done").all()
     most: dict[str, int] = {}
-    for row in runs[0].events.itertuples(index=False):
+    for row in run.events.itertuples(index=False):
         if row.event in ("start", "resume"):
             assert row.num_gpus <= max(2 * most.get(row.job_id, 0), 1)
             most[row.job_id] = max(most.get(row.job_id, 0), row.num_gpus)
     assert most["b"] == 1 and most["a"] > 1
+
+
+def test_pollux_golden_seed_0(tmp_path):
+    """Four short jobs under ``pollux``, seed 0: the completion times, to the second, of the
+    replay as of this commit (golden values: any change to the policy's random draws or its
+    fits shows here; then re-check the artifact's averages, ``docs/pollux.md``). ncf (held at
+    one GPU) is never moved: given its GPU at 60 s, it loses 30 s and trains 47 s."""
+    path = write(
+        tmp_path, "a,0,cifar10,1,128\nb,0,ncf,1,32768\nc,120,bert,2,384\nd,180,bert,1,12\n"
+    )
+    trace = asim.traces.read_pollux(path)
+    jobs = asim.simulate(
+        trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=0
+    ).jobs.set_index("job_id")
+    assert jobs["end_time"].to_dict() == {"a": 766.0, "b": 137.0, "c": 1514.0, "d": 1558.0}
+    assert jobs["preemptions"].to_dict() == {"a": 5, "b": 0, "c": 5, "d": 5}

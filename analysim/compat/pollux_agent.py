@@ -12,6 +12,7 @@ to predict the job's speed-up on any allocation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -48,9 +49,7 @@ class Agent:
         if key in self.profile:
             return
         self.profile[key] = (step, sync)
-        columns = np.array(list(self.profile), dtype=float).T
-        times = np.array(list(self.profile.values()), dtype=float).T
-        self.perf = fit_perf_params(*columns, times[0] - times[1], times[0])
+        self.perf = _fit(tuple((*k, *v) for k, v in self.profile.items()))
 
     def model(self) -> GoodputModel | None:
         """The job's goodput model (``None`` before its first profile)."""
@@ -78,3 +77,12 @@ class Agent:
             return 1
         most = max((key[1] for key in self.profile), default=0)
         return min(max(2 * most, 1), 64, self.app.max_batch_size // self.app.min_local_bsz)
+
+
+@lru_cache(maxsize=8192)
+def _fit(rows: tuple[tuple[float, ...], ...]) -> PerfParams:
+    """The step-time model of a profile (rows: nodes, GPUs, atomic batch, step, sync time in
+    the order they were seen). A pure function of its rows, so computed once: jobs of one
+    application often see the same configurations in the same order."""
+    nodes, gpus, atomic, step, sync = np.array(rows, dtype=float).T
+    return fit_perf_params(nodes, gpus, atomic, step - sync, step)

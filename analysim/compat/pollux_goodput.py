@@ -28,7 +28,10 @@ the bit). The NSGA-II search over allocations is not here yet (issue 26).
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -159,7 +162,9 @@ def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfP
     if not np.any(profile.replicas > 2):
         hold(3, lower[3])
         hold(5, lower[5])
-    params = _minimize(profile.objective, start, lower, upper, fixed)
+    params = np.array(
+        _minimize(profile.objective, start.tolist(), lower.tolist(), upper.tolist(), fixed.tolist())
+    )
     if not np.any(profile.nodes > 1):
         params[2] = max(params[2], params[4] * 1.1)
         params[3] = max(params[3], params[5] * 1.1)
@@ -174,74 +179,127 @@ class _Profile:
     accum: np.ndarray
     step: np.ndarray
 
-    def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """The artifact's fitting objective at ``x`` and its gradient."""
-        ac, bc, an, bn, ar, br, gamma = x
-        inter = self.nodes > 1
-        intra = ~inter & (self.replicas > 1)
-        more = np.maximum(self.replicas - 2, EPS)
-        compute = ac + bc * self.atomic
-        network = np.where(inter, an + bn * more, np.where(intra, ar + br * more, EPS + EPS * more))
-        power_c, power_n = compute**gamma, network**gamma
-        total = power_c + power_n
-        log_sync = np.log(total) / gamma
-        d1 = np.log(compute) - np.log(self.accum)
-        d2 = log_sync - np.log(self.step)
-        n = len(d1)
-        err1, err2 = np.sqrt(np.mean(d1**2)), np.sqrt(np.mean(d2**2))
+    def objective(self, x) -> tuple[float, list[float]]:
+        """The artifact's fitting objective at ``x`` and its gradient (``inf`` where the
+        model cannot be evaluated). Plain floats: a profile has a few rows, and numpy's
+        overhead on arrays that small would be most of the fit's time."""
+        ac, bc, an, bn, ar, br, gamma = (float(v) for v in x)
+        try:
+            return self._objective(ac, bc, an, bn, ar, br, gamma)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return math.inf, [0.0] * 7
+
+    @cached_property
+    def _rows(self) -> list[tuple[bool, bool, float, float, float, float]]:
+        """Per configuration: across nodes, within one node, replicas beyond 2, atomic
+        batch, log of the accumulation time, log of the step time."""
+        rows = []
+        for nodes, replicas, atomic, accum, step in zip(
+            self.nodes.tolist(),
+            self.replicas.tolist(),
+            self.atomic.tolist(),
+            self.accum.tolist(),
+            self.step.tolist(),
+            strict=True,
+        ):
+            inter = nodes > 1
+            intra = not inter and replicas > 1
+            more = max(replicas - 2, EPS)
+            rows.append((inter, intra, more, atomic, math.log(accum), math.log(step)))
+        return rows
+
+    def _objective(self, ac, bc, an, bn, ar, br, gamma) -> tuple[float, list[float]]:
+        terms = []
+        sum1 = sum2 = 0.0
+        for inter, intra, more, atomic, log_accum, log_step in self._rows:
+            compute = ac + bc * atomic
+            if inter:
+                network = an + bn * more
+            elif intra:
+                network = ar + br * more
+            else:
+                network = EPS + EPS * more
+            power_c, power_n = compute**gamma, network**gamma
+            total = power_c + power_n
+            log_total, log_c = math.log(total), math.log(compute)
+            d1 = log_c - log_accum
+            d2 = log_total / gamma - log_step
+            sum1 += d1 * d1
+            sum2 += d2 * d2
+            terms.append((inter, intra, more, atomic, compute, network, power_c, power_n, total,
+                          log_total, log_c, d1, d2))  # fmt: skip
+        n = len(terms)
+        err1, err2 = math.sqrt(sum1 / n), math.sqrt(sum2 / n)
         value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
-        w1 = d1 / (n * err1) if err1 > 0 else np.zeros(n)
-        w2 = d2 / (n * err2) if err2 > 0 else np.zeros(n)
-        # d log_sync / d compute, / d network, / d gamma
-        dc = compute ** (gamma - 1) / total
-        dn = network ** (gamma - 1) / total
-        dg = -np.log(total) / gamma**2 + (power_c * np.log(compute) + power_n * np.log(network)) / (
-            gamma * total
-        )
-        via_compute = w1 / compute + w2 * dc
-        grad = np.array(
-            [
-                np.sum(via_compute),
-                np.sum(via_compute * self.atomic),
-                np.sum(w2 * dn * inter) - 2e-2 * bn**2 / an**3,
-                np.sum(w2 * dn * inter * more) + 2e-2 * bn / an**2,
-                np.sum(w2 * dn * intra) - 2e-2 * br**2 / ar**3,
-                np.sum(w2 * dn * intra * more) + 2e-2 * br / ar**2,
-                np.sum(w2 * dg) + 2e-3 * (gamma - 1),
-            ]
-        )
-        return float(value), grad
+        grad = [0.0] * 7
+        w1_scale = 1 / (n * err1) if err1 > 0 else 0.0
+        w2_scale = 1 / (n * err2) if err2 > 0 else 0.0
+        for (inter, intra, more, atomic, compute, network, power_c, power_n, total, log_total,
+             log_c, d1, d2) in terms:  # fmt: skip
+            w1, w2 = d1 * w1_scale, d2 * w2_scale
+            # d log_sync / d compute, / d network, / d gamma
+            dc = power_c / compute / total
+            dn = power_n / network / total
+            dg = -log_total / gamma**2 + (power_c * log_c + power_n * math.log(network)) / (
+                gamma * total
+            )
+            via_compute = w1 / compute + w2 * dc
+            grad[0] += via_compute
+            grad[1] += via_compute * atomic
+            if inter:
+                grad[2] += w2 * dn
+                grad[3] += w2 * dn * more
+            elif intra:
+                grad[4] += w2 * dn
+                grad[5] += w2 * dn * more
+            grad[6] += w2 * dg
+        grad[2] += -2e-2 * bn**2 / an**3
+        grad[3] += 2e-2 * bn / an**2
+        grad[4] += -2e-2 * br**2 / ar**3
+        grad[5] += 2e-2 * br / ar**2
+        grad[6] += 2e-3 * (gamma - 1)
+        return value, grad
 
 
-def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> np.ndarray:
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(map(operator.mul, a, b))
+
+
+def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> list[float]:
     """Minimise within bounds: limited-memory BFGS directions on the variables not held at a
     bound, projected backtracking steps; stops as L-BFGS-B's defaults do (relative decrease
-    below 2.2e-9, or projected gradient below 1e-5)."""
-    x = np.clip(x0, lower, upper)
+    below 2.2e-9, or projected gradient below 1e-5). Vectors are lists of 7 floats."""
+    x = [min(max(v, lo), hi) for v, lo, hi in zip(x0, lower, upper, strict=True)]
     value, grad = objective(x)
-    memory: list[tuple[np.ndarray, np.ndarray]] = []
+    memory: list[tuple[list[float], list[float]]] = []
     for _ in range(iterations):
-        free = ~fixed & ~((x <= lower) & (grad > 0)) & ~((x >= upper) & (grad < 0))
-        projected = np.where(free, grad, 0.0)
-        if np.max(np.abs(projected)) < 1e-5:
+        free = [
+            not f and not (v <= lo and g > 0) and not (v >= hi and g < 0)
+            for f, v, lo, hi, g in zip(fixed, x, lower, upper, grad, strict=True)
+        ]
+        projected = [g if f else 0.0 for g, f in zip(grad, free, strict=True)]
+        if max(abs(g) for g in projected) < 1e-5:
             break
-        direction = -_two_loop(projected, memory, free)
-        if np.dot(direction, projected) >= 0:
-            direction, memory = -projected, []
+        direction = [-v for v in _two_loop(projected, memory, free)]
+        if _dot(direction, projected) >= 0:
+            direction, memory = [-g for g in projected], []
         step, improved = 1.0, False
         while step > 1e-20:
-            trial = np.clip(x + step * direction, lower, upper)
+            trial = [
+                min(max(v + step * d, lo), hi)
+                for v, d, lo, hi in zip(x, direction, lower, upper, strict=True)
+            ]
             trial_value, trial_grad = objective(trial)
-            if np.isfinite(trial_value) and trial_value <= value + 1e-4 * np.dot(
-                projected, trial - x
-            ):
+            moved = [t - v for t, v in zip(trial, x, strict=True)]
+            if math.isfinite(trial_value) and trial_value <= value + 1e-4 * _dot(projected, moved):
                 improved = True
                 break
             step /= 2
         if not improved:
             break
-        s, y = trial - x, trial_grad - grad
-        if np.dot(s, y) > 1e-12:
+        s = moved
+        y = [a - b for a, b in zip(trial_grad, grad, strict=True)]
+        if _dot(s, y) > 1e-12:
             memory = [*memory[-9:], (s, y)]
         done = (value - trial_value) <= 2.2e-9 * max(abs(value), abs(trial_value), 1.0)
         x, value, grad = trial, trial_value, trial_grad
@@ -250,31 +308,40 @@ def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> np
     return x
 
 
-def _two_loop(grad: np.ndarray, memory: list, free: np.ndarray) -> np.ndarray:
+def _two_loop(grad: list[float], memory: list, free: list[bool]) -> list[float]:
     """The L-BFGS product of the inverse Hessian estimate and ``grad``, on the free variables."""
-    q = grad * free
+    q = [g if f else 0.0 for g, f in zip(grad, free, strict=True)]
+    if not memory:
+        return q
+    if all(free):
+        masked = memory
+    else:
+        masked = [
+            (
+                [a if f else 0.0 for a, f in zip(s, free, strict=True)],
+                [b if f else 0.0 for b, f in zip(y, free, strict=True)],
+            )
+            for s, y in memory
+        ]
+    products = [_dot(s, y) for s, y in masked]
     alphas = []
-    for s, y in reversed(memory):
-        s, y = s * free, y * free
-        sy = np.dot(s, y)
+    for (s, y), sy in zip(reversed(masked), reversed(products), strict=True):
         if sy <= 1e-12:
             alphas.append(0.0)
             continue
-        a = np.dot(s, q) / sy
+        a = _dot(s, q) / sy
         alphas.append(a)
-        q = q - a * y
-    if memory:
-        s, y = memory[-1][0] * free, memory[-1][1] * free
-        if np.dot(y, y) > 0 and np.dot(s, y) > 1e-12:
-            q = q * (np.dot(s, y) / np.dot(y, y))
-    for (s, y), a in zip(memory, reversed(alphas), strict=True):
-        s, y = s * free, y * free
-        sy = np.dot(s, y)
+        q = [qi - a * yi for qi, yi in zip(q, y, strict=True)]
+    s, y = masked[-1]
+    yy, sy = _dot(y, y), products[-1]
+    if yy > 0 and sy > 1e-12:
+        q = [qi * (sy / yy) for qi in q]
+    for (s, y), sy, a in zip(masked, products, reversed(alphas), strict=True):
         if sy <= 1e-12:
             continue
-        b = np.dot(y, q) / sy
-        q = q + s * (a - b)
-    return q * free
+        b = _dot(y, q) / sy
+        q = [qi + si * (a - b) for qi, si in zip(q, s, strict=True)]
+    return [qi if f else 0.0 for qi, f in zip(q, free, strict=True)]
 
 
 __all__ = ["GoodputModel", "PerfParams", "fit_perf_params"]

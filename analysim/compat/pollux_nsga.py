@@ -23,7 +23,9 @@ class Operators(Protocol):
 
     def evaluate(self, states: np.ndarray) -> np.ndarray: ...
 
-    def crossover(self, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def crossover(
+        self, first: np.ndarray, second: np.ndarray, crossed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]: ...
 
     def mutate(self, states: np.ndarray) -> np.ndarray: ...
 
@@ -65,20 +67,30 @@ def crowding(values: np.ndarray) -> np.ndarray:
     n, m = values.shape
     if n <= 2:
         return np.full(n, np.inf)
-    unique = np.sort(np.unique(values, axis=0, return_index=True)[1])  # first occurrences
+    unique = _first_occurrences(values)
     points = values[unique]
     order = np.argsort(points, axis=0, kind="mergesort")
     ordered = points[order, np.arange(m)]
-    gaps = np.vstack([ordered, np.full(m, np.inf)]) - np.vstack([np.full(m, -np.inf), ordered])
-    span = ordered.max(axis=0) - ordered.min(axis=0)
-    span[span == 0] = np.nan
-    before, after = gaps[:-1] / span, gaps[1:] / span
-    before[np.isnan(before)] = 0.0
-    after[np.isnan(after)] = 0.0
+    gaps = np.empty((len(points) + 1, m))
+    gaps[0], gaps[-1] = np.inf, np.inf
+    np.subtract(ordered[1:], ordered[:-1], out=gaps[1:-1])
+    span = ordered[-1] - ordered[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gaps = np.where(span > 0, gaps / span, 0.0)
     back = np.argsort(order, axis=0)
+    columns = np.arange(m)
     out = np.zeros(n)
-    out[unique] = np.sum(before[back, np.arange(m)] + after[back, np.arange(m)], axis=1) / m
+    out[unique] = np.sum(gaps[back, columns] + gaps[back + 1, columns], axis=1) / m
     return out
+
+
+def _first_occurrences(values: np.ndarray) -> np.ndarray:
+    """Indices of the rows that repeat no earlier row, ascending."""
+    order = np.lexsort(values.T[::-1])  # stable: equal rows keep their order
+    ordered = values[order]
+    repeat = np.zeros(len(values), dtype=bool)
+    repeat[1:] = np.all(ordered[1:] == ordered[:-1], axis=1)
+    return np.sort(order[~repeat])
 
 
 def survive(values: np.ndarray, keep: int, rng: np.random.Generator):
@@ -116,39 +128,46 @@ def _tournaments(values, crowds, pairs: int, rng: np.random.Generator) -> np.nda
     return np.where(winner_is_a, a, b)
 
 
+def _keys(rows: np.ndarray) -> list[bytes]:
+    """Each row of a 2-D array as bytes (one call: the rows as one opaque value each)."""
+    rows = np.ascontiguousarray(rows)
+    return rows.view(np.dtype((np.void, rows.shape[1] * rows.itemsize))).ravel().tolist()
+
+
 def _new_rows(candidates: np.ndarray, seen: set[bytes] | None = None) -> np.ndarray:
     """The candidates that repeat neither an earlier candidate nor a row in ``seen`` (the
     kept ones are added to ``seen``)."""
     seen = set() if seen is None else seen
     keep = []
-    for i, row in enumerate(candidates):
-        key = row.tobytes()
+    for i, key in enumerate(_keys(candidates)):
         if key not in seen:
             seen.add(key)
             keep.append(i)
     return candidates[keep]
 
 
-def _offspring(problem: Operators, states, values, crowds, count: int, rng) -> np.ndarray:
+def _offspring(problem: Operators, states, values, crowds, count: int, rng, spare: float):
     """``count`` new states (fewer if 100 tries cannot find them): tournaments, crossover
-    of 90 % of the pairs, mutation, repair, copies dropped."""
+    of 90 % of the pairs, mutation, repair, copies dropped; and the share of new children
+    among the last batch. Each batch makes ``spare`` times the children still missing (the
+    first new ones are kept): as the artifact's tries, each child drawn alike, in fewer
+    batches when most children are copies."""
     flat = states.reshape(len(states), -1)
-    seen = {row.tobytes() for row in flat}
+    seen = set(_keys(flat))
     out = np.zeros((0, flat.shape[1]), dtype=states.dtype)
+    share = 1.0
     for _ in range(101):
         if len(out) >= count:
             break
-        matings = math.ceil((count - len(out)) / 2)
+        matings = math.ceil(min((count - len(out)) * spare, 4 * count) / 2)
         winners = _tournaments(values, crowds, 2 * matings, rng).reshape(matings, 2)
-        first, second = states[winners[:, 0]], states[winners[:, 1]]
         crossed = rng.random(matings) < 0.9
-        new_first, new_second = problem.crossover(first, second)
-        first = np.where(crossed[:, None, None], new_first, first)
-        second = np.where(crossed[:, None, None], new_second, second)
+        first, second = problem.crossover(states[winners[:, 0]], states[winners[:, 1]], crossed)
         children = problem.repair(problem.mutate(np.concatenate([first, second])))
         fresh = _new_rows(children.reshape(len(children), -1).astype(flat.dtype), seen)
+        share = len(fresh) / len(children)
         out = np.concatenate([out, fresh[: count - len(out)]])
-    return out.reshape(-1, *states.shape[1:])
+    return out.reshape(-1, *states.shape[1:]), share
 
 
 def nsga2(
@@ -164,8 +183,10 @@ def nsga2(
     values = problem.evaluate(states)
     kept, ranks, crowds = survive(values, len(states), rng)
     states, values = states[kept], values[kept]
+    spare = 1.0
     for _ in range(generations - 1):
-        children = _offspring(problem, states, values, crowds, size, rng)
+        children, share = _offspring(problem, states, values, crowds, size, rng, spare)
+        spare = min(1.2 / max(share, 0.01), 4.0)
         if not len(children):
             break
         states = np.concatenate([states, children])

@@ -63,45 +63,57 @@ class Problem:
             utilities = np.where(replicas, speedups / replicas, 0.0)
         return np.column_stack([-mean, -np.sum(utilities * shares, axis=1)])
 
-    def crossover(self, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Swap the rows of the jobs before a random point."""
-        points = self.rng.integers(first.shape[1], size=(len(first), 1))
-        swap = (np.arange(first.shape[1]) < points)[:, :, None]
+    def crossover(
+        self, first: np.ndarray, second: np.ndarray, crossed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Swap the rows of the jobs before a random point, in the pairs ``crossed``."""
+        points = self.rng.integers(first.shape[1], size=len(first)) * crossed
+        swap = (np.arange(first.shape[1]) < points[:, None])[:, :, None]
         return np.where(swap, second, first), np.where(swap, first, second)
 
     def mutate(self, states: np.ndarray) -> np.ndarray:
         """A job's row back to the current allocation (10 %); a row's GPUs dropped (10 % of
-        rows, each 10 %); GPUs raised at random on nodes with room."""
+        rows, each 10 %); GPUs raised at random on nodes with room: each job with chance
+        1/jobs, a job already on the node also with chance 1/(jobs on it), to a number
+        drawn from its own up to 4."""
         rng = self.rng
-        back = rng.random(states.shape[:2]) < 0.1
-        states = np.where(back[:, :, None], self.base, states)
-        chance = np.where(rng.random(states.shape[:2]) < 0.1, 0.1, 0.0)
-        states[rng.random(states.shape) < chance[:, :, None]] = 0
-        room = (NODE_GPUS - states.sum(axis=1) >= 1)[:, None, :]
-        room = np.broadcast_to(room, states.shape)
-        p1 = room / np.maximum(room.sum(axis=1, keepdims=True), 1.0)
-        present = (states > 0) & room
-        p2 = present / np.maximum(present.sum(axis=1, keepdims=True), 1.0)
-        raise_ = rng.random(states.shape) < p1 + p2 - p1 * p2
-        drawn = rng.integers(states, NODE_GPUS + 1)
-        states[raise_] = drawn[raise_]
+        rows = states.shape[:2]
+        states = np.where((rng.random(rows) < 0.1)[:, :, None], self.base, states)
+        dropping = rng.random(rows) < 0.1
+        if dropping.any():
+            picked = states[dropping]
+            picked[rng.random(picked.shape) < 0.1] = 0
+            states[dropping] = picked
+        room = states.sum(axis=1) < NODE_GPUS  # (states, nodes)
+        present = (states > 0) & room[:, None, :]
+        p1 = room[:, None, :] * (1.0 / rows[1])
+        p2 = present / np.maximum(present.sum(axis=1, keepdims=True), 1)
+        raised = rng.random(states.shape) < p1 + p2 - p1 * p2
+        states[raised] = rng.integers(states[raised], NODE_GPUS + 1)
         return states
 
     def repair(self, states: np.ndarray) -> np.ndarray:
         """At most one job over several nodes per node (later jobs lose that node); at most
         the job's replica cap (trimmed over its nodes in random order); at most 4 GPUs per
         node (later jobs trimmed)."""
-        states = states.copy()
         spread = np.count_nonzero(states, axis=2) > 1
-        shared = np.cumsum((states * spread[:, :, None]) > 0, axis=1) > 1
-        states[shared] = 0
-        shuffle = np.argsort(self.rng.random(states.shape), axis=2)
-        states = np.take_along_axis(states, shuffle, axis=2)
-        states = np.diff(
-            np.minimum(np.cumsum(states, axis=2), self.max_replicas), axis=2, prepend=0
-        )
-        states = np.take_along_axis(states, np.argsort(shuffle, axis=2), axis=2)
-        return np.diff(np.minimum(np.cumsum(states, axis=1), NODE_GPUS), axis=1, prepend=0)
+        shared = np.cumsum((states > 0) & spread[:, :, None], axis=1) > 1
+        states = np.where(shared, 0, states)
+        caps = np.broadcast_to(self.max_replicas[:, 0], states.shape[:2])
+        over = states.sum(axis=2) > caps
+        if over.any():
+            rows = states[over]
+            shuffle = np.argsort(self.rng.random(rows.shape), axis=1)
+            rows = np.take_along_axis(rows, shuffle, axis=1)
+            capped = np.minimum(np.cumsum(rows, axis=1), caps[over][:, None])
+            rows = np.diff(capped, axis=1, prepend=0)
+            back = np.empty_like(rows)
+            np.put_along_axis(back, shuffle, rows, axis=1)
+            states[over] = back
+        crowded = states.sum(axis=1) > NODE_GPUS  # (states, nodes)
+        if crowded.any():
+            states = np.diff(np.minimum(np.cumsum(states, axis=1), NODE_GPUS), axis=1, prepend=0)
+        return states
 
 
 def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
