@@ -33,6 +33,7 @@ EXPECTED = [
     "07_real_traces",
     "08_calibration",
     "09_elastic_jobs",
+    "10_heterogeneity",
     "11_failures",
 ]
 FOUND = figures.find_notebooks(NOTEBOOKS)

@@ -239,3 +239,69 @@ def test_large_with_few_nodes_has_fewer_vcs():
 def test_large_rejects_gpus_that_are_not_whole_nodes(gpus):
     with pytest.raises(ValueError, match="gpus"):
         presets.cluster("large", gpus=gpus)
+
+
+# -- gavel: its own config ---------------------------------------------------------------------
+def test_gavel_config_is_gavels_simulation_setting():
+    config = presets.config("gavel")
+    assert config.quantum == 360.0
+    assert config.checkpoint_cost == {"name": "constant"}
+    assert config.migration_cost == {"name": "constant"}
+    assert config.make_cost_model().seconds == 0.0  # free, as in Gavel's
+    assert config.scheduler == "fifo"  # the policy is the user's choice
+    assert presets.run_config("gavel") == {
+        "quantum": 360.0,
+        "checkpoint_cost": {"name": "constant"},
+        "migration_cost": {"name": "constant"},
+    }
+
+
+@pytest.mark.parametrize("name", ["toy", "venus", "seren", "venus_overloaded", "large"])
+def test_other_presets_runs_on_the_command_line_keep_the_defaults(name):
+    assert presets.run_config(name) == {}
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ([], {"quantum": 360.0, "checkpoint_cost": {"name": "constant"}}),
+        (["--quantum", "60"], {"quantum": 60.0, "checkpoint_cost": {"name": "constant"}}),
+        (["--checkpoint-cost", "5"], {"quantum": 360.0, "checkpoint_cost": 5.0}),
+    ],
+)
+def test_analysim_run_gavel_starts_from_the_preset_config(monkeypatch, extra, expected):
+    import analysim as asim
+    from analysim.faces.cli import main
+
+    seen = {}
+
+    def fake(workload, cluster, **values):
+        seen.update(values)
+        raise _Stop
+
+    monkeypatch.setattr(asim, "simulate", fake)
+    with pytest.raises(_Stop):
+        main(["run", "--workload", "gavel", "--scheduler", "max_min_fairness", *extra])
+    assert seen["scheduler"] == "max_min_fairness"
+    assert {k: seen[k] for k in expected} == expected
+    assert seen["migration_cost"] == {"name": "constant"}
+
+
+def test_analysim_run_toy_passes_no_preset_config(monkeypatch):
+    import analysim as asim
+    from analysim.faces.cli import main
+
+    seen = {}
+
+    def fake(workload, cluster, **values):
+        seen.update(values)
+        raise _Stop
+
+    monkeypatch.setattr(asim, "simulate", fake)
+    with pytest.raises(_Stop):
+        main(["run", "--workload", "toy"])
+    assert not {"quantum", "checkpoint_cost", "migration_cost"} & set(seen)

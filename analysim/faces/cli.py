@@ -243,6 +243,14 @@ def workload_and_cluster(
     return trace.workload, cluster
 
 
+def preset_run_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The config fields a preset workload's run starts from (``gavel``: Gavel's rounds and
+    costs; the other presets: none), under the config file and the options written."""
+    if args.trace is not None or getattr(args, "jobs", None) is not None or args.compat:
+        return {}
+    return asim.presets.run_config(args.workload or "venus")
+
+
 def check_early(args: argparse.Namespace, out_is_folder: bool) -> None:
     """Check ``--out`` (and ``--until``) before any work, so a bad one costs no run."""
     from analysim.inputs.validation import seconds, writable_output
@@ -257,6 +265,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     values = config_values(args)
     check_early(args, out_is_folder=True)
     workload, cluster = workload_and_cluster(args, values.get("seed"))
+    values = {**preset_run_config(args), **values}
     log.info(
         "simulating workload %r (%s jobs) on cluster %r with %s",
         workload.name,

@@ -156,6 +156,12 @@ def _partitions(value: Any) -> str | None:
     return None if value in TOY_PARTITIONS else f"must be one of {list(TOY_PARTITIONS)}"
 
 
+def _gavel_families() -> list[str]:
+    from analysim.experiments.heterogeneity_study import FAMILIES
+
+    return list(FAMILIES)
+
+
 def _calibrated() -> list[str]:
     from analysim.presets.helios import PUBLISHED
 
@@ -210,6 +216,9 @@ RULES: dict[str, Rule] = {
     "share_seeds": list_of(seed),
     "load_seeds": list_of(seed),
     "max_jobs": count,
+    "jobs": count,
+    "input_rates": list_of(positive),
+    "policy_families": list_of(one_of(_gavel_families, "Gavel policy family")),
     "until": positive,
     "speedup": positive,
     "cluster_size": positive,

@@ -78,7 +78,9 @@ gavel
     default, as its simulator; ``gpus_per_node``), and its job generator: ``jobs`` (default
     1,000) jobs of its 26 job types (the built-in typed applications, ``docs/heterogeneity.md``)
     arriving at ``jobs_per_hour`` (default 1.0) times ``load_scale``, single-GPU unless
-    ``multi_gpu``. Sources and rules in :mod:`analysim.presets.gavel`; ``days`` is ignored.
+    ``multi_gpu``. :func:`config` is Gavel's simulation setting (360 s rounds, no checkpoint
+    or migration cost), and ``analysim run --workload gavel`` starts from it. Sources and
+    rules in :mod:`analysim.presets.gavel`; ``days`` is ignored.
 
 large
     For benchmarks: ``gpus`` GPUs (default 10,000; a multiple of 8) on 8-GPU nodes in racks of
@@ -313,6 +315,9 @@ class Preset:
     cluster_params: tuple[str, ...] = ()
     days: float = VENUS_DAYS
     config: SimConfig = SimConfig()
+    #: whether ``analysim run`` starts from ``config`` (only ``gavel``: the other presets'
+    #: command-line runs keep the defaults, so the numbers printed before stay the same)
+    run_config: bool = False
 
 
 def _calibrated(source: ModuleType, name: str, description: str) -> Preset:
@@ -382,6 +387,8 @@ PRESETS: dict[str, Preset] = {
         gavel_presets.cluster,
         workload_params=("jobs", "jobs_per_hour", "multi_gpu"),
         cluster_params=("gpus_per_node",),
+        config=gavel_presets.config(),
+        run_config=True,
     ),
     "large": Preset(
         "benchmark scale: 1,000,000 jobs on 10,000 GPUs in 25 VCs at load 0.7",
@@ -444,8 +451,21 @@ def config(name: str) -> SimConfig:
     presets :func:`analysim.presets.helios.config` (sources and assumptions there), for ``seren``
     and ``kalos`` :func:`analysim.presets.acme.config` (assumed Slurm-like); for
     ``toy``, ``large`` and ``venus_overloaded`` the defaults (strict per-VC FIFO), with which
-    their earlier numbers were made."""
+    their earlier numbers were made; for ``gavel`` :func:`analysim.presets.gavel.config`
+    (Gavel's 360 s rounds, no checkpoint or migration cost), which ``analysim run --workload
+    gavel`` starts from."""
     return _lookup(name, {}, lambda p: ()).config
+
+
+def run_config(name: str) -> dict:
+    """The config fields ``analysim run --workload name`` starts from: those of
+    :func:`config` that differ from the defaults when the preset asks for it (``gavel``),
+    else none."""
+    preset = _lookup(name, {}, lambda p: ())
+    if not preset.run_config:
+        return {}
+    default = SimConfig().to_dict()
+    return {k: v for k, v in preset.config.to_dict().items() if v != default[k]}
 
 
 def cluster(name: str, **params) -> Cluster:

@@ -19,6 +19,11 @@ Sources: stanford-futuredata/gavel (MIT), commit c4fa40097339e9608ab71fd64c8bdea
   GPU count (ResNet-50, batch size 128, on 2-8 K80s) gets a ``gpu_type`` constraint to the
   types it can use. The draws come from a ``numpy`` generator seeded by ``seed``, not
   Gavel's ``random.Random`` streams: the distributions are Gavel's, the jobs are not its.
+* **Config** (:func:`config`, what ``analysim run --workload gavel`` starts from): Gavel's
+  simulator's rounds, ``--time_per_iteration 360`` (``quantum=360``), and no checkpoint or
+  migration cost (its simulator charges none: ``{"name": "constant"}``, 0 s). Its allocation
+  resets at most every 1920 s (``min_reset_interval``), the policies' own default. The
+  scheduler stays ``fifo``: pick one with ``--scheduler``.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import pandas as pd
 
 from analysim.inputs.applications import gavel_applications
 from analysim.inputs.cluster import Cluster
+from analysim.inputs.config import SimConfig
 from analysim.inputs.workload import Workload
 
 GAVEL_GPUS = {"v100": 36, "p100": 36, "k80": 36}
@@ -40,6 +46,15 @@ GAVEL_JOBS = 1000
 GAVEL_JOBS_PER_HOUR = 1.0
 #: the most jobs the preset draws (ten times Gavel's longest experiments' 5,000 and more)
 MAX_JOBS = 1_000_000
+#: Gavel's round length (``--time_per_iteration`` of its simulation sweeps), seconds
+GAVEL_QUANTUM = 360.0
+#: no cost to stop or move a job, as in Gavel's simulator
+NO_COST = {"name": "constant"}
+
+
+def config() -> SimConfig:
+    """Gavel's simulation setting: 360 s rounds, no checkpoint or migration cost."""
+    return SimConfig(quantum=GAVEL_QUANTUM, checkpoint_cost=NO_COST, migration_cost=NO_COST)
 
 
 def cluster(gpus_per_node: int = 1) -> Cluster:
@@ -127,4 +142,4 @@ def _usable(app, gpus: int) -> str | None:
     return None if len(types) == len(GAVEL_GPUS) else "|".join(types)
 
 
-__all__ = ["GAVEL_GPUS", "cluster", "workload"]
+__all__ = ["GAVEL_GPUS", "cluster", "config", "workload"]
