@@ -50,7 +50,11 @@ NITPICK_IGNORE = [
     (r"py:.*", r"(collections\.abc|typing|pathlib|os|datetime|numbers|random|logging)\..*"),
     (r"py:.*", r"(ArrayLike|DTypeLike|Dtype|NDArray|Client|Future|LocalCluster)"),
     # the engine's internal types, named only by the annotations of documented objects
-    (r"py:.*", r"(analysim\.)?((engine|results)\.\w+\.)?(State|Capture|Rounds|Tenancy|RunRecord)"),
+    (
+        r"py:.*",
+        r"(analysim\.)?((engine|results)\.\w+\.)?"
+        r"(State|Capture|Rounds|Tenancy|RunRecord|ResourcePlacement|LASRanking)",
+    ),
     (r"py:.*", r"(analysim\.(inputs\.)?domains\.)?Domain|analysim\.policies\.registry\.T"),
     (r"py:.*", r"analysim\.sweep\.grid\.Source|analysim\.traces\.report\.(_Entry|SharedTrace)"),
 ]
