@@ -292,3 +292,33 @@ def test_the_replays_refuse_elastic_jobs():
     mixed = asim.inputs.elastic.with_elastic_jobs(trace.workload, 0.5)
     with pytest.raises(ValueError, match="compat='pollux': the artifact's policies size every"):
         asim.simulate(mixed, trace.cluster, compat="pollux", scheduler="tiresias")
+
+
+def test_a_sweep_varies_the_elastic_share_with_the_runs_seed():
+    """``workload.elastic_share`` is ``with_elastic_jobs`` of the run's workload, drawn with
+    the run's seed; 0 leaves the workload untouched; it works on a given workload too."""
+    from analysim.inputs.elastic import with_elastic_jobs
+
+    config = {"scheduler": "elastic_goodput", "backfill": True, "rescale_cost": 30}
+    grid = {key: [value] for key, value in config.items()} | {
+        "workload.elastic_share": [0, 0.5]
+    }
+    frame = asim.sweep(grid, workload="toy", seeds=[0, 1])
+    assert (frame["status"] == "ok").all()
+    for seed in (0, 1):
+        toy = asim.presets.workload("toy", seed=seed)
+        for share in (0, 0.5):
+            workload = with_elastic_jobs(toy, share, seed=seed) if share else toy
+            expected = asim.simulate(workload, "toy", seed=seed, **config).summary()
+            row = frame[(frame["seed"] == seed) & (frame["workload.elastic_share"] == share)]
+            assert row["avg_jct"].item() == expected["avg_jct"]
+    half = frame[frame["workload.elastic_share"] == 0.5]
+    assert (half["mean_goodput"] > 1).all()  # elastic jobs grew
+    assert frame.loc[frame["workload.elastic_share"] == 0, "mean_goodput"].isna().all()
+    given = asim.sweep(
+        {"scheduler": ["elastic_goodput"], "workload.elastic_share": [0.5]},
+        workload=Workload.from_frame(two_jobs().drop(columns=["min_gpus", "max_gpus"])),
+        cluster="toy",
+        seeds=[0],
+    )
+    assert given["status"].tolist() == ["ok"] and given["mean_goodput"].item() > 1
