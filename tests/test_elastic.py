@@ -177,7 +177,16 @@ def elastic_cases(draw):
         )
     wl = frame(rows, ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"))
     config = SimConfig(
-        scheduler=draw(st.sampled_from(["elastic_goodput", "elastic_gain", "fifo"])),
+        scheduler=draw(
+            st.sampled_from(
+                [
+                    "elastic_goodput",
+                    "elastic_gain",
+                    "fifo",
+                    {"name": "elastic_goodput", "restart_penalty": 30},
+                ]
+            )
+        ),
         preemption=draw(st.booleans()),
         checkpoint_cost=0,
         rescale_cost=draw(st.sampled_from([0, 7, 30])),
@@ -322,3 +331,28 @@ def test_a_sweep_varies_the_elastic_share_with_the_runs_seed():
         seeds=[0],
     )
     assert given["status"].tolist() == ["ok"] and given["mean_goodput"].item() > 1
+
+
+def test_a_restart_penalty_keeps_a_young_job_at_its_count():
+    """With Pollux's restart weight (penalty 30 s): at 60 s job a (age 60, no resizes) has
+    weight 60 / 90, so 5 GPUs give it a weighted speed-up 2.5 / 2 x 2/3 = 1.67 below its
+    unweighted 2 on the 4 it holds, and it stays; at 600 (b ends) its weight is 600 / 630,
+    5 GPUs give 2.38 > 2, and it walks up to 16: 600 s at rate 1, then 600 + 30 at rate 4."""
+    scheduler = {"name": "elastic_goodput", "restart_penalty": 30}
+    result = asim.simulate(
+        Workload.from_frame(two_jobs()), "toy", scheduler=scheduler, rescale_cost=30
+    )
+    jobs = result.jobs.set_index("job_id")
+    assert jobs.loc["a", "end_time"] == 757.5 and jobs.loc["a", "resizes"] == 1
+    resizes = result.events[result.events["event"] == "resize"]
+    assert resizes[["time", "num_gpus"]].values.tolist() == [[600.0, 16]]
+    from analysim.policies.goodput import restart_weight
+
+    assert restart_weight(60, 0, 30) == pytest.approx(2 / 3)
+    assert restart_weight(50, 2, 30) == 0.0 and restart_weight(50, 2, 0) == 1.0
+    with pytest.raises(ValueError, match="restart_penalty"):
+        asim.simulate(
+            Workload.from_frame(two_jobs()),
+            "toy",
+            scheduler={"name": "elastic_goodput", "restart_penalty": -1},
+        )
