@@ -309,9 +309,7 @@ def test_a_sweep_varies_the_elastic_share_with_the_runs_seed():
     from analysim.inputs.elastic import with_elastic_jobs
 
     config = {"scheduler": "elastic_goodput", "backfill": True, "rescale_cost": 30}
-    grid = {key: [value] for key, value in config.items()} | {
-        "workload.elastic_share": [0, 0.5]
-    }
+    grid = {key: [value] for key, value in config.items()} | {"workload.elastic_share": [0, 0.5]}
     frame = asim.sweep(grid, workload="toy", seeds=[0, 1])
     assert (frame["status"] == "ok").all()
     for seed in (0, 1):
@@ -335,8 +333,8 @@ def test_a_sweep_varies_the_elastic_share_with_the_runs_seed():
 
 def test_a_restart_penalty_keeps_a_young_job_at_its_count():
     """With Pollux's restart weight (penalty 30 s): at 60 s job a (age 60, no resizes) has
-    weight 60 / 90, so 5 GPUs give it a weighted speed-up 2.5 / 2 x 2/3 = 1.67 below its
-    unweighted 2 on the 4 it holds, and it stays; at 600 (b ends) its weight is 600 / 630,
+    weight 60 / 90, so 5 GPUs give it a speed-up (over 2 GPUs) of 2.5 x 2/3 = 1.67, below the
+    2 on the 4 it holds, and it stays; at 600 (b ends) its weight is 600 / 630,
     5 GPUs give 2.38 > 2, and it walks up to 16: 600 s at rate 1, then 600 + 30 at rate 4."""
     scheduler = {"name": "elastic_goodput", "restart_penalty": 30}
     result = asim.simulate(
