@@ -354,3 +354,50 @@ def test_a_restart_penalty_keeps_a_young_job_at_its_count():
             "toy",
             scheduler={"name": "elastic_goodput", "restart_penalty": -1},
         )
+
+
+def one_step_at_a_time(scheduler, jobs, budget):
+    """The greedy of ``ElasticScheduler.sizes`` as its rule says: one step per pop."""
+    import heapq
+
+    values = [scheduler.values(job) for job in jobs]
+    at = [0] * len(jobs)
+    heap = [(-v[0], i) for i, v in enumerate(values) if v and v[0] > 0]
+    heapq.heapify(heap)
+    while heap and budget > 0:
+        _, i = heapq.heappop(heap)
+        step = jobs[i].sizes[at[i] + 1] - jobs[i].sizes[at[i]]
+        if step > budget:
+            continue
+        budget -= step
+        at[i] += 1
+        if at[i] < len(values[i]) and values[i][at[i]] > 0:
+            heapq.heappush(heap, (-values[i][at[i]], i))
+    return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(1, 4), min_size=1, max_size=6),  # gaps between counts
+            st.lists(st.floats(0.1, 4.0), min_size=7, max_size=7),  # speeds
+            st.integers(-1, 6),
+            st.sampled_from([1.0, 0.0, 0.5, 0.9]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 40),
+    st.booleans(),
+)
+def test_the_greedy_takes_a_jobs_steps_in_bulk_as_one_at_a_time(shapes, budget, gain):
+    from analysim.policies.elastic import ElasticGain, ElasticGoodput, ElasticJob
+
+    jobs = []
+    for gaps, speeds, current, weight in shapes:
+        sizes = tuple(int(v) for v in np.cumsum([1, *gaps]))
+        speed = tuple(sorted(speeds[: len(sizes)]) if gain else speeds[: len(sizes)])
+        jobs.append(ElasticJob(sizes, speed, 100.0, min(current, len(sizes) - 1), weight))
+    scheduler = ElasticGain() if gain else ElasticGoodput(restart_penalty=30)
+    assert scheduler.sizes(jobs, budget) == one_step_at_a_time(scheduler, jobs, budget)

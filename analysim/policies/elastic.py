@@ -87,14 +87,19 @@ class ElasticScheduler(Scheduler):
         heapq.heapify(heap)
         while heap and budget > 0:
             _, i = heapq.heappop(heap)
-            job, k = jobs[i], at[i]
-            step = job.sizes[k + 1] - job.sizes[k]
-            if step > budget:
-                continue  # this job's next count does not fit what is left; others may
-            budget -= step
-            at[i] = k = k + 1
-            if k < len(values[i]) and values[i][k] > 0:
-                heapq.heappush(heap, (-values[i][k], i))
+            sizes, scores, k = jobs[i].sizes, values[i], at[i]
+            # the job takes its steps while its next one stays ahead of every other job's
+            # (as popping and pushing it one step at a time would)
+            while sizes[k + 1] - sizes[k] <= budget:  # else it does not fit; others may
+                budget -= sizes[k + 1] - sizes[k]
+                k += 1
+                if k == len(scores) or scores[k] <= 0:
+                    break
+                entry = (-scores[k], i)
+                if heap and heap[0] < entry:
+                    heapq.heappush(heap, entry)
+                    break
+            at[i] = k
         return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
 
     def values(self, job: ElasticJob) -> list[float]:
