@@ -10,7 +10,8 @@ of ``--repeat``) of ``Simulation(...).run().result()`` for:
 * for each ``--shares``: that share of the GPU jobs elastic (``with_elastic_jobs``: from
   half to twice their GPUs, seed 0) under ``--scheduler`` (default ``elastic_goodput``),
   plain backfill, ``rescale_cost`` 30 s; its ratio to ``rigid`` and its average JCT,
-  resizes and GPU-seconds per unit of progress.
+  resizes and GPU-seconds per unit of progress; with ``--restart-penalty S`` the scheduler
+  is ``{"name": "elastic_goodput", "restart_penalty": S}`` (Pollux's restart weight).
 
 Exit 1 if an elastic run takes more than ``TARGET`` (3) times the rigid month's CPU.
 
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--presets", nargs="+", default=["venus"])
     parser.add_argument("--shares", nargs="+", type=float, default=[0.5, 1.0])
     parser.add_argument("--scheduler", default="elastic_goodput")
+    parser.add_argument("--restart-penalty", type=float, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args(argv)
@@ -54,11 +56,16 @@ def main(argv: list[str] | None = None) -> int:
         cluster, config = presets.cluster(name), presets.config(name)
         rigid = presets.workload(name, seed=args.seed)
         runs = [("rigid", rigid, config), ("rigid, backfill", rigid, config.replace(backfill=True))]
+        scheduler = args.scheduler
+        if args.restart_penalty is not None:
+            scheduler = {"name": scheduler, "restart_penalty": args.restart_penalty}
         elastic_config = config.replace(
-            scheduler=args.scheduler, backfill=True, rescale_cost=RESCALE_COST
+            scheduler=scheduler, backfill=True, rescale_cost=RESCALE_COST
         )
         for share in args.shares:
             label = f"{share:.0%} elastic, {args.scheduler}"
+            if args.restart_penalty is not None:
+                label += f" (restart penalty {args.restart_penalty:g} s)"
             runs.append((label, with_elastic_jobs(rigid, share, seed=args.seed), elastic_config))
         base = None
         for label, workload, run_config in runs:

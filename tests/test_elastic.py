@@ -177,7 +177,16 @@ def elastic_cases(draw):
         )
     wl = frame(rows, ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"))
     config = SimConfig(
-        scheduler=draw(st.sampled_from(["elastic_goodput", "elastic_gain", "fifo"])),
+        scheduler=draw(
+            st.sampled_from(
+                [
+                    "elastic_goodput",
+                    "elastic_gain",
+                    "fifo",
+                    {"name": "elastic_goodput", "restart_penalty": 30},
+                ]
+            )
+        ),
         preemption=draw(st.booleans()),
         checkpoint_cost=0,
         rescale_cost=draw(st.sampled_from([0, 7, 30])),
@@ -292,3 +301,103 @@ def test_the_replays_refuse_elastic_jobs():
     mixed = asim.inputs.elastic.with_elastic_jobs(trace.workload, 0.5)
     with pytest.raises(ValueError, match="compat='pollux': the artifact's policies size every"):
         asim.simulate(mixed, trace.cluster, compat="pollux", scheduler="tiresias")
+
+
+def test_a_sweep_varies_the_elastic_share_with_the_runs_seed():
+    """``workload.elastic_share`` is ``with_elastic_jobs`` of the run's workload, drawn with
+    the run's seed; 0 leaves the workload untouched; it works on a given workload too."""
+    from analysim.inputs.elastic import with_elastic_jobs
+
+    config = {"scheduler": "elastic_goodput", "backfill": True, "rescale_cost": 30}
+    grid = {key: [value] for key, value in config.items()} | {"workload.elastic_share": [0, 0.5]}
+    frame = asim.sweep(grid, workload="toy", seeds=[0, 1])
+    assert (frame["status"] == "ok").all()
+    for seed in (0, 1):
+        toy = asim.presets.workload("toy", seed=seed)
+        for share in (0, 0.5):
+            workload = with_elastic_jobs(toy, share, seed=seed) if share else toy
+            expected = asim.simulate(workload, "toy", seed=seed, **config).summary()
+            row = frame[(frame["seed"] == seed) & (frame["workload.elastic_share"] == share)]
+            assert row["avg_jct"].item() == expected["avg_jct"]
+    half = frame[frame["workload.elastic_share"] == 0.5]
+    assert (half["mean_goodput"] > 1).all()  # elastic jobs grew
+    assert frame.loc[frame["workload.elastic_share"] == 0, "mean_goodput"].isna().all()
+    given = asim.sweep(
+        {"scheduler": ["elastic_goodput"], "workload.elastic_share": [0.5]},
+        workload=Workload.from_frame(two_jobs().drop(columns=["min_gpus", "max_gpus"])),
+        cluster="toy",
+        seeds=[0],
+    )
+    assert given["status"].tolist() == ["ok"] and given["mean_goodput"].item() > 1
+
+
+def test_a_restart_penalty_keeps_a_young_job_at_its_count():
+    """With Pollux's restart weight (penalty 30 s): at 60 s job a (age 60, no resizes) has
+    weight 60 / 90, so 5 GPUs give it a speed-up (over 2 GPUs) of 2.5 x 2/3 = 1.67, below the
+    2 on the 4 it holds, and it stays; at 600 (b ends) its weight is 600 / 630,
+    5 GPUs give 2.38 > 2, and it walks up to 16: 600 s at rate 1, then 600 + 30 at rate 4."""
+    scheduler = {"name": "elastic_goodput", "restart_penalty": 30}
+    result = asim.simulate(
+        Workload.from_frame(two_jobs()), "toy", scheduler=scheduler, rescale_cost=30
+    )
+    jobs = result.jobs.set_index("job_id")
+    assert jobs.loc["a", "end_time"] == 757.5 and jobs.loc["a", "resizes"] == 1
+    resizes = result.events[result.events["event"] == "resize"]
+    assert resizes[["time", "num_gpus"]].values.tolist() == [[600.0, 16]]
+    from analysim.policies.goodput import restart_weight
+
+    assert restart_weight(60, 0, 30) == pytest.approx(2 / 3)
+    assert restart_weight(50, 2, 30) == 0.0 and restart_weight(50, 2, 0) == 1.0
+    with pytest.raises(ValueError, match="restart_penalty"):
+        asim.simulate(
+            Workload.from_frame(two_jobs()),
+            "toy",
+            scheduler={"name": "elastic_goodput", "restart_penalty": -1},
+        )
+
+
+def one_step_at_a_time(scheduler, jobs, budget):
+    """The greedy of ``ElasticScheduler.sizes`` as its rule says: one step per pop."""
+    import heapq
+
+    values = [scheduler.values(job) for job in jobs]
+    at = [0] * len(jobs)
+    heap = [(-v[0], i) for i, v in enumerate(values) if v and v[0] > 0]
+    heapq.heapify(heap)
+    while heap and budget > 0:
+        _, i = heapq.heappop(heap)
+        step = jobs[i].sizes[at[i] + 1] - jobs[i].sizes[at[i]]
+        if step > budget:
+            continue
+        budget -= step
+        at[i] += 1
+        if at[i] < len(values[i]) and values[i][at[i]] > 0:
+            heapq.heappush(heap, (-values[i][at[i]], i))
+    return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(1, 4), min_size=1, max_size=6),  # gaps between counts
+            st.lists(st.floats(0.1, 4.0), min_size=7, max_size=7),  # speeds
+            st.integers(-1, 6),
+            st.sampled_from([1.0, 0.0, 0.5, 0.9]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 40),
+    st.booleans(),
+)
+def test_the_greedy_takes_a_jobs_steps_in_bulk_as_one_at_a_time(shapes, budget, gain):
+    from analysim.policies.elastic import ElasticGain, ElasticGoodput, ElasticJob
+
+    jobs = []
+    for gaps, speeds, current, weight in shapes:
+        sizes = tuple(int(v) for v in np.cumsum([1, *gaps]))
+        speed = tuple(sorted(speeds[: len(sizes)]) if gain else speeds[: len(sizes)])
+        jobs.append(ElasticJob(sizes, speed, 100.0, min(current, len(sizes) - 1), weight))
+    scheduler = ElasticGain() if gain else ElasticGoodput(restart_penalty=30)
+    assert scheduler.sizes(jobs, budget) == one_step_at_a_time(scheduler, jobs, budget)

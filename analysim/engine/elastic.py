@@ -38,6 +38,7 @@ from analysim.engine.clock import on_multiple
 from analysim.inputs.applications import Application
 from analysim.inputs.elastic import elastic_limits
 from analysim.policies.elastic import ElasticJob, ElasticScheduler
+from analysim.policies.goodput import restart_weight
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -103,7 +104,8 @@ class Elastic:
         self.speed = ElasticSpeed(sim.speed, self.asked, self.held)
         scheduler = sim.scheduler
         self.policy = scheduler if isinstance(scheduler, ElasticScheduler) else None
-        self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]] = {}
+        self._shape_of_job: dict[int, tuple[tuple[int, ...], tuple[float, ...], dict]] = {}
         #: the groups where a job arrived, started or stopped since their last pass: a
         #: time-independent scheduler would give the same sizes again in the others
         self._dirty: set[int] = set()
@@ -167,13 +169,6 @@ class Elastic:
             return before
         return min(before, sim.clock.boundary_after(sim.clock.now, sim.config.quantum))
 
-    def _due(self, group: int) -> bool:
-        """Whether a pass in ``group`` could change anything: it runs elastic jobs, and the
-        scheduler depends on time or the group changed since its last pass."""
-        return bool(self._running[group]) and (
-            self.policy.time_dependent or group in self._dirty  # type: ignore[union-attr]
-        )
-
     def record(self) -> ElasticRecord:
         """The per-job figures now (a running job's GPU-seconds counted up to now)."""
         sim = self.sim
@@ -186,14 +181,16 @@ class Elastic:
     # -- the pass -------------------------------------------------------------------------------
     def round(self, t: float) -> set[int]:
         """At a quantum boundary ``t``, under an elastic scheduler (before the rounds of
-        ``t``): resize running elastic jobs to the counts it gives, in the groups
-        ``_due``; the groups where a job was resized."""
+        ``t``): resize running elastic jobs to the counts it gives, in the groups that
+        run elastic jobs and changed since their last pass (all of them, for a scheduler
+        that depends on time); the groups where a job was resized."""
         sim = self.sim
         if self.policy is None or not on_multiple(t, sim.config.quantum):
             return set()
         touched: set[int] = set()
-        for group in [g for g, n in enumerate(self._running) if n]:
-            if not self._due(group):
+        due = range(len(self._running)) if self.policy.time_dependent else sorted(self._dirty)
+        for group in due:
+            if not self._running[group]:
                 continue
             running = sim.running[group]
             by_domain: dict[int, list[int]] = {}
@@ -241,8 +238,27 @@ class Elastic:
         return max(free, 0)
 
     def _view(self, j: int) -> ElasticJob:
-        """What the scheduler knows of job ``j``: its counts, goodput at each, work left."""
+        """What the scheduler knows of job ``j``: its counts, goodput at each, work left (and,
+        under a scheduler with a restart penalty, its count now and restart weight)."""
         sim = self.sim
+        known = self._shape_of_job.get(j)
+        if known is None:
+            known = self._shape_of_job[j] = self._shape(j)
+        sizes, speed, index = known
+        now = sim.clock.now
+        remaining = float(sim.remaining[j]) - (now - float(sim.since[j])) * float(sim.rate[j])
+        penalty = self.policy.restart_penalty  # type: ignore[union-attr]
+        if penalty > 0:
+            age = now - float(sim.table.submit[j])
+            weight = restart_weight(age, int(self.resizes[j]), penalty)
+            return ElasticJob(
+                sizes, speed, max(remaining, 0.0), index.get(self.held[j], -1), weight
+            )
+        return ElasticJob(sizes, speed, max(remaining, 0.0))
+
+    def _shape(self, j: int) -> tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]:
+        """Job ``j``'s allowed counts, its speed at each, and the index of each count
+        (shared by the jobs of one application, limits and asked count)."""
         model = self.speed.base.model[j]
         key = (None if model is None else model.name, self.low[j], self.high[j], self.asked[j])
         known = self._sizes.get(key)
@@ -255,10 +271,9 @@ class Elastic:
                 sizes = tuple(g for g in model.gpu_counts if low <= g <= high)
                 base = self.speed.packed(model, asked)
                 speed = tuple(self.speed.packed(model, g) / base for g in sizes)
-            known = self._sizes[key] = (sizes, speed)
-        elapsed = sim.clock.now - float(sim.since[j])
-        remaining = float(sim.remaining[j]) - elapsed * float(sim.rate[j])
-        return ElasticJob(known[0], known[1], max(remaining, 0.0))
+            index = {g: i for i, g in enumerate(sizes)}
+            known = self._sizes[key] = (sizes, speed, index)
+        return known
 
     def _resize(self, j: int, gpus: int, domain: Domain, d: int, grow: bool) -> bool:
         """Resize ``j`` to ``gpus`` GPUs: shrinking, it keeps its fullest nodes; growing, the

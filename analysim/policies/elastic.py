@@ -34,6 +34,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from analysim.inputs.validation import bounded
 from analysim.policies.goodput import fitness_term
 from analysim.policies.scheduling import SCHEDULERS, JobView, Scheduler
 
@@ -47,6 +48,10 @@ class ElasticJob(NamedTuple):
     speed: tuple[float, ...]
     #: its remaining work (seconds at rate 1)
     remaining: float
+    #: the index in ``sizes`` of the count it holds (-1: none of them)
+    current: int = -1
+    #: the weight of its speed-up at any other count (Pollux's restart weight; 1: none)
+    weight: float = 1.0
 
 
 class ElasticScheduler(Scheduler):
@@ -58,6 +63,9 @@ class ElasticScheduler(Scheduler):
     time_dependent: ClassVar[bool] = False
     #: whether a step's score reads the job's remaining work (else remembered per job shape)
     scores_read_work: ClassVar[bool] = False
+    #: seconds of Pollux's restart penalty in the restart weight (``ElasticJob.weight``;
+    #: 0: no weight)
+    restart_penalty: float = 0.0
 
     def priority(self, jobs: JobView) -> Sequence[np.ndarray]:
         return (jobs.submit_time,)
@@ -79,21 +87,26 @@ class ElasticScheduler(Scheduler):
         heapq.heapify(heap)
         while heap and budget > 0:
             _, i = heapq.heappop(heap)
-            job, k = jobs[i], at[i]
-            step = job.sizes[k + 1] - job.sizes[k]
-            if step > budget:
-                continue  # this job's next count does not fit what is left; others may
-            budget -= step
-            at[i] = k = k + 1
-            if k < len(values[i]) and values[i][k] > 0:
-                heapq.heappush(heap, (-values[i][k], i))
+            sizes, scores, k = jobs[i].sizes, values[i], at[i]
+            # the job takes its steps while its next one stays ahead of every other job's
+            # (as popping and pushing it one step at a time would)
+            while sizes[k + 1] - sizes[k] <= budget:  # else it does not fit; others may
+                budget -= sizes[k + 1] - sizes[k]
+                k += 1
+                if k == len(scores) or scores[k] <= 0:
+                    break
+                entry = (-scores[k], i)
+                if heap and heap[0] < entry:
+                    heapq.heappush(heap, entry)
+                    break
+            at[i] = k
         return [job.sizes[k] for job, k in zip(jobs, at, strict=True)]
 
     def values(self, job: ElasticJob) -> list[float]:
         """The score per GPU of each step of ``job`` (remembered per sizes and speeds when
         the score does not depend on time)."""
         key = (job.sizes, job.speed)
-        remembered = not (self.time_dependent or self.scores_read_work)
+        remembered = not (self.time_dependent or self.scores_read_work) and job.weight == 1.0
         known = self._known.get(key) if remembered else None
         if known is None:
             sizes = job.sizes
@@ -112,11 +125,43 @@ class ElasticScheduler(Scheduler):
 
 @SCHEDULERS.register("elastic_goodput")
 class ElasticGoodput(ElasticScheduler):
-    """Pollux-style: each step raises the power-mean (p = -1) fitness of the speed-ups most."""
+    """Pollux-style: each step raises the power-mean (p = -1) fitness of the speed-ups most;
+    with a ``restart_penalty`` (seconds, default 0: off), a job's speed-up at a count other
+    than the one it holds is weighted by Pollux's restart weight (the artifact's penalty is
+    30 s)."""
+
+    def __init__(self, restart_penalty: float = 0.0) -> None:
+        self.restart_penalty = bounded(
+            restart_penalty, "elastic_goodput: restart_penalty (seconds)", low=0.0, high=1e9
+        )
 
     def score(self, job: ElasticJob, k: int) -> float:
-        base = job.speed[0]
-        return fitness_term(job.speed[k] / base) - fitness_term(job.speed[k + 1] / base)
+        return fitness_term(self.speedup(job, k)) - fitness_term(self.speedup(job, k + 1))
+
+    @staticmethod
+    def speedup(job: ElasticJob, k: int) -> float:
+        """The job's speed-up at its ``k``-th count over its smallest, weighted by its restart
+        weight unless that is the count it holds."""
+        value = job.speed[k] / job.speed[0]
+        return value if k == job.current else value * job.weight
+
+    def values(self, job: ElasticJob) -> list[float]:
+        """As :meth:`ElasticScheduler.values`; with a restart weight, the same scores from
+        the job shape's remembered speed-ups (the weighted ones change at every pass)."""
+        if job.weight == 1.0:
+            return super().values(job)
+        key = ("speedups", job.sizes, job.speed)
+        known = self._known.get(key)
+        if known is None:
+            sizes, base = job.sizes, job.speed[0]
+            gaps = [sizes[k + 1] - sizes[k] for k in range(len(sizes) - 1)]
+            known = self._known[key] = ([v / base for v in job.speed], gaps)
+        speedups, gaps = known
+        weight, current = job.weight, job.current
+        terms = [fitness_term(v * weight) for v in speedups]
+        if current >= 0:
+            terms[current] = fitness_term(speedups[current])
+        return [(terms[k] - terms[k + 1]) / gap for k, gap in enumerate(gaps)]
 
 
 @SCHEDULERS.register("elastic_gain")

@@ -8,6 +8,10 @@
 * **Fitness** of an allocation over jobs: the power mean of their speed-ups with ``p = -1``
   (a harmonic mean: it rewards raising the slowest job's speed-up), with the artifact's
   ``+ 1e-3`` guard against a speed-up of 0.
+* **Restart weight**: the speed-up of a job under an allocation that would restart it is
+  weighted by ``max(age - penalty * restarts, 0) / (age + penalty)`` (``age``: seconds since
+  it was submitted; the artifact's penalty is 30 s): young jobs and jobs restarted often
+  are moved less.
 
 Written once here so the rules cannot drift apart; the arithmetic is the artifact's, in its
 order (the replay's results depend on it to the last bit).
@@ -43,4 +47,12 @@ def fitness_term(speedup: float) -> float:
     return (speedup + SPEEDUP_GUARD) ** -1
 
 
-__all__ = ["SPEEDUP_GUARD", "fitness", "fitness_term", "goodput", "gradient_gain"]
+def restart_weight(age: float, restarts: int, penalty: float) -> float:
+    """Pollux's weight of a job's speed-up under an allocation that restarts it (1.0 with
+    no penalty)."""
+    if penalty <= 0:
+        return 1.0
+    return max(age - penalty * restarts, 0.0) / (age + penalty)
+
+
+__all__ = ["SPEEDUP_GUARD", "fitness", "fitness_term", "goodput", "gradient_gain", "restart_weight"]

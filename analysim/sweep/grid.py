@@ -3,7 +3,9 @@
 A grid is a dict of value lists (the cartesian product is swept) or an explicit list of
 configurations. Its keys are :class:`~analysim.inputs.config.SimConfig` fields, or preset parameters
 prefixed ``workload.`` / ``cluster.`` (``workload.load_scale``, ``workload.days``,
-``cluster.partition``). Names and list shapes are checked here, before any run; a value that
+``cluster.partition``), and ``workload.elastic_share`` (any workload: the share of its GPU
+jobs made elastic, :func:`~analysim.inputs.elastic.with_elastic_jobs`, drawn with the run's
+seed). Names and list shapes are checked here, before any run; a value that
 ``SimConfig`` rejects makes that run an error row instead (the rest of the sweep still runs).
 """
 
@@ -30,6 +32,8 @@ from analysim.policies.registry import Policy
 
 WORKLOAD = "workload."
 CLUSTER = "cluster."
+#: the workload parameter any workload takes (preset or given): the share of elastic jobs
+ELASTIC_SHARE = "elastic_share"
 KEY_LENGTH = 20  # hex digits of the run key (80 bits)
 
 
@@ -129,7 +133,7 @@ _WORKLOAD_DEFAULTS = {
     name: p.default
     for name, p in inspect.signature(presets.workload).parameters.items()
     if p.default is not inspect.Parameter.empty and name != "seed"
-}
+} | {ELASTIC_SHARE: 0}
 
 
 def _config_key(options: Mapping[str, Any], seed: int) -> dict[str, Any]:
@@ -165,7 +169,7 @@ def source(value: Any, kind: str) -> Source:
 
 def accepted_names(workload: Source, cluster: Source) -> list[str]:
     """Every name a grid may use with these sources."""
-    names = SimConfig.fields()
+    names = [*SimConfig.fields(), WORKLOAD + ELASTIC_SHARE]
     if workload.preset is not None:
         own = presets.PRESETS[workload.preset].workload_params
         names += [WORKLOAD + p for p in ("load_scale", "days", *own)]

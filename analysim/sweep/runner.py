@@ -49,8 +49,9 @@ from analysim import presets
 from analysim.engine.progress import progress_bar
 from analysim.faces.extras import missing_package
 from analysim.inputs.config import SimConfig
+from analysim.inputs.elastic import with_elastic_jobs
 from analysim.simulate import simulate
-from analysim.sweep.grid import Run, expand
+from analysim.sweep.grid import ELASTIC_SHARE, Run, expand
 from analysim.sweep.store import OUTCOME, RunStore, row, save_where_seen, saved_outcome
 from analysim.version import code_version
 
@@ -107,8 +108,12 @@ def execute(
     try:
         for module in modules:
             importlib.import_module(module)
+        params = dict(run.workload_params)
+        share = params.pop(ELASTIC_SHARE, None)
         if workload is None:
-            workload = presets.workload(run.workload.preset, seed=run.seed, **run.workload_params)
+            workload = presets.workload(run.workload.preset, seed=run.seed, **params)
+        if share is not None:
+            workload = with_elastic_jobs(workload, share, seed=run.seed)
         if cluster is None:
             cluster = presets.cluster(run.cluster.preset, **run.cluster_params)
         config = SimConfig.from_dict({**run.options, "seed": run.seed})
