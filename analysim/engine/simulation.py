@@ -195,7 +195,6 @@ class Simulation:
         self.decider = Rounds(self)
         self.tenancy = Tenancy(self)
 
-    # -- set-up -------------------------------------------------------------------------------
     def ask_placer(
         self,
         need: int,
@@ -235,11 +234,9 @@ class Simulation:
         """True when every schedulable job has finished."""
         return self.arrivals.over and self.active == 0
 
-    @property
-    def picks_any_fitting_node(self) -> bool:
-        """Whether the placer puts a job that fits on one node on any node with room (then
-        such a job fits iff some node of its domain has room)."""
-        return self.flags.picks_any_fitting_node
+    picks_any_fitting_node = _view(
+        "flags.picks_any_fitting_node", "Whether a job that fits on one node fits on any with room."
+    )
 
     def placer_fits(
         self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
@@ -328,17 +325,21 @@ class Simulation:
 
     def _next_time(self) -> float | None:
         arrivals = self.arrivals
-        if arrivals.over and self.active == 0:  # done (inline: every step)
+        pending = arrivals.next < arrivals.n  # (inline, as the next end below: every step)
+        if not pending and self.active == 0:  # done
             return None
         clock = self.clock
         if not self.config.leap:
             return clock.now + clock.step if clock.advances else self._first_time()
-        soonest = math.inf
-        if not arrivals.over:
-            soonest = arrivals.next_time()
-        end = self.job_state.next_end()
-        if end is not None and end < soonest:
-            soonest = end
+        soonest = arrivals.times[arrivals.next] if pending else math.inf
+        completions = self.job_state.completions
+        if completions:
+            top = completions[0]
+            end = top[0] if top[3] == self.job_state.versions[top[2]] else None
+            if end is None:  # stale: the end of a run that was cut short
+                end = self.job_state.next_end()
+            if end is not None and end < soonest:
+                soonest = end
         if self.failures is not None:
             soonest = min(soonest, self.failures.next_time())
         if self.queues.n_waiting:
@@ -381,6 +382,9 @@ class Simulation:
     # -- arrivals and completions -------------------------------------------------------------
     def _arrive_due(self, t: float) -> set[int]:
         touched: set[int] = set()
+        arrivals = self.arrivals
+        if arrivals.next >= arrivals.n or arrivals.times[arrivals.next] > t + EPS:
+            return touched  # (inline: most steps see no arrival)
         submit = self.table.submit
         for j in self.arrivals.due(t):
             self.status[j] = WAITING
@@ -397,6 +401,9 @@ class Simulation:
 
     def _finish_due(self, t: float) -> set[int]:
         touched: set[int] = set()
+        completions = self.job_state.completions
+        if not completions or completions[0][0] > t + EPS:
+            return touched  # (inline: most steps see no run end)
         for end, j in self.job_state.ends_due(t):
             self._stop_running(j, end)
             self.job_state.finished(j, end)
@@ -539,10 +546,7 @@ class Simulation:
     # (what the other parts and outside readers read by these names; each has one owner)
     free = _view("ledger.free", "Fully free GPUs per node.")
     borrowed = _view("ledger.borrowed", "Per job: whether it runs on borrowed GPUs.")
-    vc_used = _view(
-        "ledger.vc_used",
-        "Per VC: GPUs its jobs hold on its own nodes or quota (GPU milli in resource mode).",
-    )
+    vc_used = _view("ledger.vc_used", "Per VC: GPUs (resource mode: milli) held of its own.")
     node_names = _view("ledger.node_names", "Each node's name.")
     capacity = _view("ledger.capacity", "Each node's GPUs.")
     book = _view("ledger.book", "The resource book (resource mode; None with whole GPUs).")
@@ -571,12 +575,6 @@ class Simulation:
     group_waiting = _view("queues.group_waiting", "Per group, how many jobs wait.")
     n_waiting = _view("queues.n_waiting", "How many jobs wait.")
     vc_waiting_jobs = _view("queues.vc_waiting_jobs", "Per VC, how many jobs wait.")
-
-    @property
-    def gpu_owner(self) -> np.ndarray:
-        """The job holding each GPU (-1 for free; resource mode: the first to take it),
-        checked: no GPU may be held twice (over 1000 milli)."""
-        return self.ledger.gpu_owner()
 
     @property
     def gpu_holders(self) -> list[list[int]]:
