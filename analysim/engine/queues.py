@@ -46,7 +46,8 @@ class Arrivals:
             self.next += 1
             if not unschedulable[j]:
                 arrived.append(j)
-        self.skip_unschedulable()
+        while self.next < n and unschedulable[self.next]:  # (skip_unschedulable, inline)
+            self.next += 1
         return arrived
 
     def skip_unschedulable(self) -> None:

@@ -312,7 +312,7 @@ class Simulation:
     def _start(self) -> None:
         self.started = True
         for j in np.flatnonzero(self.table.unschedulable):
-            self.status[j] = UNSCHEDULABLE
+            self.job_state.status[j] = UNSCHEDULABLE
             self.records.record(self.table.submit[j], REJECT, int(j), None)
         self.arrivals.skip_unschedulable()
         if self.table.unschedulable.any():
@@ -356,8 +356,7 @@ class Simulation:
         return max(soonest, clock.now + clock.step) if clock.advances else soonest
 
     def _first_time(self) -> float:
-        arrival = self.arrivals.next_time()
-        first = 0.0 if arrival is None else float(arrival)
+        first = float(self.arrivals.next_time() or 0.0)  # (None: every job has arrived)
         if self.failures is not None:  # a node may fail before the first job arrives
             first = min(first, self.failures.next_time())
         return first
@@ -387,7 +386,7 @@ class Simulation:
             return touched  # (inline: most steps see no arrival)
         submit = self.table.submit
         for j in self.arrivals.due(t):
-            self.status[j] = WAITING
+            self.job_state.status[j] = WAITING
             self.active += 1
             self.changes += 1
             self._enqueue(j)
@@ -431,7 +430,8 @@ class Simulation:
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
-        self.job_state.set_rate(j, nodes, counts)
+        if self.job_state.rated:
+            self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
@@ -443,10 +443,9 @@ class Simulation:
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run): its
         remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
-        self.job_state.new_run(j)
         if self.failures is not None:
             self.failures.started(j)
-        self.job_state.schedule_end(j, self.clock.now, self.clock.due)
+        self.job_state.new_run(j, self.clock.now, self.clock.due)
         if self.las is not None:
             self.las.ran(j)
 
@@ -457,7 +456,7 @@ class Simulation:
         ``claims``); the ledger checks."""
         self.changes += 1
         self.ledger.take(j, nodes, counts, borrowed, self.clock.now, claims)
-        self.running[self.facts.group[j]][j] = None
+        self.queues.running[self.facts.group[j]][j] = None
         self.decider.took(j, nodes, counts)
 
     def _stop_running(self, j: int, at: float) -> None:
@@ -466,7 +465,7 @@ class Simulation:
         if self.failures is not None:
             self.failures.stopped(j, at)
         self.ledger.release(j, at, elapsed)
-        del self.running[self.facts.group[j]][j]
+        del self.queues.running[self.facts.group[j]][j]
         self.decider.released(j)
 
     def preempt(self, j: int, cause: int | None = None, kind: int = PREEMPT) -> None:
@@ -536,7 +535,8 @@ class Simulation:
         now = self.clock.now
         self._stop_running(j, now)
         self.job_state.moved(j)
-        self.job_state.set_rate(j, nodes, counts)
+        if self.job_state.rated:
+            self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
