@@ -46,8 +46,7 @@ def test_a_run_stopped_evicted_and_resumed_counts_its_work_and_its_restore_cost(
     jobs.set_rate(1, np.array([0]), np.array([2]))
     assert jobs.rate.tolist() == [1.0, 0.5]
     assert jobs.start(1, now=10.0, quantum=60.0) is False  # a first start
-    jobs.new_run(1)
-    jobs.schedule_end(1, 10.0, _step_of)
+    jobs.new_run(1, 10.0, _step_of)
     # 60 s of work at half speed from t=10: ends at 130, seen at the step of 130
     assert jobs.completions == [(130.0, 130.0, 1, 1)]
     assert (jobs.first_start[1], jobs.status[1], jobs.evictable_from[1]) == (10.0, RUNNING, 70.0)
@@ -64,12 +63,10 @@ def test_a_run_stopped_evicted_and_resumed_counts_its_work_and_its_restore_cost(
 
 def test_runs_end_in_order_and_a_killed_job_fails_or_waits_again():
     jobs = _state()
-    for j in (0, 1):
-        jobs.start(j, now=0.0, quantum=60.0)
-        jobs.new_run(j)
     jobs.rate[1] = 0.5
-    jobs.schedule_end(0, 0.0, _step_of)  # 100 s at rate 1
-    jobs.schedule_end(1, 0.0, _step_of)  # 60 s at rate 0.5: also 120
+    for j in (0, 1):  # 100 s at rate 1; 60 s at rate 0.5: 120
+        jobs.start(j, now=0.0, quantum=60.0)
+        jobs.new_run(j, 0.0, _step_of)
     assert jobs.next_end() == 100.0
     assert list(jobs.ends_due(99.0)) == []
     ended = []

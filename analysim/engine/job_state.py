@@ -72,9 +72,9 @@ class JobState:
 
     # -- the changes (the simulation calls them from its state changes) ----------------------
     def set_rate(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """Job ``j`` is to run on ``counts`` GPUs of ``nodes``: its rate there."""
-        if self.rated:
-            self.rate[j] = self.speed.rate(j, nodes, counts)
+        """Job ``j`` is to run on ``counts`` GPUs of ``nodes``: its rate there (callers ask
+        only when :attr:`rated`: else every rate stays 1.0)."""
+        self.rate[j] = self.speed.rate(j, nodes, counts)
 
     def start(self, j: int, now: float, quantum: float) -> bool:
         """Job ``j`` (re)starts now; it may not be evicted before it has run ``quantum`` past
@@ -88,15 +88,14 @@ class JobState:
         self.evictable_from[j] = now + quantum + restore
         return resumed
 
-    def new_run(self, j: int) -> None:
-        """Job ``j``'s run gets a new version (its older ends are stale)."""
-        self.versions[j] += 1
-
-    def schedule_end(self, j: int, now: float, due: Callable[[float], float]) -> None:
-        """The end of job ``j``'s run from ``now``: its remaining work at its rate (exact
-        with rate 1.0: x / 1.0 is x), seen at step ``due(end)``."""
+    def new_run(self, j: int, now: float, due: Callable[[float], float]) -> None:
+        """Job ``j`` runs from ``now``: a new version of its run (its older ends are stale)
+        and its end, its remaining work at its rate (exact with rate 1.0: x / 1.0 is x),
+        seen at step ``due(end)``."""
+        version = self.versions[j] + 1
+        self.versions[j] = version
         end = now + float(self.remaining[j]) / float(self.rate[j])
-        heapq.heappush(self.completions, (due(end), end, j, self.versions[j]))
+        heapq.heappush(self.completions, (due(end), end, j, version))
 
     def stop(self, j: int, at: float, gpus: int) -> float:
         """Job ``j``'s run on ``gpus`` GPUs stops at ``at``: its service counts, its work

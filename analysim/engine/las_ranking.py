@@ -102,7 +102,11 @@ class LASRanking:
     def __init__(self, sim: Simulation, scheduler: LAS, groups: int) -> None:
         self.sim = sim
         # per job: its group and GPUs (fixed), and its run's version (the engine bumps it)
-        self._group, self._gpus, self._versions = sim.facts.group, sim.facts.gpus, sim.versions
+        self._group, self._gpus, self._versions = (
+            sim.facts.group,
+            sim.facts.gpus,
+            sim.job_state.versions,
+        )
         self.las = scheduler  # its rules: queue_of, time_to_limit, promotion_due, starving
         self.limits = scheduler.limits  # upper bound of each queue
         self.factor = scheduler.starvation_factor
@@ -143,8 +147,10 @@ class LASRanking:
         del order.running[bisect_left(order.running, key)]
         insort(order.waiting, key)
         self.dirty[group].add(j)
-        if self.factor is not None and self.las.queue_of(sim.attained[j]) > 0:
-            due = self.las.promotion_due(float(sim.since[j]), float(sim.executed[j]))
+        if self.factor is not None and self.las.queue_of(sim.job_state.attained[j]) > 0:
+            due = self.las.promotion_due(
+                float(sim.job_state.since[j]), float(sim.job_state.executed[j])
+            )
             heapq.heappush(self.dues[group], (due, j, self._versions[j]))
 
     def finished(self, j: int) -> None:
@@ -193,7 +199,7 @@ class LASRanking:
             if not self._starving(entry):
                 continue
             j = entry[1]
-            if starving(now - float(sim.since[j]), float(sim.executed[j])):
+            if starving(now - float(sim.job_state.since[j]), float(sim.job_state.executed[j])):
                 promoted.append(j)
                 self.dirty[group].add(j)
             else:
@@ -208,14 +214,17 @@ class LASRanking:
         the service attained by now as ``JobView.attained`` counts it)."""
         sim = self.sim
         gpus = self._gpus[j]
-        attained = float(sim.attained[j]) + (sim.clock.now - float(sim.since[j])) * gpus
+        attained = (
+            float(sim.job_state.attained[j])
+            + (sim.clock.now - float(sim.job_state.since[j])) * gpus
+        )
         las = self.las
         return las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
 
     def _running(self, entry: tuple[float, int, int]) -> bool:
         """Whether a crossing entry belongs to the job's present run."""
         j = entry[1]
-        return entry[2] == self._versions[j] and self.sim.status[j] == RUNNING
+        return entry[2] == self._versions[j] and self.sim.job_state.status[j] == RUNNING
 
     def _starving(self, entry: tuple[float, int, int]) -> bool:
         """Whether a due entry still belongs to a waiting job out of the top queue."""
@@ -223,8 +232,8 @@ class LASRanking:
         sim = self.sim
         return (
             version == self._versions[j]
-            and sim.status[j] == WAITING
-            and self.las.queue_of(sim.attained[j]) > 0
+            and sim.job_state.status[j] == WAITING
+            and self.las.queue_of(sim.job_state.attained[j]) > 0
         )
 
     def _next_crossing(self, group: int) -> float:
@@ -272,12 +281,12 @@ class LASRanking:
     def _requeue(self, j: int, group: int) -> None:
         """Move active ``j`` to the queue its attained service gives now."""
         sim = self.sim
-        status = sim.status[j]
+        status = sim.job_state.status[j]
         if status != RUNNING and status != WAITING:
             return
-        attained = float(sim.attained[j])
+        attained = float(sim.job_state.attained[j])
         if status == RUNNING:
-            attained += (sim.clock.now - float(sim.since[j])) * self._gpus[j]
+            attained += (sim.clock.now - float(sim.job_state.since[j])) * self._gpus[j]
         queue = self.las.queue_of(attained)
         old = self.queue_of[j]
         if queue != old:

@@ -24,8 +24,8 @@ class Arrivals:
         self.n = table.n
         #: index of the next job to arrive (jobs are in submit order)
         self.next = 0
-        # Python lists: read one item at a time at every step
-        self._arrival = table.arrival.tolist()
+        #: each job's arrival step, as a Python list: read one item at a time at every step
+        self.times = table.arrival.tolist()
         self._unschedulable = table.unschedulable.tolist()
 
     @property
@@ -35,18 +35,19 @@ class Arrivals:
 
     def next_time(self) -> float | None:
         """The step at which the next job arrives (None: none left)."""
-        return self._arrival[self.next] if self.next < self.n else None
+        return self.times[self.next] if self.next < self.n else None
 
     def due(self, t: float) -> list[int]:
         """The schedulable jobs arriving by step ``t``, in order; they have arrived."""
         arrived: list[int] = []
-        arrival, unschedulable, n = self._arrival, self._unschedulable, self.n
+        arrival, unschedulable, n = self.times, self._unschedulable, self.n
         while self.next < n and arrival[self.next] <= t + EPS:
             j = self.next
             self.next += 1
             if not unschedulable[j]:
                 arrived.append(j)
-        self.skip_unschedulable()
+        while self.next < n and unschedulable[self.next]:  # (skip_unschedulable, inline)
+            self.next += 1
         return arrived
 
     def skip_unschedulable(self) -> None:

@@ -349,7 +349,7 @@ class Rounds(EasyBackfill, Evictions):
         for g in touched:
             self.events_since_round[g] = True
             self.changed_since_full[g] = True
-        if not self.sim.n_waiting:
+        if not self.sim.queues.n_waiting:
             return
         full = self.full_groups(t) if on_multiple(t, self.config.quantum) else _NO_GROUPS
         preemption = self.config.preemption
@@ -695,7 +695,7 @@ class Rounds(EasyBackfill, Evictions):
                 (active, reserved_queues),
                 marks,
             )
-        if self._borrowing and self.sim.n_waiting:
+        if self._borrowing and self.sim.queues.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed
 

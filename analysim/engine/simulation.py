@@ -205,7 +205,6 @@ class Simulation:
         self.decider = Rounds(self)
         self.tenancy = Tenancy(self)
 
-    # -- set-up -------------------------------------------------------------------------------
     def ask_placer(
         self,
         need: int,
@@ -245,11 +244,9 @@ class Simulation:
         """True when every schedulable job has finished."""
         return self.arrivals.over and self.active == 0
 
-    @property
-    def picks_any_fitting_node(self) -> bool:
-        """Whether the placer puts a job that fits on one node on any node with room (then
-        such a job fits iff some node of its domain has room)."""
-        return self.flags.picks_any_fitting_node
+    picks_any_fitting_node = _view(
+        "flags.picks_any_fitting_node", "Whether a job that fits on one node fits on any with room."
+    )
 
     def placer_fits(
         self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
@@ -325,7 +322,7 @@ class Simulation:
     def _start(self) -> None:
         self.started = True
         for j in np.flatnonzero(self.table.unschedulable):
-            self.status[j] = UNSCHEDULABLE
+            self.job_state.status[j] = UNSCHEDULABLE
             self.records.record(self.table.submit[j], REJECT, int(j), None)
         self.arrivals.skip_unschedulable()
         if self.table.unschedulable.any():
@@ -338,17 +335,21 @@ class Simulation:
 
     def _next_time(self) -> float | None:
         arrivals = self.arrivals
-        if arrivals.over and self.active == 0:  # done (inline: every step)
+        pending = arrivals.next < arrivals.n  # (inline, as the next end below: every step)
+        if not pending and self.active == 0:  # done
             return None
         clock = self.clock
         if not self.config.leap:
             return clock.now + clock.step if clock.advances else self._first_time()
-        soonest = math.inf
-        if not arrivals.over:
-            soonest = arrivals.next_time()
-        end = self.job_state.next_end()
-        if end is not None and end < soonest:
-            soonest = end
+        soonest = arrivals.times[arrivals.next] if pending else math.inf
+        completions = self.job_state.completions
+        if completions:
+            top = completions[0]
+            end = top[0] if top[3] == self.job_state.versions[top[2]] else None
+            if end is None:  # stale: the end of a run that was cut short
+                end = self.job_state.next_end()
+            if end is not None and end < soonest:
+                soonest = end
         if self.failures is not None:
             soonest = min(soonest, self.failures.next_time())
         if self.queues.n_waiting or self.decider.allocator is not None:
@@ -367,8 +368,7 @@ class Simulation:
         return max(soonest, clock.now + clock.step) if clock.advances else soonest
 
     def _first_time(self) -> float:
-        arrival = self.arrivals.next_time()
-        first = 0.0 if arrival is None else float(arrival)
+        first = float(self.arrivals.next_time() or 0.0)  # (None: every job has arrived)
         if self.failures is not None:  # a node may fail before the first job arrives
             first = min(first, self.failures.next_time())
         return first
@@ -395,9 +395,12 @@ class Simulation:
     # -- arrivals and completions -------------------------------------------------------------
     def _arrive_due(self, t: float) -> set[int]:
         touched: set[int] = set()
+        arrivals = self.arrivals
+        if arrivals.next >= arrivals.n or arrivals.times[arrivals.next] > t + EPS:
+            return touched  # (inline: most steps see no arrival)
         submit = self.table.submit
         for j in self.arrivals.due(t):
-            self.status[j] = WAITING
+            self.job_state.status[j] = WAITING
             self.active += 1
             self.changes += 1
             self._enqueue(j)
@@ -411,6 +414,9 @@ class Simulation:
 
     def _finish_due(self, t: float) -> set[int]:
         touched: set[int] = set()
+        completions = self.job_state.completions
+        if not completions or completions[0][0] > t + EPS:
+            return touched  # (inline: most steps see no run end)
         for end, j in self.job_state.ends_due(t):
             self._stop_running(j, end)
             self.job_state.finished(j, end)
@@ -438,7 +444,8 @@ class Simulation:
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost."""
-        self.job_state.set_rate(j, nodes, counts)
+        if self.job_state.rated:
+            self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._dequeue(j)
         now = self.clock.now
@@ -450,10 +457,9 @@ class Simulation:
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run): its
         remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
-        self.job_state.new_run(j)
         if self.failures is not None:
             self.failures.started(j)
-        self.job_state.schedule_end(j, self.clock.now, self.clock.due)
+        self.job_state.new_run(j, self.clock.now, self.clock.due)
         if self.las is not None:
             self.las.ran(j)
         if self.elastic is not None:
@@ -466,7 +472,7 @@ class Simulation:
         ``claims``); the ledger checks."""
         self.changes += 1
         self.ledger.take(j, nodes, counts, borrowed, self.clock.now, claims)
-        self.running[self.facts.group[j]][j] = None
+        self.queues.running[self.facts.group[j]][j] = None
         self.decider.took(j, nodes, counts)
 
     def _stop_running(self, j: int, at: float) -> None:
@@ -475,7 +481,7 @@ class Simulation:
         if self.failures is not None:
             self.failures.stopped(j, at)
         self.ledger.release(j, at, elapsed)
-        del self.running[self.facts.group[j]][j]
+        del self.queues.running[self.facts.group[j]][j]
         self.decider.released(j)
         if self.elastic is not None:
             self.elastic.stopped(j, elapsed)
@@ -547,7 +553,8 @@ class Simulation:
         now = self.clock.now
         self._stop_running(j, now)
         self.job_state.moved(j)
-        self.job_state.set_rate(j, nodes, counts)
+        if self.job_state.rated:
+            self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
@@ -570,10 +577,7 @@ class Simulation:
     # (what the other parts and outside readers read by these names; each has one owner)
     free = _view("ledger.free", "Fully free GPUs per node.")
     borrowed = _view("ledger.borrowed", "Per job: whether it runs on borrowed GPUs.")
-    vc_used = _view(
-        "ledger.vc_used",
-        "Per VC: GPUs its jobs hold on its own nodes or quota (GPU milli in resource mode).",
-    )
+    vc_used = _view("ledger.vc_used", "Per VC: GPUs (resource mode: milli) held of its own.")
     node_names = _view("ledger.node_names", "Each node's name.")
     capacity = _view("ledger.capacity", "Each node's GPUs.")
     book = _view("ledger.book", "The resource book (resource mode; None with whole GPUs).")
@@ -602,12 +606,6 @@ class Simulation:
     group_waiting = _view("queues.group_waiting", "Per group, how many jobs wait.")
     n_waiting = _view("queues.n_waiting", "How many jobs wait.")
     vc_waiting_jobs = _view("queues.vc_waiting_jobs", "Per VC, how many jobs wait.")
-
-    @property
-    def gpu_owner(self) -> np.ndarray:
-        """The job holding each GPU (-1 for free; resource mode: the first to take it),
-        checked: no GPU may be held twice (over 1000 milli)."""
-        return self.ledger.gpu_owner()
 
     @property
     def gpu_holders(self) -> list[list[int]]:
