@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 _NO_GROUPS: frozenset[int] = frozenset()  # off a quantum boundary: no group's full round
 
 
-class Rounds(EasyBackfill, Evictions):
+class Rounds:
     """The scheduling rounds of the simulation ``sim``, group by group."""
 
     def __init__(self, sim: Simulation) -> None:
@@ -142,19 +142,9 @@ class Rounds(EasyBackfill, Evictions):
         self._failed_at: dict[int, int] = self.shortcuts.memo()
         # for the records: why each job last did not fit, or could not preempt its way in
         self._start_why: dict[int, int] = {}
-        self._preempt_why_of: dict[int, int] = {}
-        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
-        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
-        # the reservation that last stopped a job (its head and time, for the records)
+        self._why = self._room_seen = self._round_flags = 0
+        # EASY backfill (its reservations: ``self.easy``)
         self._easy = self.config.backfill == "easy"
-        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
-        # per group, its running jobs as (the step each is seen to end, job), sorted, and
-        # each one's end: kept for the reservations (``Shortcuts.kept_ends``; whole GPUs)
-        kept_ends = self._easy and self._needs_are_gpus and self.shortcuts.kept_ends
-        self._ends: list[list[tuple[float, int]]] | None = (
-            [[] for _ in range(groups)] if kept_ends else None
-        )
-        self._end_of: dict[int, float] = {}
         # backfill rounds that replay the tail of the one before (``tails``): not with a
         # placer that draws (it may draw when it fails), nor in resource mode
         self._replay_tails = (
@@ -186,29 +176,12 @@ class Rounds(EasyBackfill, Evictions):
         self._evictions_at_a_glance = (
             self.shortcuts.evictions_at_a_glance and self._needs_are_gpus and not self._quotas
         )
-        # per group: how many times its jobs took GPUs (a reservation kept past releases it
-        # foresaw: ``_foresaw_releases``)
-        self._takes = [0] * groups
-        # (resource mode: not kept, its free GPUs are not only those of the jobs that left;
-        # nor with a placer that draws: made again later, it may be placed elsewhere)
-        self._keep_reservations = (
-            self._needs_are_gpus and self.shortcuts.kept_reservations and not self.placer.random
-        )
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
-        # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
-        # needs failed its trial evictions (None: not kept)
-        self._alike = self._needs_are_gpus and self.shortcuts.alike_evictions
-        self._evictions_failed: dict[tuple[int, int, int], int] | None = None
-        # the ranking, epoch and time at which _protected_below was last asked, whether it
-        # found the position of the lowest-ranked protected running job then, and that
-        self._protection_bound = self.shortcuts.protection_bound
-        self._protection_seen: tuple[Ranking, int, float, bool, int | None] | None = None
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
         self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
@@ -247,6 +220,9 @@ class Rounds(EasyBackfill, Evictions):
             g if self._covers_group[d] else -1
             for g, d in zip(self._gpus, self._domain_index, strict=True)
         ]
+        #: the parts the rounds ask: trial evictions, and EASY backfill's reservations
+        self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
+        self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
 
     def _rank_all_jobs(self) -> None:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
@@ -268,8 +244,7 @@ class Rounds(EasyBackfill, Evictions):
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
         if self._easy:
-            self._takes[self._group[j]] += 1
-            self._claim_reservations(j, nodes, counts)
+            self.easy.took(j, nodes, counts)
         group = self._group[j]
         self.epoch[group] += 1
         if not self._round_stable:
@@ -281,9 +256,8 @@ class Rounds(EasyBackfill, Evictions):
         self._releases[group] += 1
         self.epoch[group] += 1
         self._evict_epoch[group] += 1
-        if self._ends is not None:
-            ends = self._ends[group]
-            del ends[bisect.bisect_left(ends, (self._end_of.pop(j), j))]
+        if self._easy:
+            self.easy.released(j)
 
     def nodes_changed(self, groups: list[int]) -> None:
         """A node of ``groups`` went down or came back up (failures): every memo and
@@ -292,7 +266,7 @@ class Rounds(EasyBackfill, Evictions):
             self._releases[group] += 1
             self.epoch[group] += 1
             self._evict_epoch[group] += 1
-            self._reservations[group].clear()
+            self.easy.forget(group)
 
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
@@ -573,7 +547,7 @@ class Rounds(EasyBackfill, Evictions):
             marks: list[tuple[int, bool, tuple]] = []  # the round's tries with a reservation
         else:
             ranked, tail_first = self._ranked(group, preemptive), -1
-        self._evictions_failed = {} if self._alike and preemptive else None
+        self.evictions.new_round(preemptive)
         blocked: set[int] = set()
         changed = False
         # EASY backfill: the reservations of the queues whose first job failed this round,
@@ -661,14 +635,15 @@ class Rounds(EasyBackfill, Evictions):
                             continue
                         why |= tenancy.own_room_why
                     if preemptive:
-                        if self._try_preempt_for(j, ranked, pos):
+                        preempt_why = self.evictions.try_preempt_for(j, ranked, pos)
+                        if not preempt_why:
                             # its victims wait now, further down the order: read the rest anew
                             changed, start, below = True, pos + 1, None
                             break
-                        why |= self._preempt_why
+                        why |= preempt_why
                 if self._easy and vc not in reserved_queues:
                     reserved_queues.add(vc)
-                    reservation = self._reservation_for(j, vc)
+                    reservation = self.easy.reservation_for(j, vc)
                     if reservation is not None:
                         active.append(reservation)
                         records.try_reserved[len(try_job)] = (j, reservation.at)
@@ -722,7 +697,7 @@ class Rounds(EasyBackfill, Evictions):
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
         """The reservation (its head and time) that stops ``j`` now among ``active``."""
-        first = self._kept_by(j, active)[0]
+        first = self.easy.kept_by(j, active)[0]
         return first.head, first.at
 
     def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
@@ -817,7 +792,7 @@ class Rounds(EasyBackfill, Evictions):
     def try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
         """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
         ``active`` reservations; ``_why`` is RESERVED when only they stop it)."""
-        return self._try_start_keeping_any(j, self._kept_by(j, active) if active else [])
+        return self._try_start_keeping_any(j, self.easy.kept_by(j, active) if active else [])
 
     def _try_start_alike(self, j: int, active: list[Reservation]) -> bool:
         """:meth:`try_start`, answered at once for a job whose needs (domain, GPUs, VC) and
@@ -830,7 +805,7 @@ class Rounds(EasyBackfill, Evictions):
             memo.clear()
             self._alike_epoch[group] = epoch
         key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
-        keep = self._kept_by(j, active) if active else []
+        keep = self.easy.kept_by(j, active) if active else []
         if keep:
             key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
         seen = memo.get(key)
@@ -875,6 +850,48 @@ class Rounds(EasyBackfill, Evictions):
         self.sim.start_running(j, *placed)
         return True
 
+    def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
+        """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
+        else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
+        group = self._group[j]
+        releases = self._releases[group]
+        if not self.quota_allows(j, self.vc_used):
+            return self.try_start(j)
+        if self._room_first and self._room_of(j) < self._gpus[j]:
+            # too few GPUs free on its nodes, let alone spare: neither placement below would
+            # ask the placer, and both would fail
+            return self.try_start(j)
+        seen = self._reserved_seen.get(j)
+        if (
+            seen is not None
+            and seen[0] == releases
+            and len(seen[2]) == len(keep)
+            and all(a is b for a, b in zip(seen[2], keep, strict=True))
+        ):
+            # the same reservations stopped it and no GPU was released since: the free and
+            # spare GPUs only got fewer, so it still does not fit on those they leave; it
+            # still fits on the free GPUs if nothing started or stopped since
+            if seen[1] != self.epoch[group] and not self._fits_now(j):
+                return self.try_start(j)  # does not fit even on every free GPU
+        else:
+            placed = self.easy.place_keeping(j, keep)
+            if placed is not None:
+                self.sim.start_running(j, *placed)
+                return True
+            if not self._fits_now(j):
+                return self.try_start(j)  # does not fit even on every free GPU
+            self._reserved_seen[j] = (releases, self.epoch[group], keep)
+        self._why, self._room_seen = RESERVED, self._room_of(j)
+        blocking = keep[0]
+        self._blocking = (blocking.head, blocking.at)
+        return False
+
+    def _fits_now(self, j: int) -> bool:
+        """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
+        if self._book_fit is not None:
+            return self._book_fit.fits_now(j)
+        return self.fits_hypothetically(j, self.free, self.vc_used)
+
     def _quota_room(self, j: int) -> int:
         """The whole GPUs left in ``j``'s VC's quota (the records of a ``quota`` try; the
         ledger counts GPU milli in resource mode)."""
@@ -889,3 +906,18 @@ class Rounds(EasyBackfill, Evictions):
         if self._covers_group[self._domain_index[j]]:
             return self.group_free[self._group[j]]
         return int(self.free[self._domain[j].nodes].sum())
+
+    # -- what the tenancy and the engine ask of the trial evictions ---------------------------
+    def fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
+        """:meth:`Evictions.fewest_to_free <analysim.engine.evictions.Evictions.fewest_to_free>`."""
+        return self.evictions.fewest_to_free(j, candidates)
+
+    def fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
+        return self.evictions.fits_hypothetically(j, free, vc_used)
+
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
+        """Would the placer find ``need`` GPUs given ``room`` (``Evictions.placer_fits``)?"""
+        return self.evictions.placer_fits(need, room, domain, total)
