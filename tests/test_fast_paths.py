@@ -115,18 +115,18 @@ class CheckedLASRanking(LASRanking):
 
     def order(self, group):
         got = super().order(group)
-        wanted = self.sim.decider._rank(group, include_running=True)
+        wanted = self.sim.decider.ranker.rank(group, include_running=True)
         np.testing.assert_array_equal(got.jobs(), wanted)
         return got
 
     def next_change(self, group):
         got = super().next_change(group)
-        view = self.sim.decider._view(group, include_running=True)
+        view = self.sim.decider.ranker.view(group, include_running=True)
         assert got == self.sim.scheduler.next_change(view)  # the very same float
         return got
 
     def promotions(self, group):
-        view = self.sim.decider._view(group, include_running=False)
+        view = self.sim.decider.ranker.view(group, include_running=False)
         resets = self.sim.scheduler.service_resets(view)
         wanted = set() if resets is None else set(view.index[resets].tolist())
         got = super().promotions(group)

@@ -17,23 +17,25 @@ The tenancy asks it :meth:`Rounds.try_start`, :meth:`Rounds.place`,
 :meth:`Rounds.quota_allows`, :meth:`Rounds.fits_hypothetically`,
 :meth:`Rounds.fewest_to_free` and ``epoch`` (its failed-try memos).
 
-It owns its state: the kept rankings (and a static scheduler's ranks), the per-group flags
-that let a round be skipped (``events_since_round``, ``changed_since_full``,
-``ranking_valid_until``, ``protected_until``, ``wake_at``), the epochs and the "failed at"
-memos, EASY backfill's reservations, and why each job last failed (for the records). It
-reads the cluster from the ledger (``free``, ``vc_used``, ... never written here), asks the
-scheduler and the placer, checks their answers, and changes state only through the
-engine's ``start_running`` and ``preempt`` (and the tenancy's tries). See
-``docs/semantics.md`` for the rules.
+It holds its parts, each with its own state (no mixins): the rankings
+(:class:`~analysim.engine.ranker.Ranker`, ``ranker``), EASY backfill's reservations
+(:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the trial evictions
+(:class:`~analysim.engine.evictions.Evictions`, ``evictions``, which answer why a job could
+not evict its way in). It owns the per-group flags that let a round be skipped
+(``events_since_round``, ``changed_since_full``, ``ranking_valid_until``,
+``protected_until``, ``wake_at``), the epochs and the "failed at" memos of starts, and why
+each job last failed to start (for the records). It reads the cluster from the ledger
+(``free``, ``vc_used``, ... never written here), asks the scheduler and the placer, checks
+their answers, and changes state only through the engine's ``start_running`` and
+``preempt`` (and the tenancy's tries). See ``docs/semantics.md`` for the rules.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from bisect import bisect_right
 from collections import deque
-from itertools import chain, islice
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +47,8 @@ from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
 from analysim.engine.evictions import Evictions
 from analysim.engine.las_ranking import KeyedOrder
-from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
+from analysim.engine.ranker import Ranker
+from analysim.engine.ranking import Ranking
 from analysim.engine.records import (
     BORROW_FAILED,
     FRAGMENTED,
@@ -61,7 +64,6 @@ from analysim.engine.reservations import Reservation
 from analysim.engine.tails import Tail, make_tail, replay, same_reservations
 from analysim.errors import PolicyError
 from analysim.inputs.domains import Domain
-from analysim.policies.scheduling import JobView
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -132,11 +134,8 @@ class Rounds:
     def _init_state(self, groups: int) -> None:
         """The rounds' own state."""
         sim, scheduler = self.sim, self.scheduler
-        self._promoted = False  # whether the current round reset any job's attained service
-        self._kept_ranking: list[Any] = [None] * groups  # see _ranked
-        if self._static:
-            self._rank_all_jobs()
-        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
+        #: the rankings the rounds read (and what it keeps of them)
+        self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         # job -> its group's release count when it did not fit
         self._failed_at: dict[int, int] = self.shortcuts.memo()
@@ -224,21 +223,10 @@ class Rounds:
         self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
         self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
 
-    def _rank_all_jobs(self) -> None:
-        """Rank every job once by a static scheduler's keys (ties by job order)."""
-        n_jobs = self.sim.n_jobs
-        view = JobView(0.0, np.arange(n_jobs), self._columns, list(self.vc_used))
-        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
-        order = np.lexsort([view.index, *reversed(keys)])
-        rank = np.empty(n_jobs, dtype=np.int64)
-        rank[order] = np.arange(n_jobs)
-        self._rank_of = rank.tolist()
-        self._job_at_rank = order.tolist()
-
     # -- what the engine tells the rounds -----------------------------------------------------
     def arrived(self, group: int) -> None:
         """A job of ``group`` arrived: its ranking is to be made afresh."""
-        self._kept_ranking[group] = None
+        self.ranker.forget(group)
         self._arrived[group] = True
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
@@ -270,12 +258,11 @@ class Rounds:
 
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
-        bisect.insort(self._waiting_ranks[self._group[j]], self._rank_of[j])
+        self.ranker.queued(j)
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
-        ranks = self._waiting_ranks[self._group[j]]
-        del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
+        self.ranker.unqueued(j)
 
     # -- when rounds are due ------------------------------------------------------------------
     def _pending(self) -> list[bool]:
@@ -344,96 +331,19 @@ class Rounds:
 
     # -- a round ------------------------------------------------------------------------------
 
-    def _view(self, group: int, include_running: bool) -> JobView:
-        waiting = self.waiting[group]
-        if include_running:
-            running = self.running[group]
-            jobs, count = chain(waiting, running), len(waiting) + len(running)
-        else:
-            jobs, count = iter(waiting), len(waiting)
-        index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.clock.now, index, self._columns, self.sim.tenancy.held_by_vc())
-
-    def _ranked(self, group: int, preemptive: bool) -> Ranking:
-        """The group's jobs in rank order: its waiting jobs, and its running ones too if
-        ``preemptive`` (or if the ranking is kept between rounds; finished jobs may be among
-        them then, until it is next ranked). LAS's kept ranking is a :class:`KeyedOrder`."""
-        if self._static:
-            return self._ranked_static(group, preemptive)
-        if self._ranking_kept:
-            kept = self._kept_ranking[group]
-            if kept is None:
-                las = self.sim.las
-                kept = (
-                    las.order(group)
-                    if las
-                    else ArrayRanking(self._rank(group, include_running=True), self.status)
-                )
-                self._kept_ranking[group] = kept
-            return kept
-        if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
-            return WaitingStream(iter(list(self.waiting[group])))  # one job: nothing to rank
-        return ArrayRanking(self._rank(group, include_running=preemptive), self.status)
-
-    def _rank(self, group: int, include_running: bool) -> np.ndarray:
-        """Ask the scheduler to rank the group's waiting (and running) jobs."""
-        view = self._view(group, include_running=include_running)
-        keys = self.scheduler.priority(view)
-        keys = [np.asarray(k) for k in keys]
-        if any(k.shape != view.index.shape for k in keys):
-            raise PolicyError(
-                f"scheduler {self.scheduler.name!r} returned keys of the wrong length "
-                f"(expected {len(view)})"
-            )
-        order = np.lexsort([view.index, *reversed(keys)])
-        return view.index[order]
-
-    def _ranked_static(self, group: int, preemptive: bool) -> Ranking:
-        """Ranking by keys computed once for all jobs: the waiting jobs are kept sorted, and
-        a round reads only as far down the queue as it gets."""
-        job_at = self._job_at_rank
-        if not preemptive:
-            return self._waiting_stream(self._waiting_ranks[group].copy())
-        ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
-        order = np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
-        return ArrayRanking(order, self.status)
-
-    def _waiting_stream(self, ranks: list[int]) -> WaitingStream:
-        """A static ranking's waiting jobs of the given ``ranks``, read lazily in order."""
-        return WaitingStream(map(self._job_at_rank.__getitem__, ranks))
-
-    def _apply_service_resets(self, group: int) -> bool:
-        """Reset the attained service of the group's waiting jobs that the scheduler
-        promotes; True if any."""
-        if self.sim.las is not None:
-            promoted = self.sim.las.promotions(group)
-            if not promoted:
-                return False
-            self.attained[promoted] = 0.0
-        else:
-            view = self._view(group, include_running=False)
-            resets = self.scheduler.service_resets(view)
-            if resets is None or not np.any(resets):
-                return False
-            self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
-        self._promoted = True
-        self._kept_ranking[group] = None
-        return True
-
     def round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
-        self._promoted = False
-        now = self.clock.now
+        now, promoted = self.clock.now, False
         first_try = len(self.records.try_job)
         self._round_flags = ROUND_FULL if preemptive else 0
         reranked = self.scheduler.dynamic and now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
             self.epoch[group] += 1
-            self._kept_ranking[group] = None
+            self.ranker.forget(group)
             self._evict_epoch[group] += 1
-            self._apply_service_resets(group)
+            promoted = self.ranker.apply_service_resets(group)
         if now >= self.protected_until[group] - EPS:
             self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
@@ -454,7 +364,7 @@ class Rounds:
         elif (
             not self._skip_rounds
             or changed
-            or self._promoted
+            or promoted
             or self.ranking_valid_until[group] <= now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
             or self._change_unknown[group]
@@ -492,7 +402,7 @@ class Rounds:
         if self.sim.las is not None:
             self.ranking_valid_until[group] = self.sim.las.next_change(group)
         else:
-            view = self._view(group, include_running=True)
+            view = self.ranker.view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
         self._change_unknown[group] = False
 
@@ -505,13 +415,13 @@ class Rounds:
         job counts: an early answer only costs a round that changes nothing."""
         now, running = self.clock.now + EPS, self.running[group]
         if self._static:
-            waiting = self._waiting_ranks[group]
+            waiting = self.ranker.waiting_ranks[group]
             if not waiting:
                 return math.inf
-            top, rank_of = waiting[0], self._rank_of
+            top, rank_of = waiting[0], self.ranker.rank_of
             running = [r for r in running if rank_of[r] > top]
-        elif self._ranking_kept and self._kept_ranking[group] is not None:
-            kept: Ranking = self._kept_ranking[group]
+        elif self._ranking_kept and self.ranker.kept_ranking[group] is not None:
+            kept: Ranking = self.ranker.kept_ranking[group]
             first = kept.first_waiting()
             if first is None:
                 return math.inf
@@ -537,16 +447,16 @@ class Rounds:
         # replayed (``tails``); ``ranks`` are the waiting jobs' ranks, in order
         replaying = self._replay_tails and not preemptive and not own_room
         if replaying:
-            ranks = self._waiting_ranks[group].copy()
-            ranked: Ranking = self._waiting_stream(ranks)
+            ranks = self.ranker.waiting_ranks[group].copy()
+            ranked: Ranking = self.ranker.waiting_stream(ranks)
             tail = self._tails[group]
             if tail is not None and tail.epoch != self.epoch[group]:
                 tail = None
-            tail_first = self._job_at_rank[tail.ranks[0]] if tail else -1
+            tail_first = self.ranker.job_at_rank[tail.ranks[0]] if tail else -1
             mark_pos, mark_try = 0, len(self.records.try_job)  # after the last start
             marks: list[tuple[int, bool, tuple]] = []  # the round's tries with a reservation
         else:
-            ranked, tail_first = self._ranked(group, preemptive), -1
+            ranked, tail_first = self.ranker.ranked(group, preemptive), -1
         self.evictions.new_round(preemptive)
         blocked: set[int] = set()
         changed = False
@@ -707,7 +617,7 @@ class Rounds:
         changed = False
         done: set[int] = set()
         records = self.records
-        for _, j in self._ranked(group, False).waiting_from(0):
+        for _, j in self.ranker.ranked(group, False).waiting_from(0):
             vc = self._queue[j]
             if vc in done:
                 continue
