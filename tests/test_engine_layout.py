@@ -191,13 +191,12 @@ def test_no_module_outside_the_engine_reads_its_private_attributes(tmp_path):
     assert _private_reads(probe) == {("probe.py", "_gpus"), ("probe.py", "_las")}
 
 
-_TRIALS = "the trial classes (_Trial and its kinds) are the rounds' own helpers, in evictions.py"
-_TRIALS = "the trial classes (_Trial and its kinds) are the rounds' own helpers, in its module"
+_TRIALS = "the trial classes (_Trial and its kinds) are the evictions' own helpers, in its module"
 #: (engine file, owner) allowed to read an underscore attribute of an object other than
 #: ``self``, and why
 ENGINE_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("evictions.py", "rounds"): _TRIALS,
-    ("evictions.py", "self.rounds"): _TRIALS,
+    ("evictions.py", "evictions"): _TRIALS,
+    ("evictions.py", "self.evictions"): _TRIALS,
     ("book.py", "other"): "ResourceBook.clone sets up its own copy (the same class)",
 }
 
@@ -408,9 +407,6 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
     # its state is its own: none of it lives on the simulation
     for name in (
         "_failed_at",
-        "_preempt_failed_at",
-        "_kept_ranking",
-        "_reservations",
         "epoch",
         "events_since_round",
         "changed_since_full",
@@ -419,6 +415,37 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
         "wake_at",
     ):
         assert hasattr(sim.decider, name) and not hasattr(sim, name), name
+    # and its parts' state is theirs: the kept rankings, EASY backfill's reservations, the
+    # evictions' memos
+    for part, name in (
+        (sim.decider.ranker, "kept_ranking"),
+        (sim.decider.easy, "reservations"),
+        (sim.decider.evictions, "_preempt_failed_at"),
+    ):
+        assert hasattr(part, name) and not hasattr(sim.decider, name), name
+
+
+def test_no_engine_class_has_a_base_class_but_object():
+    """The engine's classes are built of parts they hold (``sim.decider``,
+    ``decider.ranker``, ``decider.easy``, ``decider.evictions``, ``sim.tenancy``), never of
+    mixins."""
+    import analysim as asim
+    from analysim.engine.easy import EasyBackfill
+    from analysim.engine.evictions import Evictions
+    from analysim.engine.ranker import Ranker
+    from analysim.engine.rounds import Rounds
+    from analysim.engine.simulation import Simulation
+    from analysim.engine.tenancy import Tenancy
+
+    for cls in (Simulation, Rounds, Tenancy, EasyBackfill, Evictions, Ranker):
+        assert cls.__bases__ == (object,), (cls.__name__, cls.__bases__)
+    sim = asim.Simulation(
+        asim.presets.workload("toy"), asim.presets.cluster("toy"), asim.SimConfig(backfill="easy")
+    )
+    decider = sim.decider
+    assert type(decider.easy) is EasyBackfill and type(decider.evictions) is Evictions
+    assert type(decider.ranker) is Ranker
+    assert not isinstance(decider, EasyBackfill | Evictions | Ranker)
 
 
 #: the ledger's arrays and lists (only Ledger.take and Ledger.release write them)

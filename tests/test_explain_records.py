@@ -48,7 +48,7 @@ MAX_STEPS = 400  # moments stepped per run (each explained): enough to cover the
 def _ranking(sim: Simulation, group: int) -> list[int]:
     """The scheduler's ranking of the group's waiting and running jobs now (asked afresh,
     not read from the records)."""
-    return sim.decider._rank(group, include_running=True).tolist()
+    return sim.decider.ranker.rank(group, include_running=True).tolist()
 
 
 def check_moment(sim: Simulation, case) -> int:

@@ -115,18 +115,18 @@ class CheckedLASRanking(LASRanking):
 
     def order(self, group):
         got = super().order(group)
-        wanted = self.sim.decider._rank(group, include_running=True)
+        wanted = self.sim.decider.ranker.rank(group, include_running=True)
         np.testing.assert_array_equal(got.jobs(), wanted)
         return got
 
     def next_change(self, group):
         got = super().next_change(group)
-        view = self.sim.decider._view(group, include_running=True)
+        view = self.sim.decider.ranker.view(group, include_running=True)
         assert got == self.sim.scheduler.next_change(view)  # the very same float
         return got
 
     def promotions(self, group):
-        view = self.sim.decider._view(group, include_running=False)
+        view = self.sim.decider.ranker.view(group, include_running=False)
         resets = self.sim.scheduler.service_resets(view)
         wanted = set() if resets is None else set(view.index[resets].tolist())
         got = super().promotions(group)
@@ -390,7 +390,7 @@ def test_whole_runs_are_those_of_the_reference_mode(drawn, las):
     plain, plain_result = _run(workload, case.cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
     assert plain.rounds >= fast.rounds
-    memos = plain.decider._failed_at, plain.decider._preempt_failed_at
+    memos = plain.decider._failed_at, plain.decider.evictions._preempt_failed_at
     assert not any(memos)  # the memos stay empty
     assert plain.las is None and not plain.flags.static and not plain.picks_any_fitting_node
 
@@ -479,7 +479,7 @@ def test_easy_backfill_with_a_random_placer_runs_as_the_reference_mode(preemptio
     fast, fast_result = _run(workload, cluster, config, reference=False)
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
-    assert not fast.decider._keep_reservations
+    assert not fast.decider.easy.keep_reservations
 
 
 @dataclass(frozen=True)
@@ -597,9 +597,9 @@ def test_the_running_ends_kept_for_reservations_are_those_sorted_afresh(
     cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
     config = SimConfig(scheduler=scheduler, preemption=preemption, backfill="easy")
     sim, _ = _run(workload, cluster, config, reference=False)
-    assert sim.decider._ends is not None and max(checked) > 1
+    assert sim.decider.easy.ends is not None and max(checked) > 1
     plain, _ = _run(workload, cluster, config, reference=True)
-    assert plain.decider._ends is None
+    assert plain.decider.easy.ends is None
 
 
 @pytest.mark.parametrize("scheduler", ["fifo", "sjf"])
@@ -613,9 +613,9 @@ def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monke
     claim, foresaw = easy.EasyBackfill._claim_reservations, easy.EasyBackfill._foresaw_releases
 
     def claiming(self, j, nodes, counts):
-        before = {id(r): r.takes for r in self._reservations[self._group[j]].values()}
+        before = {id(r): r.takes for r in self.reservations[self._group[j]].values()}
         claim(self, j, nodes, counts)
-        for r in self._reservations[self._group[j]].values():
+        for r in self.reservations[self._group[j]].values():
             if id(r) in before and r.takes > before[id(r)]:
                 counted.add(id(r))
 

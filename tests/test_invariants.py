@@ -112,7 +112,7 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
         return
     for group in range(len(sim.waiting)):
         heads: dict[int, int] = {}
-        for _, j in sim.decider._ranked(group, False).waiting_from(0):
+        for _, j in sim.decider.ranker.ranked(group, False).waiting_from(0):
             heads.setdefault(sim.facts.vc[j], j)
         for vc, j in heads.items():
             free = sim.free.copy()

@@ -2,27 +2,96 @@
 the GPUs they leave spare, making and keeping a queue head's reservation, and claiming it
 when a job takes GPUs it needs (``docs/semantics.md``, "EASY backfill").
 
-:class:`EasyBackfill` is a part of :class:`~analysim.engine.rounds.Rounds` (a base class of
-the one ``Rounds``: the same object and state, its methods kept in their own file).
+:class:`EasyBackfill` is a collaborator of :class:`~analysim.engine.rounds.Rounds`
+(``Rounds.easy``): it owns the reservations (per group, queue -> its head's), the running
+jobs' ends kept for them, and how many times each group's jobs took GPUs; the rounds ask it
+which reservations a job would delay (:meth:`EasyBackfill.kept_by`), where a job goes on the
+GPUs they leave (:meth:`EasyBackfill.place_keeping`) and a queue head's reservation
+(:meth:`EasyBackfill.reservation_for`), and tell it when a job takes or releases GPUs.
 """
 
 from __future__ import annotations
 
 import bisect
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysim.engine.clock import EPS
-from analysim.engine.records import RESERVED
 from analysim.engine.reservations import Reservation
 from analysim.errors import PolicyError
 from analysim.inputs.domains import Domain
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from analysim.engine.book_fit import BookFit
+    from analysim.engine.rounds import Rounds
+
 
 class EasyBackfill:
-    """The EASY backfill methods of :class:`~analysim.engine.rounds.Rounds`."""
+    """EASY backfill's reservations for the rounds ``rounds``."""
 
-    def _kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
+    def __init__(
+        self,
+        rounds: Rounds,
+        book_fit: BookFit | None,
+        releases: list[int],
+        placer_fits: Callable[..., bool],
+    ) -> None:
+        """``book_fit``: where a job fits in resource mode (None with whole GPUs only);
+        ``releases``: per group, the rounds' count of releases (read here); ``placer_fits``:
+        whether the placer would find room (:meth:`Evictions.placer_fits`)."""
+        sim, ledger, facts = rounds.sim, rounds.ledger, rounds.sim.facts
+        shortcuts, groups = sim.shortcuts, sim.partition.n_groups
+        self.clock, self.placer, self.rng = sim.clock, sim.placer, sim.rng
+        self._ask_placer, self._book_fit = sim.ask_placer, book_fit
+        self._picks_any_fitting_node = sim.flags.picks_any_fitting_node
+        # read, never written here: the ledger's state, the jobs' facts and state, the
+        # rounds' release counts
+        self.free, self.vc_used, self.borrowed = ledger.free, ledger.vc_used, ledger.borrowed
+        self._alloc_pairs = ledger.alloc_pairs
+        self.remaining, self.since, self.rate = sim.remaining, sim.since, sim.rate
+        self._slowest, self.running = sim.speed.slowest, sim.running
+        self._gpus, self._vc, self._group = facts.gpus, facts.vc, facts.group
+        self._domain, self._domain_index = facts.domain, facts.domain_index
+        self._node_position, self._releases = facts.node_position, releases
+        self.place, self.placer_fits = rounds.place, placer_fits
+        needs_are_gpus = book_fit is None
+        #: per group, queue -> its first job's reservation
+        self.reservations: list[dict[int, Reservation]] = [{} for _ in range(groups)]
+        # per group, its running jobs as (the step each is seen to end, job), sorted, and
+        # each one's end: kept for the reservations (``Shortcuts.kept_ends``; whole GPUs)
+        kept_ends = sim.config.backfill == "easy" and needs_are_gpus and shortcuts.kept_ends
+        self.ends: list[list[tuple[float, int]]] | None = (
+            [[] for _ in range(groups)] if kept_ends else None
+        )
+        self._end_of: dict[int, float] = {}
+        # per group: how many times its jobs took GPUs (a reservation kept past releases it
+        # foresaw: ``_foresaw_releases``)
+        self._takes = [0] * groups
+        # (resource mode: not kept, its free GPUs are not only those of the jobs that left;
+        # nor with a placer that draws: made again later, it may be placed elsewhere)
+        self.keep_reservations = (
+            needs_are_gpus and shortcuts.kept_reservations and not self.placer.random
+        )
+
+    def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+        """``j`` took GPUs (started or moved)."""
+        self._takes[self._group[j]] += 1
+        self._claim_reservations(j, nodes, counts)
+
+    def released(self, j: int) -> None:
+        """``j`` gave its GPUs back: its end is no longer kept."""
+        if self.ends is not None:
+            ends = self.ends[self._group[j]]
+            del ends[bisect.bisect_left(ends, (self._end_of.pop(j), j))]
+
+    def forget(self, group: int) -> None:
+        """A node of ``group`` went down or came back up: its reservations are made again."""
+        self.reservations[group].clear()
+
+    def kept_by(self, j: int, active: list[Reservation]) -> list[Reservation]:
         """The reservations ``j`` would delay if it ran past them: those it does not end
         before (its run seen to end at the step its remaining work ends at its slowest rate,
         wherever it is placed)."""
@@ -30,43 +99,7 @@ class EasyBackfill:
         # (``Reservation.runs_past``, inline: asked for every job tried)
         return [r for r in active if due > r.at + 1e-9 and r.head != j and not r.broken]
 
-    def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
-        """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
-        else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
-        group = self._group[j]
-        releases = self._releases[group]
-        if not self.quota_allows(j, self.vc_used):
-            return self.try_start(j)
-        if self._room_first and self._room_of(j) < self._gpus[j]:
-            # too few GPUs free on its nodes, let alone spare: neither placement below would
-            # ask the placer, and both would fail
-            return self.try_start(j)
-        seen = self._reserved_seen.get(j)
-        if (
-            seen is not None
-            and seen[0] == releases
-            and len(seen[2]) == len(keep)
-            and all(a is b for a, b in zip(seen[2], keep, strict=True))
-        ):
-            # the same reservations stopped it and no GPU was released since: the free and
-            # spare GPUs only got fewer, so it still does not fit on those they leave; it
-            # still fits on the free GPUs if nothing started or stopped since
-            if seen[1] != self.epoch[group] and not self._fits_now(j):
-                return self.try_start(j)  # does not fit even on every free GPU
-        else:
-            placed = self._place_keeping(j, keep)
-            if placed is not None:
-                self.sim.start_running(j, *placed)
-                return True
-            if not self._fits_now(j):
-                return self.try_start(j)  # does not fit even on every free GPU
-            self._reserved_seen[j] = (releases, self.epoch[group], keep)
-        self._why, self._room_seen = RESERVED, self._room_of(j)
-        blocking = keep[0]
-        self._blocking = (blocking.head, blocking.at)
-        return False
-
-    def _place_keeping(
+    def place_keeping(
         self, j: int, keep: list[Reservation]
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """Where ``j`` goes on the free GPUs that the reservations ``keep`` leave spare (its
@@ -81,17 +114,11 @@ class EasyBackfill:
             np.minimum(room, np.maximum(r.spare, 0), out=room)
         return self.place(j, room)
 
-    def _fits_now(self, j: int) -> bool:
-        """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
-        if self._book_fit is not None:
-            return self._book_fit.fits_now(j)
-        return self.fits_hypothetically(j, self.free, self.vc_used)
-
-    def _reservation_for(self, j: int, queue: int) -> Reservation | None:
+    def reservation_for(self, j: int, queue: int) -> Reservation | None:
         """The reservation of ``j``, the first job of its queue that could not start: kept
         from an earlier round if still good, else made now (None if it would never fit)."""
         group = self._group[j]
-        kept = self._reservations[group].get(queue)
+        kept = self.reservations[group].get(queue)
         if kept is not None and kept.head == j and not kept.broken:
             if kept.releases == self._releases[group]:
                 return kept
@@ -100,9 +127,9 @@ class EasyBackfill:
                 return kept
         made = self._make_reservation(j)
         if made is None:
-            self._reservations[group].pop(queue, None)
+            self.reservations[group].pop(queue, None)
         else:
-            self._reservations[group][queue] = made
+            self.reservations[group][queue] = made
         return made
 
     def _foresaw_releases(self, kept: Reservation, group: int) -> bool:
@@ -177,7 +204,7 @@ class EasyBackfill:
                 quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
-                ends=[e for e, _ in ends] if self._keep_reservations else None,
+                ends=[e for e, _ in ends] if self.keep_reservations else None,
                 takes=self._takes[group],
             )
         return None
@@ -185,8 +212,8 @@ class EasyBackfill:
     def _running_ends(self, group: int) -> list[tuple[float, int]]:
         """The group's running jobs as (the step at which each is seen to end, the job),
         sorted: kept as they start and stop (``Shortcuts.kept_ends``), or sorted now."""
-        if self._ends is not None:
-            return self._ends[group]
+        if self.ends is not None:
+            return self.ends[group]
         due_of, since, remaining, rate = self.clock.due, self.since, self.remaining, self.rate
         return sorted(
             (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
@@ -214,11 +241,11 @@ class EasyBackfill:
         its end is kept among the group's."""
         group = self._group[j]
         due = None
-        if self._ends is not None:  # kept sorted (``_running_ends``)
+        if self.ends is not None:  # kept sorted (``_running_ends``)
             due = self._end_due(j)
             self._end_of[j] = due
-            bisect.insort(self._ends[group], (due, j))
-        reservations = self._reservations[group]
+            bisect.insort(self.ends[group], (due, j))
+        reservations = self.reservations[group]
         if not reservations:
             return
         if due is None:

@@ -2,8 +2,11 @@
 running jobs to evict, fewest first, and whether they are protected) and the trials that
 count whether it would fit once they are gone (``docs/semantics.md``, "Preemption").
 
-:class:`Evictions` is a part of :class:`~analysim.engine.rounds.Rounds` (a base class of the
-one ``Rounds``: the same object and state, its methods kept in their own file).
+:class:`Evictions` is a collaborator of :class:`~analysim.engine.rounds.Rounds`
+(``Rounds.evictions``): it owns the memos of failed trial evictions and answers
+:meth:`Evictions.try_preempt_for` with the reason a job could not evict its way in; it also
+answers what the placer would say of a trial free map (:meth:`Evictions.placer_fits`,
+:meth:`Evictions.fits_hypothetically`), which EASY backfill and the tenancy ask too.
 """
 
 from __future__ import annotations
@@ -21,25 +24,74 @@ from analysim.inputs.domains import Domain
 from analysim.policies.placement import SMALL
 
 if TYPE_CHECKING:
+    from analysim.engine.book_fit import BookFit
     from analysim.engine.rounds import Rounds
 
 
 class Evictions:
-    """The preemption methods of :class:`~analysim.engine.rounds.Rounds`."""
+    """Trial evictions for the waiting jobs of the rounds ``rounds``."""
 
-    def _try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> bool:
+    def __init__(
+        self,
+        rounds: Rounds,
+        book_fit: BookFit | None,
+        covers_group: list[bool],
+        evict_epoch: list[int],
+    ) -> None:
+        """``book_fit``: where a job fits in resource mode (None with whole GPUs only);
+        ``covers_group``: per domain, whether it spans its group's nodes; ``evict_epoch``:
+        per group, the rounds' counter of changes that may help an eviction (read here)."""
+        sim, ledger, facts, flags = rounds.sim, rounds.ledger, rounds.sim.facts, rounds.sim.flags
+        shortcuts = sim.shortcuts
+        self.sim, self.clock, self.shortcuts = sim, sim.clock, shortcuts
+        self.placer, self.rng, self._ask_placer = sim.placer, sim.rng, sim.ask_placer
+        self._book_fit = book_fit
+        self._picks_one_node = flags.picks_one_node
+        self._picks_any_fitting_node = flags.picks_any_fitting_node
+        # read, never written here: the ledger's state, the jobs' facts, the rounds' epochs
+        self.free, self.free_slots, self.group_free = (
+            ledger.free,
+            ledger.free_slots,
+            ledger.group_free,
+        )
+        self.vc_used, self.borrowed = ledger.vc_used, ledger.borrowed
+        self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
+        self._alloc_pairs = ledger.alloc_pairs
+        self.job_domain, self.evictable_from = sim.job_domain, sim.evictable_from
+        self._gpus, self._vc, self._group = facts.gpus, facts.vc, facts.group
+        self._domain, self._domain_index = facts.domain, facts.domain_index
+        self._node_position, self._covers_group = facts.node_position, covers_group
+        self.epoch, self._evict_epoch = rounds.epoch, evict_epoch
+        self.quota_allows, self.try_start = rounds.quota_allows, rounds.try_start
+        # job -> the group's eviction epoch when its trial evictions failed, and why
+        self._preempt_failed_at: dict[int, int] = shortcuts.memo()
+        self._preempt_why_of: dict[int, int] = {}
+        # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
+        # needs failed its trial evictions (None: not kept)
+        self._alike = book_fit is None and shortcuts.alike_evictions
+        self._evictions_failed: dict[tuple[int, int, int], int] | None = None
+        # the ranking, epoch and time at which _protected_below was last asked, whether it
+        # found the position of the lowest-ranked protected running job then, and that
+        self._protection_bound = shortcuts.protection_bound
+        self._protection_seen: tuple[Ranking, int, float, bool, int | None] | None = None
+
+    def new_round(self, preemptive: bool) -> None:
+        """A round begins (the memo of alike failed trials lasts one preemptive round)."""
+        self._evictions_failed = {} if self._alike and preemptive else None
+
+    def try_preempt_for(self, j: int, ranked: Ranking, pos: int) -> int:
         """Evict the lowest-ranked running jobs below ``j`` (at ``pos`` in ``ranked``) that
-        free room for it, if any do."""
+        free room for it, if any do, and start it: 0; else why not (``PREEMPT_PROTECTED``
+        or ``PREEMPT_NO_ROOM``, for the records)."""
         group = self._group[j]
         epoch = self._evict_epoch[group]
         if self._preempt_failed_at.get(j) == epoch:
-            # nothing it could use has changed since it last failed (``_preempt_why``: why;
-            # a job started since, below it, is protected)
+            # nothing it could use has changed since it last failed (why, as then; a job
+            # started since, below it, is protected)
             why = self._preempt_why_of[j]
             if why == PREEMPT_NO_ROOM and self._protected_below(ranked, pos, group):
                 why = PREEMPT_PROTECTED
-            self._preempt_why = why
-            return False
+            return why
         failed, needs, now_epoch = self._evictions_failed, None, 0
         if failed is not None:
             needs, now_epoch = (
@@ -57,15 +109,15 @@ class Evictions:
             evicted = self._evict_for(j, candidates)
             protected = len(candidates) < len(below)
         if evicted:
-            return True
+            return 0
         if needs is not None:
             failed[needs] = now_epoch
         self._preempt_failed_at[j] = epoch
         if protected is None:
             protected = self._protected_below(ranked, pos, group)
         why = PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM
-        self._preempt_why = self._preempt_why_of[j] = why
-        return False
+        self._preempt_why_of[j] = why
+        return why
 
     def _protected_below(self, ranked: Ranking, pos: int, group: int) -> bool:
         """Whether a running job ranked below position ``pos`` is still protected (may not
@@ -215,20 +267,20 @@ class _Trial:
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
 
-    def __init__(self, rounds: Rounds, j: int, room: int) -> None:
-        self.rounds, self.j, self.need, self.start_room = rounds, j, rounds._gpus[j], room
+    def __init__(self, evictions: Evictions, j: int, room: int) -> None:
+        self.evictions, self.j, self.need, self.start_room = evictions, j, evictions._gpus[j], room
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.vc_used = self.rounds.free.copy(), self.rounds.vc_used.copy()
+        self.free, self.vc_used = self.evictions.free.copy(), self.evictions.vc_used.copy()
         self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
 
     def release(self, r: int, sign: int) -> None:
-        self.rounds._release_into(r, self.free, self.vc_used, sign)
-        self.room += sign * self.rounds._gpus[r]
+        self.evictions._release_into(r, self.free, self.vc_used, sign)
+        self.room += sign * self.evictions._gpus[r]
 
     def fits(self) -> bool:
-        return self.room >= self.need and self.rounds.fits_hypothetically(
+        return self.room >= self.need and self.evictions.fits_hypothetically(
             self.j, self.free, self.vc_used
         )
 
@@ -236,32 +288,34 @@ class _FreeMapTrial(_Trial):
 class _FewNodesTrial(_Trial):
     """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
 
-    def __init__(self, rounds: Rounds, j: int) -> None:
-        domain = rounds._domain[j]
-        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
-        self.position = rounds._node_position[rounds._domain_index[j]]  # node -> index in domain
-        self.start_free = rounds.free[domain.nodes].tolist()
+    def __init__(self, evictions: Evictions, j: int) -> None:
+        domain = evictions._domain[j]
+        self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
+        self.position = evictions._node_position[
+            evictions._domain_index[j]
+        ]  # node -> index in domain
+        self.start_free = evictions.free[domain.nodes].tolist()
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.vc_used = list(self.start_free), list(self.rounds.vc_used)
+        self.free, self.vc_used = list(self.start_free), list(self.evictions.vc_used)
 
     def release(self, r: int, sign: int) -> None:
-        rounds, free, position = self.rounds, self.free, self.position
-        for node, count in rounds._alloc_pairs[r]:
+        evictions, free, position = self.evictions, self.free, self.position
+        for node, count in evictions._alloc_pairs[r]:
             i = position.get(node)
             if i is not None:
                 free[i] += sign * count
-        if not rounds.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
-            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
+        if not evictions.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
+            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
 
     def fits(self) -> bool:
-        rounds, need, free = self.rounds, self.need, self.free
+        evictions, need, free = self.evictions, self.need, self.free
         total = sum(free)
-        if total < need or not rounds.quota_allows(self.j, self.vc_used):
+        if total < need or not evictions.quota_allows(self.j, self.vc_used):
             return False
-        return rounds.placer_fits(
-            need, np.array(free, dtype=np.int64), rounds._domain[self.j], total
+        return evictions.placer_fits(
+            need, np.array(free, dtype=np.int64), evictions._domain[self.j], total
         )
 
 
@@ -273,29 +327,31 @@ class _OneNodeTrial(_Trial):
 
     cheap = True
 
-    def __init__(self, rounds: Rounds, j: int) -> None:
-        domain = rounds._domain[j]
-        self.rounds, self.j, self.need = rounds, j, rounds._gpus[j]
-        self.position = rounds._node_position[rounds._domain_index[j]]  # the domain's nodes
-        self.fits_now = int(rounds.free[domain.nodes].max()) >= self.need  # the quota may block
+    def __init__(self, evictions: Evictions, j: int) -> None:
+        domain = evictions._domain[j]
+        self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
+        self.position = evictions._node_position[evictions._domain_index[j]]  # the domain's nodes
+        self.fits_now = int(evictions.free[domain.nodes].max()) >= self.need  # the quota may block
         self.reset()
 
     def reset(self) -> None:
         self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
-        self.vc_used = list(self.rounds.vc_used)
+        self.vc_used = list(self.evictions.vc_used)
         self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
 
     def release(self, r: int, sign: int) -> None:
-        rounds, added, need = self.rounds, self.added, self.need
-        if not rounds.borrowed[r]:
-            self.vc_used[rounds._vc[r]] -= sign * rounds._gpus[r]
-        for node, count in rounds._alloc_pairs[r]:
+        evictions, added, need = self.evictions, self.added, self.need
+        if not evictions.borrowed[r]:
+            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
+        for node, count in evictions._alloc_pairs[r]:
             before = added.get(node, 0)
             added[node] = before + sign * count
             if node in self.position:
-                free = len(rounds.free_slots[node])
+                free = len(evictions.free_slots[node])
                 if (free + before >= need) != (free + before + sign * count >= need):
                     self.roomy += sign
 
     def fits(self) -> bool:
-        return (self.fits_now or self.roomy > 0) and self.rounds.quota_allows(self.j, self.vc_used)
+        return (self.fits_now or self.roomy > 0) and self.evictions.quota_allows(
+            self.j, self.vc_used
+        )

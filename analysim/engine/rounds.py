@@ -17,23 +17,25 @@ The tenancy asks it :meth:`Rounds.try_start`, :meth:`Rounds.place`,
 :meth:`Rounds.quota_allows`, :meth:`Rounds.fits_hypothetically`,
 :meth:`Rounds.fewest_to_free` and ``epoch`` (its failed-try memos).
 
-It owns its state: the kept rankings (and a static scheduler's ranks), the per-group flags
-that let a round be skipped (``events_since_round``, ``changed_since_full``,
-``ranking_valid_until``, ``protected_until``, ``wake_at``), the epochs and the "failed at"
-memos, EASY backfill's reservations, and why each job last failed (for the records). It
-reads the cluster from the ledger (``free``, ``vc_used``, ... never written here), asks the
-scheduler and the placer, checks their answers, and changes state only through the
-engine's ``start_running`` and ``preempt`` (and the tenancy's tries). See
-``docs/semantics.md`` for the rules.
+It holds its parts, each with its own state (no mixins): the rankings
+(:class:`~analysim.engine.ranker.Ranker`, ``ranker``), EASY backfill's reservations
+(:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the trial evictions
+(:class:`~analysim.engine.evictions.Evictions`, ``evictions``, which answer why a job could
+not evict its way in). It owns the per-group flags that let a round be skipped
+(``events_since_round``, ``changed_since_full``, ``ranking_valid_until``,
+``protected_until``, ``wake_at``), the epochs and the "failed at" memos of starts, and why
+each job last failed to start (for the records). It reads the cluster from the ledger
+(``free``, ``vc_used``, ... never written here), asks the scheduler and the placer, checks
+their answers, and changes state only through the engine's ``start_running`` and
+``preempt`` (and the tenancy's tries). See ``docs/semantics.md`` for the rules.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from bisect import bisect_right
 from collections import deque
-from itertools import chain, islice
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,7 +47,8 @@ from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
 from analysim.engine.evictions import Evictions
 from analysim.engine.las_ranking import KeyedOrder
-from analysim.engine.ranking import ArrayRanking, Ranking, WaitingStream
+from analysim.engine.ranker import Ranker
+from analysim.engine.ranking import Ranking
 from analysim.engine.records import (
     BORROW_FAILED,
     FRAGMENTED,
@@ -61,7 +64,6 @@ from analysim.engine.reservations import Reservation
 from analysim.engine.tails import Tail, make_tail, replay, same_reservations
 from analysim.errors import PolicyError
 from analysim.inputs.domains import Domain
-from analysim.policies.scheduling import JobView
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -69,7 +71,7 @@ if TYPE_CHECKING:
 _NO_GROUPS: frozenset[int] = frozenset()  # off a quantum boundary: no group's full round
 
 
-class Rounds(EasyBackfill, Evictions):
+class Rounds:
     """The scheduling rounds of the simulation ``sim``, group by group."""
 
     def __init__(self, sim: Simulation) -> None:
@@ -132,29 +134,16 @@ class Rounds(EasyBackfill, Evictions):
     def _init_state(self, groups: int) -> None:
         """The rounds' own state."""
         sim, scheduler = self.sim, self.scheduler
-        self._promoted = False  # whether the current round reset any job's attained service
-        self._kept_ranking: list[Any] = [None] * groups  # see _ranked
-        if self._static:
-            self._rank_all_jobs()
-        self._waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
+        #: the rankings the rounds read (and what it keeps of them)
+        self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         # job -> its group's release count when it did not fit
         self._failed_at: dict[int, int] = self.shortcuts.memo()
         # for the records: why each job last did not fit, or could not preempt its way in
         self._start_why: dict[int, int] = {}
-        self._preempt_why_of: dict[int, int] = {}
-        self._why = self._preempt_why = self._room_seen = self._round_flags = 0
-        # EASY backfill: per group, queue -> its first job's reservation (``reservations``);
-        # the reservation that last stopped a job (its head and time, for the records)
+        self._why = self._room_seen = self._round_flags = 0
+        # EASY backfill (its reservations: ``self.easy``)
         self._easy = self.config.backfill == "easy"
-        self._reservations: list[dict[int, Any]] = [{} for _ in range(groups)]
-        # per group, its running jobs as (the step each is seen to end, job), sorted, and
-        # each one's end: kept for the reservations (``Shortcuts.kept_ends``; whole GPUs)
-        kept_ends = self._easy and self._needs_are_gpus and self.shortcuts.kept_ends
-        self._ends: list[list[tuple[float, int]]] | None = (
-            [[] for _ in range(groups)] if kept_ends else None
-        )
-        self._end_of: dict[int, float] = {}
         # backfill rounds that replay the tail of the one before (``tails``): not with a
         # placer that draws (it may draw when it fails), nor in resource mode
         self._replay_tails = (
@@ -186,29 +175,12 @@ class Rounds(EasyBackfill, Evictions):
         self._evictions_at_a_glance = (
             self.shortcuts.evictions_at_a_glance and self._needs_are_gpus and not self._quotas
         )
-        # per group: how many times its jobs took GPUs (a reservation kept past releases it
-        # foresaw: ``_foresaw_releases``)
-        self._takes = [0] * groups
-        # (resource mode: not kept, its free GPUs are not only those of the jobs that left;
-        # nor with a placer that draws: made again later, it may be placed elsewhere)
-        self._keep_reservations = (
-            self._needs_are_gpus and self.shortcuts.kept_reservations and not self.placer.random
-        )
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
         self.epoch = [0] * groups
-        self._preempt_failed_at: dict[int, int] = self.shortcuts.memo()
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
-        # in the round at hand: (domain, GPUs, VC) -> the group's epoch when a job of those
-        # needs failed its trial evictions (None: not kept)
-        self._alike = self._needs_are_gpus and self.shortcuts.alike_evictions
-        self._evictions_failed: dict[tuple[int, int, int], int] | None = None
-        # the ranking, epoch and time at which _protected_below was last asked, whether it
-        # found the position of the lowest-ranked protected running job then, and that
-        self._protection_bound = self.shortcuts.protection_bound
-        self._protection_seen: tuple[Ranking, int, float, bool, int | None] | None = None
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
         self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
@@ -247,29 +219,20 @@ class Rounds(EasyBackfill, Evictions):
             g if self._covers_group[d] else -1
             for g, d in zip(self._gpus, self._domain_index, strict=True)
         ]
-
-    def _rank_all_jobs(self) -> None:
-        """Rank every job once by a static scheduler's keys (ties by job order)."""
-        n_jobs = self.sim.n_jobs
-        view = JobView(0.0, np.arange(n_jobs), self._columns, list(self.vc_used))
-        keys = [np.asarray(k) for k in self.scheduler.priority(view)]
-        order = np.lexsort([view.index, *reversed(keys)])
-        rank = np.empty(n_jobs, dtype=np.int64)
-        rank[order] = np.arange(n_jobs)
-        self._rank_of = rank.tolist()
-        self._job_at_rank = order.tolist()
+        #: the parts the rounds ask: trial evictions, and EASY backfill's reservations
+        self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
+        self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
 
     # -- what the engine tells the rounds -----------------------------------------------------
     def arrived(self, group: int) -> None:
         """A job of ``group`` arrived: its ranking is to be made afresh."""
-        self._kept_ranking[group] = None
+        self.ranker.forget(group)
         self._arrived[group] = True
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
         if self._easy:
-            self._takes[self._group[j]] += 1
-            self._claim_reservations(j, nodes, counts)
+            self.easy.took(j, nodes, counts)
         group = self._group[j]
         self.epoch[group] += 1
         if not self._round_stable:
@@ -281,9 +244,8 @@ class Rounds(EasyBackfill, Evictions):
         self._releases[group] += 1
         self.epoch[group] += 1
         self._evict_epoch[group] += 1
-        if self._ends is not None:
-            ends = self._ends[group]
-            del ends[bisect.bisect_left(ends, (self._end_of.pop(j), j))]
+        if self._easy:
+            self.easy.released(j)
 
     def nodes_changed(self, groups: list[int]) -> None:
         """A node of ``groups`` went down or came back up (failures): every memo and
@@ -292,16 +254,15 @@ class Rounds(EasyBackfill, Evictions):
             self._releases[group] += 1
             self.epoch[group] += 1
             self._evict_epoch[group] += 1
-            self._reservations[group].clear()
+            self.easy.forget(group)
 
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
-        bisect.insort(self._waiting_ranks[self._group[j]], self._rank_of[j])
+        self.ranker.queued(j)
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
-        ranks = self._waiting_ranks[self._group[j]]
-        del ranks[bisect.bisect_left(ranks, self._rank_of[j])]
+        self.ranker.unqueued(j)
 
     # -- when rounds are due ------------------------------------------------------------------
     def _pending(self) -> list[bool]:
@@ -370,96 +331,19 @@ class Rounds(EasyBackfill, Evictions):
 
     # -- a round ------------------------------------------------------------------------------
 
-    def _view(self, group: int, include_running: bool) -> JobView:
-        waiting = self.waiting[group]
-        if include_running:
-            running = self.running[group]
-            jobs, count = chain(waiting, running), len(waiting) + len(running)
-        else:
-            jobs, count = iter(waiting), len(waiting)
-        index = np.fromiter(jobs, dtype=np.int64, count=count)
-        return JobView(self.clock.now, index, self._columns, self.sim.tenancy.held_by_vc())
-
-    def _ranked(self, group: int, preemptive: bool) -> Ranking:
-        """The group's jobs in rank order: its waiting jobs, and its running ones too if
-        ``preemptive`` (or if the ranking is kept between rounds; finished jobs may be among
-        them then, until it is next ranked). LAS's kept ranking is a :class:`KeyedOrder`."""
-        if self._static:
-            return self._ranked_static(group, preemptive)
-        if self._ranking_kept:
-            kept = self._kept_ranking[group]
-            if kept is None:
-                las = self.sim.las
-                kept = (
-                    las.order(group)
-                    if las
-                    else ArrayRanking(self._rank(group, include_running=True), self.status)
-                )
-                self._kept_ranking[group] = kept
-            return kept
-        if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
-            return WaitingStream(iter(list(self.waiting[group])))  # one job: nothing to rank
-        return ArrayRanking(self._rank(group, include_running=preemptive), self.status)
-
-    def _rank(self, group: int, include_running: bool) -> np.ndarray:
-        """Ask the scheduler to rank the group's waiting (and running) jobs."""
-        view = self._view(group, include_running=include_running)
-        keys = self.scheduler.priority(view)
-        keys = [np.asarray(k) for k in keys]
-        if any(k.shape != view.index.shape for k in keys):
-            raise PolicyError(
-                f"scheduler {self.scheduler.name!r} returned keys of the wrong length "
-                f"(expected {len(view)})"
-            )
-        order = np.lexsort([view.index, *reversed(keys)])
-        return view.index[order]
-
-    def _ranked_static(self, group: int, preemptive: bool) -> Ranking:
-        """Ranking by keys computed once for all jobs: the waiting jobs are kept sorted, and
-        a round reads only as far down the queue as it gets."""
-        job_at = self._job_at_rank
-        if not preemptive:
-            return self._waiting_stream(self._waiting_ranks[group].copy())
-        ranks = self._waiting_ranks[group] + [self._rank_of[j] for j in self.running[group]]
-        order = np.array(job_at, dtype=np.int64)[np.sort(ranks)] if ranks else np.zeros(0, int)
-        return ArrayRanking(order, self.status)
-
-    def _waiting_stream(self, ranks: list[int]) -> WaitingStream:
-        """A static ranking's waiting jobs of the given ``ranks``, read lazily in order."""
-        return WaitingStream(map(self._job_at_rank.__getitem__, ranks))
-
-    def _apply_service_resets(self, group: int) -> bool:
-        """Reset the attained service of the group's waiting jobs that the scheduler
-        promotes; True if any."""
-        if self.sim.las is not None:
-            promoted = self.sim.las.promotions(group)
-            if not promoted:
-                return False
-            self.attained[promoted] = 0.0
-        else:
-            view = self._view(group, include_running=False)
-            resets = self.scheduler.service_resets(view)
-            if resets is None or not np.any(resets):
-                return False
-            self.attained[view.index[np.asarray(resets, dtype=bool)]] = 0.0
-        self._promoted = True
-        self._kept_ranking[group] = None
-        return True
-
     def round(self, group: int, preemptive: bool, full: bool) -> bool:
         """One scheduling round of one group; returns whether anything started or was
         preempted, and updates the group's flags."""
-        self._promoted = False
-        now = self.clock.now
+        now, promoted = self.clock.now, False
         first_try = len(self.records.try_job)
         self._round_flags = ROUND_FULL if preemptive else 0
         reranked = self.scheduler.dynamic and now >= self.ranking_valid_until[group] - EPS
         if reranked:
             # the ranking may have changed; promotions (service resets) are due only now
             self.epoch[group] += 1
-            self._kept_ranking[group] = None
+            self.ranker.forget(group)
             self._evict_epoch[group] += 1
-            self._apply_service_resets(group)
+            promoted = self.ranker.apply_service_resets(group)
         if now >= self.protected_until[group] - EPS:
             self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
@@ -480,7 +364,7 @@ class Rounds(EasyBackfill, Evictions):
         elif (
             not self._skip_rounds
             or changed
-            or self._promoted
+            or promoted
             or self.ranking_valid_until[group] <= now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
             or self._change_unknown[group]
@@ -518,7 +402,7 @@ class Rounds(EasyBackfill, Evictions):
         if self.sim.las is not None:
             self.ranking_valid_until[group] = self.sim.las.next_change(group)
         else:
-            view = self._view(group, include_running=True)
+            view = self.ranker.view(group, include_running=True)
             self.ranking_valid_until[group] = self.scheduler.next_change(view)
         self._change_unknown[group] = False
 
@@ -531,13 +415,13 @@ class Rounds(EasyBackfill, Evictions):
         job counts: an early answer only costs a round that changes nothing."""
         now, running = self.clock.now + EPS, self.running[group]
         if self._static:
-            waiting = self._waiting_ranks[group]
+            waiting = self.ranker.waiting_ranks[group]
             if not waiting:
                 return math.inf
-            top, rank_of = waiting[0], self._rank_of
+            top, rank_of = waiting[0], self.ranker.rank_of
             running = [r for r in running if rank_of[r] > top]
-        elif self._ranking_kept and self._kept_ranking[group] is not None:
-            kept: Ranking = self._kept_ranking[group]
+        elif self._ranking_kept and self.ranker.kept_ranking[group] is not None:
+            kept: Ranking = self.ranker.kept_ranking[group]
             first = kept.first_waiting()
             if first is None:
                 return math.inf
@@ -563,17 +447,17 @@ class Rounds(EasyBackfill, Evictions):
         # replayed (``tails``); ``ranks`` are the waiting jobs' ranks, in order
         replaying = self._replay_tails and not preemptive and not own_room
         if replaying:
-            ranks = self._waiting_ranks[group].copy()
-            ranked: Ranking = self._waiting_stream(ranks)
+            ranks = self.ranker.waiting_ranks[group].copy()
+            ranked: Ranking = self.ranker.waiting_stream(ranks)
             tail = self._tails[group]
             if tail is not None and tail.epoch != self.epoch[group]:
                 tail = None
-            tail_first = self._job_at_rank[tail.ranks[0]] if tail else -1
+            tail_first = self.ranker.job_at_rank[tail.ranks[0]] if tail else -1
             mark_pos, mark_try = 0, len(self.records.try_job)  # after the last start
             marks: list[tuple[int, bool, tuple]] = []  # the round's tries with a reservation
         else:
-            ranked, tail_first = self._ranked(group, preemptive), -1
-        self._evictions_failed = {} if self._alike and preemptive else None
+            ranked, tail_first = self.ranker.ranked(group, preemptive), -1
+        self.evictions.new_round(preemptive)
         blocked: set[int] = set()
         changed = False
         # EASY backfill: the reservations of the queues whose first job failed this round,
@@ -661,14 +545,15 @@ class Rounds(EasyBackfill, Evictions):
                             continue
                         why |= tenancy.own_room_why
                     if preemptive:
-                        if self._try_preempt_for(j, ranked, pos):
+                        preempt_why = self.evictions.try_preempt_for(j, ranked, pos)
+                        if not preempt_why:
                             # its victims wait now, further down the order: read the rest anew
                             changed, start, below = True, pos + 1, None
                             break
-                        why |= self._preempt_why
+                        why |= preempt_why
                 if self._easy and vc not in reserved_queues:
                     reserved_queues.add(vc)
-                    reservation = self._reservation_for(j, vc)
+                    reservation = self.easy.reservation_for(j, vc)
                     if reservation is not None:
                         active.append(reservation)
                         records.try_reserved[len(try_job)] = (j, reservation.at)
@@ -722,7 +607,7 @@ class Rounds(EasyBackfill, Evictions):
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
         """The reservation (its head and time) that stops ``j`` now among ``active``."""
-        first = self._kept_by(j, active)[0]
+        first = self.easy.kept_by(j, active)[0]
         return first.head, first.at
 
     def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
@@ -732,7 +617,7 @@ class Rounds(EasyBackfill, Evictions):
         changed = False
         done: set[int] = set()
         records = self.records
-        for _, j in self._ranked(group, False).waiting_from(0):
+        for _, j in self.ranker.ranked(group, False).waiting_from(0):
             vc = self._queue[j]
             if vc in done:
                 continue
@@ -817,7 +702,7 @@ class Rounds(EasyBackfill, Evictions):
     def try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
         """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
         ``active`` reservations; ``_why`` is RESERVED when only they stop it)."""
-        return self._try_start_keeping_any(j, self._kept_by(j, active) if active else [])
+        return self._try_start_keeping_any(j, self.easy.kept_by(j, active) if active else [])
 
     def _try_start_alike(self, j: int, active: list[Reservation]) -> bool:
         """:meth:`try_start`, answered at once for a job whose needs (domain, GPUs, VC) and
@@ -830,7 +715,7 @@ class Rounds(EasyBackfill, Evictions):
             memo.clear()
             self._alike_epoch[group] = epoch
         key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
-        keep = self._kept_by(j, active) if active else []
+        keep = self.easy.kept_by(j, active) if active else []
         if keep:
             key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
         seen = memo.get(key)
@@ -875,6 +760,48 @@ class Rounds(EasyBackfill, Evictions):
         self.sim.start_running(j, *placed)
         return True
 
+    def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
+        """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
+        else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
+        group = self._group[j]
+        releases = self._releases[group]
+        if not self.quota_allows(j, self.vc_used):
+            return self.try_start(j)
+        if self._room_first and self._room_of(j) < self._gpus[j]:
+            # too few GPUs free on its nodes, let alone spare: neither placement below would
+            # ask the placer, and both would fail
+            return self.try_start(j)
+        seen = self._reserved_seen.get(j)
+        if (
+            seen is not None
+            and seen[0] == releases
+            and len(seen[2]) == len(keep)
+            and all(a is b for a, b in zip(seen[2], keep, strict=True))
+        ):
+            # the same reservations stopped it and no GPU was released since: the free and
+            # spare GPUs only got fewer, so it still does not fit on those they leave; it
+            # still fits on the free GPUs if nothing started or stopped since
+            if seen[1] != self.epoch[group] and not self._fits_now(j):
+                return self.try_start(j)  # does not fit even on every free GPU
+        else:
+            placed = self.easy.place_keeping(j, keep)
+            if placed is not None:
+                self.sim.start_running(j, *placed)
+                return True
+            if not self._fits_now(j):
+                return self.try_start(j)  # does not fit even on every free GPU
+            self._reserved_seen[j] = (releases, self.epoch[group], keep)
+        self._why, self._room_seen = RESERVED, self._room_of(j)
+        blocking = keep[0]
+        self._blocking = (blocking.head, blocking.at)
+        return False
+
+    def _fits_now(self, j: int) -> bool:
+        """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
+        if self._book_fit is not None:
+            return self._book_fit.fits_now(j)
+        return self.fits_hypothetically(j, self.free, self.vc_used)
+
     def _quota_room(self, j: int) -> int:
         """The whole GPUs left in ``j``'s VC's quota (the records of a ``quota`` try; the
         ledger counts GPU milli in resource mode)."""
@@ -889,3 +816,18 @@ class Rounds(EasyBackfill, Evictions):
         if self._covers_group[self._domain_index[j]]:
             return self.group_free[self._group[j]]
         return int(self.free[self._domain[j].nodes].sum())
+
+    # -- what the tenancy and the engine ask of the trial evictions ---------------------------
+    def fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
+        """:meth:`Evictions.fewest_to_free <analysim.engine.evictions.Evictions.fewest_to_free>`."""
+        return self.evictions.fewest_to_free(j, candidates)
+
+    def fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
+        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
+        return self.evictions.fits_hypothetically(j, free, vc_used)
+
+    def placer_fits(
+        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
+    ) -> bool:
+        """Would the placer find ``need`` GPUs given ``room`` (``Evictions.placer_fits``)?"""
+        return self.evictions.placer_fits(need, room, domain, total)
