@@ -3,6 +3,7 @@ replays, failures off = today, invariants under hypothesis in both modes, bad in
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -526,6 +527,14 @@ def test_bad_spares_are_named(spares, message):
         _run(_jobs([("j", 0, 10, 1)]), TWO_NODES, failures=[("n0", 5, 6)], spare_nodes=spares)
 
 
+def test_spares_survive_the_configs_json_round_trip():
+    config = SimConfig(failures=[("n0", 5, 6)], spare_nodes=["n1", "n2"])
+    assert config.spare_nodes == ("n1", "n2")
+    assert json.loads(config.to_json())["spare_nodes"] == ["n1", "n2"]
+    assert SimConfig.from_dict(json.loads(config.to_json())) == config
+    assert SimConfig.from_dict(config.replace(spare_nodes=2).to_dict()).spare_nodes == 2
+
+
 def test_spares_need_failures_and_leave_room_for_every_job():
     with pytest.raises(ValueError, match="spare_nodes stand in for failed nodes"):
         SimConfig(spare_nodes=1)
@@ -565,3 +574,20 @@ def test_invariants_hold_with_spares(case, options, spares):
         reference = _spare_run(case, options, spares, reference=True)
         for a, b in zip(_frames(sim.result()), _frames(reference.result()), strict=True):
             pd.testing.assert_frame_equal(a, b)
+
+
+def test_the_state_shows_the_spares_and_the_command_line_takes_them(capsys):
+    from analysim.faces.cli import main
+
+    config = SimConfig(failures=[("n0", 100, 200)], spare_nodes=["n1"])
+    sim = Simulation(_jobs([("j", 0, 1000, 4)]), TWO_NODES, config).run(until=150)
+    nodes = sim.state.nodes.set_index("node")
+    assert nodes["spare"].tolist() == [False, False]  # n1 stood in for n0, down
+    assert nodes["down"].tolist() == [True, False] and nodes.loc["n1", "used"] == 4
+    sim.run()
+    assert sim.state.nodes["spare"].tolist() == [True, False]  # n0, repaired, is the spare
+    args = ["run", "--workload", "toy", "--no-progress", "--node-mtbf", "5000"]
+    assert main([*args, "--repair-time", "60", "--spare-nodes", "1"]) == 0
+    assert "goodput_ratio" in capsys.readouterr().out
+    assert main([*args, "--repair-time", "60", "--spare-nodes", "nope"]) == 2
+    assert "'nope' is not a node of cluster" in capsys.readouterr().err

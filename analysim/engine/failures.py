@@ -64,6 +64,8 @@ class FailureRecord:
     #: per job: seconds from each kill it restarted after to its next start, summed
     recovery: np.ndarray
     down: np.ndarray
+    #: which nodes are spares now (held out of placement), or None without spares
+    spare: np.ndarray | None = None
 
 
 def _progress(u: float, r: float, whole: float, count: int, every: float, cost: float):
@@ -315,6 +317,7 @@ class Failures:
             useful=useful,
             recovery=recovery,
             down=self.ledger.down.copy(),
+            spare=None if self.spares is None else self.ledger.spare.copy(),
         )
 
 
