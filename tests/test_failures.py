@@ -17,6 +17,7 @@ from strategies import cases
 import analysim as asim
 from analysim import Cluster, SimConfig, Simulation, Workload
 from analysim.engine.failures import JOB_FAILURE_MEAN, JOB_STREAM
+from analysim.results.spare_pool import spare_nodes_at
 
 
 def _jobs(rows: list[tuple], milli: bool = False) -> Workload:
@@ -498,6 +499,17 @@ def test_a_spare_takes_no_job_the_scheduler_places():
     assert set(jobs["nodes"]) == {"n0"}
 
 
+def test_why_waiting_counts_the_spares_apart():
+    from analysim.results.explain import why_waiting
+
+    workload = _jobs([("a", 0, 100, 4), ("b", 0, 100, 4)])
+    result = _run(workload, TWO_NODES, failures=[("n0", 5000, 5100)], spare_nodes=["n1"])
+    assert why_waiting(result, "b", 50, TWO_NODES) == (
+        "b at t=50 s: it waits because the cluster is full: 4 of its 8 GPUs are in use, 4 on "
+        "spare nodes (held for failures), 0 free, and it needs 4."
+    )
+
+
 def test_a_spare_too_small_or_failed_does_not_stand_in():
     # n1 (the spare) fails first: when n0 fails under the job, no spare is up; it waits
     workload = _jobs([("j", 0, 1000, 4)])
@@ -571,6 +583,9 @@ def test_invariants_hold_with_spares(case, options, spares):
         events = sim.result().events
         stood_in = (events["event"] == "resume") & events["from_nodes"].notna()
         event("a spare stood in" if stood_in.any() else "no spare used")
+        # explain's replay of the pool from the events agrees with the engine's
+        replayed = spare_nodes_at(sim.config.spare_nodes, sim.cluster, events)
+        np.testing.assert_array_equal(replayed, sim.ledger.spare)
         reference = _spare_run(case, options, spares, reference=True)
         for a, b in zip(_frames(sim.result()), _frames(reference.result()), strict=True):
             pd.testing.assert_frame_equal(a, b)
