@@ -56,6 +56,7 @@ def test_defaults():
         "job_failure_prob",
         "retry_failed",
         "fates",
+        "spare_nodes",
     ]
 
 

@@ -3,18 +3,21 @@ replays, failures off = today, invariants under hypothesis in both modes, bad in
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from strategies import cases
 
 import analysim as asim
 from analysim import Cluster, SimConfig, Simulation, Workload
 from analysim.engine.failures import JOB_FAILURE_MEAN, JOB_STREAM
+from analysim.results.spare_pool import spare_nodes_at
 
 
 def _jobs(rows: list[tuple], milli: bool = False) -> Workload:
@@ -446,3 +449,163 @@ def test_the_command_line_takes_the_failure_options(tmp_path, capsys):
     assert "goodput_ratio" in capsys.readouterr().out
     assert main([*args, "--failures", str(tmp_path / "missing.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+# -- spare nodes ----------------------------------------------------------------------------------
+TWO_NODES = Cluster.uniform(1, 2, 4, name="two-nodes")  # n0 and n1, 4 GPUs each
+
+
+@pytest.mark.parametrize("milli", [False, True], ids=["whole", "resource"])
+def test_a_job_killed_by_a_node_failure_restarts_in_place_on_a_spare(milli):
+    # the worked example of docs/failures.md, with n1 a spare: n0 fails at 700 under the job
+    # (60 s of work since its second checkpoint lost); n1 stands in at once: the job pays
+    # 50 s, redoes 400 s of work with one checkpoint (20 s) and ends at 700 + 470 = 1170
+    # instead of 1370 (waiting for n0's repair)
+    options = dict(checkpoint_every=300, checkpoint_cost=20, restart_overhead=50)
+    schedule = [("n0", 700, 900)]
+    workload = _jobs([("j", 0, 1000, 4)], milli)
+    result = _run(workload, TWO_NODES, failures=schedule, spare_nodes=["n1"], **options)
+    job = result.jobs.iloc[0]
+    assert job["end_time"] == 1170.0
+    assert (job["status"], job["restarts"], job["lost_seconds"]) == ("done", 1, 60.0)
+    assert job["recovery_seconds"] == 0.0 and job["run_time"] == 700 + 470
+    events = result.events
+    assert events["event"].astype(str).tolist() == [
+        "submit",
+        "start",
+        "fail",
+        "node_down",
+        "resume",
+        "node_up",
+        "finish",
+    ]
+    assert events["time"].tolist() == [0, 0, 700, 700, 700, 900, 1170]
+    resume = events[events["event"] == "resume"].iloc[0]
+    assert (resume["nodes"], resume["from_nodes"]) == ("n1", "n0")  # the spare stood in
+    # n0, repaired, is the spare now: a second job waits for n1 rather than run on n0
+    later = _jobs([("j", 0, 1000, 4), ("k", 1000, 100, 4)], milli)
+    jobs = _run(later, TWO_NODES, failures=schedule, spare_nodes=1, **options).jobs
+    assert jobs.set_index("job_id").loc["k", "start_time"] == 1170.0
+    # without a spare (one node), it waits for the repair: the worked example's 1370
+    alone = _run(workload, ONE_NODE, failures=[("n0", 700, 900)], **options)
+    assert alone.jobs.iloc[0]["end_time"] == 1370.0
+
+
+def test_a_spare_takes_no_job_the_scheduler_places():
+    # two jobs of 4 GPUs on n0 and a spare n1: the second waits for the first
+    workload = _jobs([("a", 0, 100, 4), ("b", 0, 100, 4)])
+    jobs = _run(workload, TWO_NODES, failures=[("n0", 5000, 5100)], spare_nodes=["n1"]).jobs
+    assert jobs["start_time"].tolist() == [0.0, 100.0]
+    assert set(jobs["nodes"]) == {"n0"}
+
+
+def test_why_waiting_counts_the_spares_apart():
+    from analysim.results.explain import why_waiting
+
+    workload = _jobs([("a", 0, 100, 4), ("b", 0, 100, 4)])
+    result = _run(workload, TWO_NODES, failures=[("n0", 5000, 5100)], spare_nodes=["n1"])
+    assert why_waiting(result, "b", 50, TWO_NODES) == (
+        "b at t=50 s: it waits because the cluster is full: 4 of its 8 GPUs are in use, 4 on "
+        "spare nodes (held for failures), 0 free, and it needs 4."
+    )
+
+
+def test_a_spare_too_small_or_failed_does_not_stand_in():
+    # n1 (the spare) fails first: when n0 fails under the job, no spare is up; it waits
+    workload = _jobs([("j", 0, 1000, 4)])
+    schedule = [("n1", 100, 2000), ("n0", 700, 900)]
+    jobs = _run(workload, TWO_NODES, failures=schedule, spare_nodes=1, restart_overhead=50).jobs
+    assert jobs.iloc[0]["end_time"] == 900 + 50 + 1000
+    small = Cluster.from_frame(
+        pd.DataFrame({"node": ["n0", "n1"], "rack": ["r0", "r0"], "gpus": [4, 2]})
+    )
+    jobs = _run(workload, small, failures=[("n0", 700, 900)], spare_nodes=["n1"]).jobs
+    assert jobs.iloc[0]["end_time"] == 900 + 1000
+
+
+@pytest.mark.parametrize(
+    ("spares", "message"),
+    [
+        (-1, "spare_nodes must be 0 or more nodes, got -1"),
+        (2, "sets aside 2 node(s), but cluster 'two-nodes' has 2"),
+        (["n1", "n1"], "names node 'n1' twice"),
+        (["n7"], "'n7' is not a node of cluster 'two-nodes'"),
+        ("n1", "a number of nodes or a list of node names"),
+        ([3], "must name nodes as text, got 3"),
+    ],
+)
+def test_bad_spares_are_named(spares, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        _run(_jobs([("j", 0, 10, 1)]), TWO_NODES, failures=[("n0", 5, 6)], spare_nodes=spares)
+
+
+def test_spares_survive_the_configs_json_round_trip():
+    config = SimConfig(failures=[("n0", 5, 6)], spare_nodes=["n1", "n2"])
+    assert config.spare_nodes == ("n1", "n2")
+    assert json.loads(config.to_json())["spare_nodes"] == ["n1", "n2"]
+    assert SimConfig.from_dict(json.loads(config.to_json())) == config
+    assert SimConfig.from_dict(config.replace(spare_nodes=2).to_dict()).spare_nodes == 2
+
+
+def test_spares_need_failures_and_leave_room_for_every_job():
+    with pytest.raises(ValueError, match="spare_nodes stand in for failed nodes"):
+        SimConfig(spare_nodes=1)
+    with pytest.raises(ValueError, match="leave 4 GPUs in service where job 'j' asks for 8"):
+        _run(_jobs([("j", 0, 10, 8)]), TWO_NODES, failures=[("n0", 5, 6)], spare_nodes=1)
+
+
+def _spare_run(case, options, spares: int, stepped: bool = True, **kwargs) -> Simulation | None:
+    """The run of a random case with its last ``spares`` nodes spare, stepped, checking at
+    every step that no job holds anything on a spare (or, not ``stepped``, run to its end);
+    None if the spares leave too little."""
+    cluster_case, workload, config = case
+    config = config.replace(**options, spare_nodes=min(spares, len(cluster_case.cluster.nodes) - 1))
+    try:
+        sim = Simulation(workload, cluster_case.cluster, config, **kwargs)
+    except ValueError as exc:
+        assert "could never run" in str(exc)
+        return None
+    if not stepped:  # (the reference mode may take a step per second: far more steps)
+        return sim.run()
+    ledger = sim.ledger
+    for _ in range(100_000):  # (a run that never ends fails the invariants)
+        if sim.done:
+            break
+        sim.step()
+        for pairs in ledger.alloc_pairs.values():
+            assert not any(ledger.spare[n] or ledger.down[n] for n, _ in pairs)
+    return sim
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(max_jobs=8, max_duration=600), options=failure_options, spares=st.integers(1, 2))
+def test_invariants_hold_with_spares(case, options, spares):
+    sim = _spare_run(case, options, spares)
+    if sim is not None:
+        _check_invariants(sim)
+        events = sim.result().events
+        stood_in = (events["event"] == "resume") & events["from_nodes"].notna()
+        event("a spare stood in" if stood_in.any() else "no spare used")
+        # explain's replay of the pool from the events agrees with the engine's
+        replayed = spare_nodes_at(sim.config.spare_nodes, sim.cluster, events)
+        np.testing.assert_array_equal(replayed, sim.ledger.spare)
+        reference = _spare_run(case, options, spares, stepped=False, reference=True)
+        for a, b in zip(_frames(sim.result()), _frames(reference.result()), strict=True):
+            pd.testing.assert_frame_equal(a, b)
+
+
+def test_the_state_shows_the_spares_and_the_command_line_takes_them(capsys):
+    from analysim.faces.cli import main
+
+    config = SimConfig(failures=[("n0", 100, 200)], spare_nodes=["n1"])
+    sim = Simulation(_jobs([("j", 0, 1000, 4)]), TWO_NODES, config).run(until=150)
+    nodes = sim.state.nodes.set_index("node")
+    assert nodes["spare"].tolist() == [False, False]  # n1 stood in for n0, down
+    assert nodes["down"].tolist() == [True, False] and nodes.loc["n1", "used"] == 4
+    sim.run()
+    assert sim.state.nodes["spare"].tolist() == [True, False]  # n0, repaired, is the spare
+    args = ["run", "--workload", "toy", "--no-progress", "--node-mtbf", "5000"]
+    assert main([*args, "--repair-time", "60", "--spare-nodes", "1"]) == 0
+    assert "goodput_ratio" in capsys.readouterr().out
+    assert main([*args, "--repair-time", "60", "--spare-nodes", "nope"]) == 2
+    assert "'nope' is not a node of cluster" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysim.engine.clock import EPS
+from analysim.engine.spares import Spares
 from analysim.inputs.failures import check_schedule_nodes, mtbf_per_node
 from analysim.inputs.workload import FAILED_STATES
 
@@ -63,6 +64,8 @@ class FailureRecord:
     #: per job: seconds from each kill it restarted after to its next start, summed
     recovery: np.ndarray
     down: np.ndarray
+    #: which nodes are spares now (held out of placement), or None without spares
+    spare: np.ndarray | None = None
 
 
 def _progress(u: float, r: float, whole: float, count: int, every: float, cost: float):
@@ -168,6 +171,8 @@ class Failures:
             first = np.array(self._scale) * self._rng.weibull(self._shape, len(names))
             self._nodes = [(due(t), _DOWN, k, math.nan) for k, t in enumerate(first.tolist())]
         heapq.heapify(self._nodes)
+        #: the spare pool (``engine/spares.py``), or None without spares
+        self.spares = Spares(sim, self._node_groups) if config.spare_nodes else None
 
     def _checkpoints(self, work: float) -> int:
         """How many checkpoints a run of ``work`` writes (none after its last chunk)."""
@@ -209,13 +214,22 @@ class Failures:
             _, kind, node, up = heapq.heappop(nodes)
             if kind == _UP:
                 sim.node_up(node)
+                if self.spares is not None:
+                    self.spares.repaired(node)
                 if self._rng is not None:
                     after = self._scale[node] * float(self._rng.weibull(self._shape))
                     heapq.heappush(nodes, (self.clock.due(t + after), _DOWN, node, math.nan))
             else:
-                for j in self._jobs_on(node):
+                spares = self.spares
+                victims = self._jobs_on(node)
+                held = {} if spares is None else {j: spares.held(j) for j in victims}
+                for j in victims:
                     sim.kill(j, t, restart=True, node=node)
+                if spares is not None:
+                    spares.going_down(node)
                 sim.node_down(node)
+                if held:
+                    spares.stand_in(node, held)
                 back = t + self._repair if math.isnan(up) else up
                 heapq.heappush(nodes, (self.clock.due(back), _UP, node, math.nan))
             touched.update(self._node_groups[node])
@@ -303,6 +317,7 @@ class Failures:
             useful=useful,
             recovery=recovery,
             down=self.ledger.down.copy(),
+            spare=None if self.spares is None else self.ledger.spare.copy(),
         )
 
 

@@ -91,9 +91,10 @@ class Ledger:
             else [0.0] * len(capacity)
         )
         self._node_group: list[list[int]] = [[] for _ in range(len(capacity))]
-        #: nodes down (failed, until repaired): none of their GPUs is free; in resource mode
-        #: the claim that holds the whole node on the book while it is down
+        #: nodes down (failed, until repaired) and spares (``engine/spares.py``): none of their
+        #: GPUs is free; in resource mode the claim that holds the whole node on the book
         self.down = np.zeros(len(capacity), dtype=bool)
+        self.spare = np.zeros(len(capacity), dtype=bool)
         self.down_claims: dict[int, Claim] = {}
 
     @property
@@ -241,28 +242,13 @@ class Ledger:
             for g in self._node_group[node]:
                 self.group_free[g] += delta
 
-    # -- nodes that fail ----------------------------------------------------------------------
+    # -- nodes that fail, and spares ----------------------------------------------------------
     def node_down(self, node: int) -> None:
         """``node`` fails: no job may be placed on it until :meth:`node_up`. Its jobs must
         have been released first (checked)."""
-        name = self.node_names[node]
         if self.down[node]:
-            raise PolicyError(f"internal: node {name} is down already")
-        if self.book is not None:
-            book = self.book
-            gpus = tuple(range(int(self.capacity[node])))
-            claim = (node, gpus, int(book.nodes.cpu[node]), int(book.nodes.memory[node]), MILLI)
-            book.take(claim, None)  # checked there: every GPU, CPU and memory is free
-            self.down_claims[node] = claim
-            self._refresh([node])
-        else:
-            if self.free[node] != self.capacity[node]:
-                raise PolicyError(f"internal: node {name} goes down with jobs on it")
-            count = int(self.free[node])
-            self.free[node] = 0
-            self.free_slots[node].clear()
-            for g in self._node_group[node]:
-                self.group_free[g] -= count
+            raise PolicyError(f"internal: node {self.node_names[node]} is down already")
+        self._hold(node, "goes down")
         self.down[node] = True
 
     def node_up(self, node: int) -> None:
@@ -270,6 +256,43 @@ class Ledger:
         if not self.down[node]:
             raise PolicyError(f"internal: node {self.node_names[node]} is not down")
         self.down[node] = False
+        self._unhold(node)
+
+    def set_aside(self, node: int) -> None:
+        """``node`` (up, nothing on it) becomes a spare: held out of placement, like a node
+        down, until :meth:`bring_in`."""
+        if self.spare[node] or self.down[node]:
+            raise PolicyError(f"internal: node {self.node_names[node]} cannot be set aside")
+        self._hold(node, "is set aside")
+        self.spare[node] = True
+
+    def bring_in(self, node: int) -> None:
+        """Spare ``node`` is no longer held: its GPUs are free."""
+        if not self.spare[node]:
+            raise PolicyError(f"internal: node {self.node_names[node]} is not a spare")
+        self.spare[node] = False
+        self._unhold(node)
+
+    def _hold(self, node: int, what: str) -> None:
+        """Hold all of ``node`` (nothing may be on it: checked), so no placer sees it free."""
+        if self.book is not None:
+            book = self.book
+            gpus = tuple(range(int(self.capacity[node])))
+            claim = (node, gpus, int(book.nodes.cpu[node]), int(book.nodes.memory[node]), MILLI)
+            book.take(claim, None)  # checked there: every GPU, CPU and memory is free
+            self.down_claims[node] = claim
+            self._refresh([node])
+            return
+        if self.free[node] != self.capacity[node]:
+            raise PolicyError(f"internal: node {self.node_names[node]} {what} with jobs on it")
+        count = int(self.free[node])
+        self.free[node] = 0
+        self.free_slots[node].clear()
+        for g in self._node_group[node]:
+            self.group_free[g] -= count
+
+    def _unhold(self, node: int) -> None:
+        """Give back all of ``node``, held by :meth:`_hold`."""
         if self.book is not None:
             self.book.give(self.down_claims.pop(node), None)
             self._refresh([node])
@@ -299,7 +322,7 @@ class Ledger:
                     index = int(self.gpu_offset[node]) + g
                     holders[index].append(j)
                     used[index] += milli
-        for node in self.down_claims:  # a node down holds all its GPUs
+        for node in self.down_claims:  # a node down (or a spare) holds all its GPUs
             start = int(self.gpu_offset[node])
             used[start : start + int(self.capacity[node])] += MILLI
         if (used > MILLI).any():
@@ -326,7 +349,8 @@ class Ledger:
                 owner[slots] = j
         held = np.zeros(len(self.capacity), dtype=np.int64)
         np.add.at(held, np.repeat(np.arange(len(self.capacity)), self.capacity), owner >= 0)
-        if (held + self.free + np.where(self.down, self.capacity, 0) != self.capacity).any():
+        held_out = np.where(self.down | self.spare, self.capacity, 0)  # down, or spares
+        if (held + self.free + held_out != self.capacity).any():
             raise PolicyError("internal: free GPU counts disagree with the GPUs held")
         return owner
 

@@ -438,12 +438,13 @@ class Simulation:
         counts: np.ndarray,
         claims: list | None = None,
         borrowed: bool = False,
+        left: np.ndarray | None = None,
     ) -> None:
         """Start (or resume) waiting job ``j`` on ``counts[i]`` GPUs of node ``nodes[i]``
         (resource mode: with its ``claims`` of GPU milli, CPU and memory on them; GPUs of
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
-        restore cost."""
+        restore cost. ``left``: the failed node a job restarting on a spare left."""
         if self.job_state.rated:
             self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, borrowed, claims)
@@ -452,7 +453,8 @@ class Simulation:
         resumed = self.job_state.start(j, now, self.config.quantum)
         self._run_until_done(j)
         gpus = tuple(self.ledger.alloc_gpus[j])
-        self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed)
+        kind = RESUME if resumed else START
+        self.records.record(now, kind, j, nodes, gpus, borrowed, left=left)
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run): its

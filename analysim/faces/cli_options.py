@@ -148,10 +148,18 @@ def _failure_table(text: str) -> list[dict[str, Any]]:
     return table.to_dict("records")
 
 
+def _spares(text: str) -> int | list[str]:
+    """``--spare-nodes``: a number of nodes, or node names separated by commas."""
+    if text.strip().isdigit():
+        return int(text)
+    return [name.strip() for name in text.split(",")]
+
+
 #: fields whose command-line form is not their Python type: (argparse type, metavar)
 FIELD_TYPES: dict[str, tuple[Callable[[str], Any], str]] = {
     "node_mtbf": (_mtbf, "SECONDS|JSON"),
     "failures": (_failure_table, "CSV"),
+    "spare_nodes": (_spares, "N|NODE,..."),
 }
 
 

@@ -11,7 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from analysim.inputs.failures import check_failure_settings, failure_schedule, schedule_records
+from analysim.inputs.failures import (
+    check_failure_settings,
+    failure_schedule,
+    schedule_records,
+    spare_setting,
+)
 from analysim.inputs.validation import MAX_SEED, bounded, period, seconds
 from analysim.policies import COSTS, PLACERS, SCHEDULERS
 from analysim.policies.registry import spec_of
@@ -96,6 +101,10 @@ class SimConfig:
         failure model fails it) or ``"recorded"`` (each job runs its duration and ends in
         the workload's recorded ``state``: a FAILED, NODE_FAIL or TIMEOUT job fails for good
         then; needs a ``state`` column, ``job_failure_prob`` 0 and no ``retry_failed``).
+    spare_nodes: nodes held out of normal placement, to stand in for failed ones: a count
+        (the last nodes of the cluster) or a list of node names (0: none; needs node
+        failures). A job killed by a node failure restarts at once on a spare that can
+        take the failed node's place; the repaired node becomes a spare.
     ``docs/failures.md`` gives the failure rules.
     """
 
@@ -124,6 +133,7 @@ class SimConfig:
     job_failure_prob: float = 0.0
     retry_failed: bool = False
     fates: str = "model"
+    spare_nodes: int | tuple[str, ...] = 0
 
     def __post_init__(self) -> None:
         self._plain_numbers()
@@ -150,6 +160,7 @@ class SimConfig:
         self._check_defrag_and_borrowing()
         seconds(self.rescale_cost, "SimConfig: rescale_cost", positive=False)
         object.__setattr__(self, "failures", failure_schedule(self.failures))
+        object.__setattr__(self, "spare_nodes", spare_setting(self.spare_nodes))
         check_failure_settings(self)
         # fail now, not mid-run, on an unknown policy or bad parameters
         self.make_scheduler()
@@ -222,6 +233,8 @@ class SimConfig:
         """Plain JSON-serialisable values; policy instances become their specs."""
         plain = {name: spec_of(getattr(self, name)) for name in self.fields()}
         plain["failures"] = schedule_records(self.failures)
+        if isinstance(self.spare_nodes, tuple):
+            plain["spare_nodes"] = list(self.spare_nodes)
         return plain
 
     def to_json(self) -> str:

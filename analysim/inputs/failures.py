@@ -2,10 +2,10 @@
 
 ``node_mtbf``, ``failure_shape``, ``repair_time``, ``checkpoint_every``,
 ``restart_overhead``, ``failures`` (a table of node downtimes: ``node, down, up``),
-``job_failure_prob`` and ``retry_failed``; ``docs/failures.md`` gives the rules. Each bad value
-is a ``ValueError`` naming the field (and, for the table, the row and column) and the value.
-A schedule's node names are checked against the cluster when the simulation is built
-(:func:`check_schedule_nodes`).
+``job_failure_prob``, ``retry_failed`` and ``spare_nodes``; ``docs/failures.md`` gives the
+rules. Each bad value is a ``ValueError`` naming the field (and, for the table, the row and
+column) and the value. A schedule's node names, and the spares', are checked against the
+cluster when the simulation is built (:func:`check_schedule_nodes`, :func:`spare_node_indices`).
 """
 
 from __future__ import annotations
@@ -108,6 +108,49 @@ def _check_overlaps(rows: list[Downtime]) -> None:
                 )
 
 
+def spare_setting(value: Any) -> int | tuple[str, ...]:
+    """``spare_nodes`` as a count (the last nodes of the cluster, >= 0) or a tuple of node
+    names (no repeats); anything else is an error naming the value."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        if value < 0:
+            raise ValueError(f"SimConfig: spare_nodes must be 0 or more nodes, got {value!r}")
+        return int(value)
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise ValueError(
+            "SimConfig: spare_nodes must be a number of nodes or a list of node names, "
+            f"got {value!r}"
+        )
+    names: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"SimConfig: spare_nodes must name nodes as text, got {name!r}")
+        if name in names:
+            raise ValueError(f"SimConfig: spare_nodes names node {name!r} twice")
+        names.append(name)
+    return tuple(names)
+
+
+def spare_node_indices(value: int | tuple[str, ...], names: Sequence[str], cluster: str):
+    """The nodes ``spare_nodes`` sets aside (indices, in node order): the last ``value`` of
+    the cluster, or the nodes named; at least one node must stay in service."""
+    if isinstance(value, int):
+        chosen = list(range(len(names) - value, len(names)))
+    else:
+        index = {name: i for i, name in enumerate(names)}
+        for name in value:
+            if name not in index:
+                raise ValueError(
+                    f"SimConfig: spare_nodes: {name!r} is not a node of cluster {cluster!r}"
+                )
+        chosen = sorted(index[name] for name in value)
+    if len(chosen) >= len(names):
+        raise ValueError(
+            f"SimConfig: spare_nodes sets aside {len(chosen)} node(s), but cluster {cluster!r} "
+            f"has {len(names)}: at least one must stay in service"
+        )
+    return chosen
+
+
 def schedule_records(schedule: tuple[Downtime, ...] | None) -> list[dict[str, Any]] | None:
     """A schedule as plain JSON records ``{"node", "down", "up"}``."""
     if schedule is None:
@@ -139,6 +182,11 @@ def check_failure_settings(config: Any) -> None:
     if config.node_mtbf is not None and config.repair_time is None:
         raise ValueError(
             "SimConfig: node_mtbf needs repair_time (the seconds a failed node stays down)"
+        )
+    if config.spare_nodes and config.node_mtbf is None and config.failures is None:
+        raise ValueError(
+            "SimConfig: spare_nodes stand in for failed nodes: give node failures too "
+            "(failures or node_mtbf)"
         )
     if config.node_mtbf is not None and config.failures is not None:
         raise ValueError(
@@ -225,4 +273,6 @@ __all__ = [
     "failures_configured",
     "mtbf_per_node",
     "schedule_records",
+    "spare_node_indices",
+    "spare_setting",
 ]

@@ -42,6 +42,7 @@ from analysim.inputs.config import SimConfig
 from analysim.inputs.domains import allowed_types, build_partition
 from analysim.results.readable import moment
 from analysim.results.result import parse_gpu_list
+from analysim.results.spare_pool import spare_nodes_at
 from analysim.results.spells import RUN_EVENTS, cluster_of, events_until, gpu_snapshot, status_at
 from analysim.results.wait_words import describe, gpus_text
 
@@ -175,7 +176,12 @@ class _Moment:
         snap = self.snapshot()
         free = snap["job_id"].isna().groupby(snap["node"], sort=False).sum()
         free = free.reindex(self.cluster.nodes["node"]).fillna(0).to_numpy(dtype=np.int64)
-        return np.where(self.down_nodes(), 0, free)
+        return np.where(self.down_nodes() | self.spare_nodes(), 0, free)
+
+    def spare_nodes(self) -> np.ndarray:
+        """Per node: whether it is held as a spare now (``results/spare_pool.py``)."""
+        events = events_until(self.result, self.time)
+        return spare_nodes_at(self.config.spare_nodes, self.cluster, events)
 
     def down_nodes(self) -> np.ndarray:
         """Per node: whether it is down now (failures: its last node event is node_down)."""
@@ -273,6 +279,9 @@ class _Moment:
                 down = int(gpus[self.down_nodes()[domain.nodes]].sum())
                 if down:
                     detail["down"] = down
+                spare = int(gpus[self.spare_nodes()[domain.nodes]].sum())
+                if spare:
+                    detail["spare"] = spare
             if self.result.resource_mode and tried["reason"] == "quota":
                 detail["resources"] = self.resources(j, domain, quota=True)
             if tried["borrow_failed"]:

@@ -68,6 +68,9 @@ class State:
         if run.failures is not None:  # a node down has no GPU free and none in use
             frame["down"] = run.failures.down
             frame.loc[frame["down"], "used"] = 0
+            if run.failures.spare is not None:  # a spare (held out of placement): the same
+                frame["spare"] = run.failures.spare
+                frame.loc[frame["spare"], "used"] = 0
         gpus = self.gpus
         on_node = gpus.dropna(subset=["job_id"]).groupby("node", sort=False)["job_id"]
         listed = on_node.agg(lambda ids: ",".join(dict.fromkeys(map(str, ids))))

@@ -156,8 +156,11 @@ def _full(r: WaitReason) -> str:
     by_others = f" ({lent} by jobs of other VCs that borrowed them)" if lent else ""
     down = r.detail.get("down", 0)
     on_down = f", {down} on nodes down (failed)" if down else ""
+    spare = r.detail.get("spare", 0)
+    on_down += f", {spare} on spare nodes (held for failures)" if spare else ""
+    in_use = r.capacity - r.free - down - spare
     return (
-        f"{whose} is full: {r.capacity - r.free - down} of its {gpus_text(r.capacity)} are in use"
+        f"{whose} is full: {in_use} of its {gpus_text(r.capacity)} are in use"
         f"{by_others}{on_down}, {r.free} free, and it needs {r.need}."
     )
 
