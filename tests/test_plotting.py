@@ -151,8 +151,11 @@ def test_metric_curve_mean_and_range_over_seeds_by_default():
 
 def test_mark_x_draws_each_mark_in_its_curve_colour_and_keeps_its_numbers():
     data = pd.DataFrame(
-        {"every": [600, 3600, 600, 3600], "mtbf": ["7 days", "7 days", "30 days", "30 days"],
-         "avg_jct": [10, 20, 11, 12.0]}
+        {
+            "every": [600, 3600, 600, 3600],
+            "mtbf": ["7 days", "7 days", "30 days", "30 days"],
+            "avg_jct": [10, 20, 11, 12.0],
+        }
     )
     ax = plotting.metric_curve(data, x="every", y="avg_jct", hue="mtbf", unit="s")
     colours = {line.get_label(): line.get_color() for line in ax.lines}
