@@ -340,6 +340,26 @@ def test_projected_end_runs_a_copy_once_and_leaves_the_simulation_where_it_is():
     assert sim.run().now == end
 
 
+@pytest.mark.parametrize("reference", [False, True])
+def test_projected_end_copy_takes_the_same_shortcuts(reference, monkeypatch):
+    import analysim as asim
+    from analysim.engine import simulation
+
+    made = []
+    init = simulation.Simulation.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self.shortcuts)
+
+    monkeypatch.setattr(simulation.Simulation, "__init__", recording)
+    sim = asim.Simulation(
+        asim.presets.workload("toy"), asim.presets.cluster("toy"), reference=reference
+    )
+    sim.projected_end()
+    assert made[1] == made[0] and (made[0] == simulation.Shortcuts.none()) is reference
+
+
 # -- the parts: collaborators, each with its own state --------------------------------------
 def test_tenancy_is_a_collaborator_of_the_simulation_not_a_mixin():
     import analysim as asim

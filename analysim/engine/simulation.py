@@ -257,10 +257,14 @@ class Simulation:
 
     def projected_end(self) -> float:
         """The time this simulation ends when run to completion: computed once, on a fresh
-        copy (this one is not advanced), and remembered."""
+        copy (this one is not advanced) taking the same shortcuts, and remembered."""
         if self._projected_end is None:
             copy = Simulation(
-                self.workload, self.cluster, self.config, applications=self._applications
+                self.workload,
+                self.cluster,
+                self.config,
+                reference=self.shortcuts == Shortcuts.none(),
+                applications=self._applications,
             )
             self._projected_end = float(copy.run().now)
         return self._projected_end
