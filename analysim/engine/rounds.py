@@ -81,7 +81,7 @@ class Rounds:
         # what the rounds read of the engine: its parts, its policies, and per job and per
         # group containers it changes in place (never rebound after set-up)
         self.clock, self.records = sim.clock, sim.records
-        self.config, self.shortcuts, self.scheduler = sim.config, sim.shortcuts, sim.scheduler
+        self.config, self.scheduler = sim.config, sim.scheduler
         flags = sim.flags  # local names: the hot loop reads them often
         self._skip_rounds = flags.skip_rounds
         self._borrowing, self._partitioned = flags.borrowing, flags.partitioned
@@ -100,19 +100,19 @@ class Rounds:
 
     def _init_state(self, groups: int) -> None:
         """The rounds' own state."""
-        sim, scheduler = self.sim, self.scheduler
+        sim, scheduler, shortcuts = self.sim, self.scheduler, self.sim.shortcuts
         #: the rankings the rounds read (and what it keeps of them)
         self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         self._round_flags = 0  # the round at hand's flags, for the records
-        # no VC has a quota (VCs own nodes, or one pool): a start never needs the quota check
+        # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
         quotas = any(d.quota is not None for d in sim.partition.domains)
         # EASY backfill (its reservations: ``self.easy``)
         self._easy = self.config.backfill == "easy"
         # backfill rounds that replay the tail of the one before (``tails``): not with a
         # placer that draws (it may draw when it fails), nor in resource mode
         self._replay_tails = (
-            self.shortcuts.replayed_tails
+            shortcuts.replayed_tails
             and self._static
             and bool(self.config.backfill)
             and self._needs_are_gpus
@@ -121,14 +121,14 @@ class Rounds:
         )
         self._tails: list[Tail | None] = [None] * groups
         self._full_at_a_glance = (
-            self.shortcuts.full_at_a_glance
+            shortcuts.full_at_a_glance
             and bool(self.config.backfill)
             and self._needs_are_gpus
             and not quotas
         )
         # preemptive rounds, whole GPUs, no quota: full and too few GPUs to evict at a glance
         self._evictions_at_a_glance = (
-            self.shortcuts.evictions_at_a_glance and self._needs_are_gpus and not quotas
+            shortcuts.evictions_at_a_glance and self._needs_are_gpus and not quotas
         )
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
