@@ -11,7 +11,10 @@ prints:
 * ``rounds aliases``: attributes of ``sim.decider`` (the rounds) whose value *is* (same
   object, not equal) a container or part held by the simulation, its ledger, its job facts
   or, where the checkout has them, its job table, job state, queues, arrivals or readout
-  (numbers, strings, booleans, None and the simulation itself are not counted).
+  (numbers, strings, booleans, None and the simulation itself are not counted);
+* ``rounds' parts aliases``: the same count over the parts the rounds hold (``ranker``,
+  ``starts``, ``easy``, ``evictions``, where the checkout has them), each part's own: an
+  alias moved out of the rounds into a part still shows here.
 
     python benchmarks/engine_structure.py
     python benchmarks/engine_structure.py --checkout /path/to/other/checkout
@@ -45,13 +48,26 @@ for part in ("job_state", "queues", "arrivals", "readout"):
         owners.append(vars(getattr(sim, part)))
 held = {id(v) for d in owners for v in d.values()}
 plain = (bool, int, float, str, type(None))
-aliases = sorted(
-    name
-    for name, value in vars(sim.decider).items()
-    if value is not sim and not isinstance(value, plain) and id(value) in held
-)
+
+
+def aliases(obj):
+    return sorted(
+        name
+        for name, value in vars(obj).items()
+        if value is not sim and not isinstance(value, plain) and id(value) in held
+    )
+
+
 print(f"len(vars(sim)): {len(vars(sim))}")
-print(f"rounds aliases: {len(aliases)} ({', '.join(aliases)})")
+own = aliases(sim.decider)
+print(f"rounds aliases: {len(own)} ({', '.join(own)})")
+parts = {
+    part: aliases(getattr(sim.decider, part))
+    for part in ("ranker", "starts", "easy", "evictions")
+    if hasattr(sim.decider, part)
+}
+listed = "; ".join(f"{part}: {len(names)}" for part, names in parts.items())
+print(f"rounds' parts aliases: {sum(map(len, parts.values()))} ({listed})")
 """
 
 

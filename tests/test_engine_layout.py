@@ -426,7 +426,6 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
     assert type(shares.decider._book_fit) is BookFit
     # its state is its own: none of it lives on the simulation
     for name in (
-        "_failed_at",
         "epoch",
         "events_since_round",
         "changed_since_full",
@@ -435,10 +434,12 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
         "wake_at",
     ):
         assert hasattr(sim.decider, name) and not hasattr(sim, name), name
-    # and its parts' state is theirs: the kept rankings, EASY backfill's reservations, the
-    # evictions' memos
+    # and its parts' state is theirs: the kept rankings, the start tries' memos, EASY
+    # backfill's reservations, the evictions' memos
     for part, name in (
         (sim.decider.ranker, "kept_ranking"),
+        (sim.decider.starts, "_failed_at"),
+        (sim.decider.starts, "_reserved_seen"),
         (sim.decider.easy, "reservations"),
         (sim.decider.evictions, "_preempt_failed_at"),
     ):
@@ -447,25 +448,26 @@ def test_the_rounds_are_a_collaborator_of_the_simulation_not_a_mixin():
 
 def test_no_engine_class_has_a_base_class_but_object():
     """The engine's classes are built of parts they hold (``sim.decider``,
-    ``decider.ranker``, ``decider.easy``, ``decider.evictions``, ``sim.tenancy``), never of
-    mixins."""
+    ``decider.ranker``, ``decider.starts``, ``decider.easy``, ``decider.evictions``,
+    ``sim.tenancy``), never of mixins."""
     import analysim as asim
     from analysim.engine.easy import EasyBackfill
     from analysim.engine.evictions import Evictions
     from analysim.engine.ranker import Ranker
     from analysim.engine.rounds import Rounds
     from analysim.engine.simulation import Simulation
+    from analysim.engine.starts import StartTries
     from analysim.engine.tenancy import Tenancy
 
-    for cls in (Simulation, Rounds, Tenancy, EasyBackfill, Evictions, Ranker):
+    for cls in (Simulation, Rounds, Tenancy, EasyBackfill, Evictions, Ranker, StartTries):
         assert cls.__bases__ == (object,), (cls.__name__, cls.__bases__)
     sim = asim.Simulation(
         asim.presets.workload("toy"), asim.presets.cluster("toy"), asim.SimConfig(backfill="easy")
     )
     decider = sim.decider
     assert type(decider.easy) is EasyBackfill and type(decider.evictions) is Evictions
-    assert type(decider.ranker) is Ranker
-    assert not isinstance(decider, EasyBackfill | Evictions | Ranker)
+    assert type(decider.ranker) is Ranker and type(decider.starts) is StartTries
+    assert not isinstance(decider, EasyBackfill | Evictions | Ranker | StartTries)
 
 
 #: the ledger's arrays and lists (only Ledger.take and Ledger.release write them)
@@ -546,6 +548,7 @@ def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
         # trials, which change copies of their own
         "easy.py": {"EasyBackfill"},
         "evictions.py": {"Evictions"},
+        "starts.py": {"StartTries"},
         "reservations.py": {"Reservation"},
         "tails.py": {"Tail"},
         "book_fit.py": {"BookFit", "BookTrial"},

@@ -25,7 +25,7 @@ from jobs_table import make_jobs
 from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, simulate
-from analysim.engine import Simulation, easy, evictions, rounds, simulation
+from analysim.engine import Simulation, easy, evictions, rounds, simulation, starts
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tails import replay
@@ -390,7 +390,7 @@ def test_whole_runs_are_those_of_the_reference_mode(drawn, las):
     plain, plain_result = _run(workload, case.cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
     assert plain.rounds >= fast.rounds
-    memos = plain.decider._failed_at, plain.decider.evictions._preempt_failed_at
+    memos = plain.decider.starts._failed_at, plain.decider.evictions._preempt_failed_at
     assert not any(memos)  # the memos stay empty
     assert plain.las is None and not plain.flags.static and not plain.picks_any_fitting_node
 
@@ -457,11 +457,11 @@ def test_easy_backfill_with_preemption_on_a_busy_cluster_runs_as_the_reference_m
     fast, fast_result = _run(workload, cluster, config, reference=False)
     plain, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
-    assert fast.decider._reserved_seen  # the memo was used
-    assert not plain.decider._reserved_seen
+    assert fast.decider.starts._reserved_seen  # the memo was used
+    assert not plain.decider.starts._reserved_seen
     monkeypatch.setattr(simulation, "Shortcuts", _WithoutEasyShortcuts)
     slow, slow_result = _run(workload, cluster, config, reference=False)
-    assert not slow.decider._reserved_seen
+    assert not slow.decider.starts._reserved_seen
     _same_runs(fast_result, slow_result)
     for name in ("rounds", "tries"):
         pd.testing.assert_frame_equal(
@@ -547,19 +547,19 @@ def test_a_job_with_the_needs_of_one_that_failed_fails_alike(
     cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
     config = SimConfig(scheduler=scheduler, preemption=preemption, backfill=backfill)
     placed: list[int] = []
-    plain_place = rounds.Rounds.place
+    plain_place = starts.StartTries.place
 
     def counted(self, *args, **kwargs):
         placed.append(1)
         return plain_place(self, *args, **kwargs)
 
-    monkeypatch.setattr(rounds.Rounds, "place", counted)
+    monkeypatch.setattr(starts.StartTries, "place", counted)
     fast, fast_result = _run(workload, cluster, config, reference=False)
     fast_placed = len(placed)
     monkeypatch.setattr(simulation, "Shortcuts", _WithoutAlikeTries)
     placed.clear()
     slow, slow_result = _run(workload, cluster, config, reference=False)
-    assert fast.decider._alike_tries is not None and slow.decider._alike_tries is None
+    assert fast.decider.starts.alike and not slow.decider.starts.alike
     assert fast_placed < len(placed)  # the shortcut was taken
     _same_runs(fast_result, slow_result)
     for name in ("rounds", "tries"):

@@ -120,7 +120,7 @@ def check_borrowing(sim: Simulation, case, lent: pd.DataFrame) -> None:
             for r in sim.ledger.borrowers:
                 if sim.facts.vc[r] != vc and domain.mask[sim.ledger.alloc_nodes[r]].any():
                     free[sim.ledger.alloc_nodes[r]] += sim.ledger.alloc_counts[r]
-            if sim.decider.fits_hypothetically(j, free, sim.vc_used):
+            if sim.decider.evictions.fits_hypothetically(j, free, sim.vc_used):
                 raise AssertionError(
                     f"t={sim.now}: job {sim.job_ids[j]}, first in VC "
                     f"{sim.partition.vc_names[vc]}'s queue, waits although it fits once "

@@ -23,7 +23,10 @@
   time is seen, when the next timeline sample is due);
 * :mod:`~analysim.engine.ledger`: who holds which GPUs, the only writer of cluster state;
 * :mod:`~analysim.engine.rounds`: :class:`~analysim.engine.rounds.Rounds`, a collaborator
-  (``Simulation.decider``): the decision rounds (rank, place, evict) and when they are due;
+  (``Simulation.decider``): the decision rounds (rank, place, evict) and when they are due,
+  with its parts: :mod:`~analysim.engine.starts` (a try to start a job, answered with why it
+  failed), :mod:`~analysim.engine.ranker`, :mod:`~analysim.engine.easy` and
+  :mod:`~analysim.engine.evictions`;
 * :mod:`~analysim.engine.tenancy`: :class:`~analysim.engine.tenancy.Tenancy`, a collaborator
   (``Simulation.tenancy``): borrowing, reclaiming, migrating, defragmenting;
 * :mod:`~analysim.engine.reservations`: EASY backfill's reservations;

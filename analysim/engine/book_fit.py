@@ -1,13 +1,14 @@
 """Where a job fits in resource mode: placing jobs that share GPUs and ask for CPU and memory,
 EASY backfill's reservations on the resource book, and trial evictions on copies of it.
 
-:class:`BookFit` is what the rounds (:class:`~analysim.engine.rounds.Rounds`) ask in
-resource mode, in place of their own whole-GPU counting: quotas in GPU milli, placements
-asked of the simulation's :class:`~analysim.engine.resource_placement.ResourcePlacement`
-(``place_on``, on the real book; the claims handed to the ledger through ``start_running``),
-and trial evictions on a copy of the book (:class:`BookTrial`). EASY backfill's reservations
+:class:`BookFit` is what the rounds (:class:`~analysim.engine.rounds.Rounds`, which hold it)
+and their parts ask in resource mode, in place of their own whole-GPU counting: quotas in GPU
+milli, placements asked of the simulation's
+:class:`~analysim.engine.resource_placement.ResourcePlacement` (``place_on``, on the real
+book; the claims handed to the ledger through ``start_running``), and trial evictions on a
+copy of the book (:class:`BookTrial`). EASY backfill's reservations
 are made and kept on the resource book (``engine/reservations.py``): a job that runs past a
-reservation takes only what it leaves, in GPU milli, CPU and memory. It reads the rounds' and
+reservation takes only what it leaves, in GPU milli, CPU and memory. It reads the jobs' and
 the ledger's state and writes neither: each answer is returned.
 """
 
@@ -23,7 +24,7 @@ from analysim.sharing.resources import MILLI
 
 if TYPE_CHECKING:
     from analysim.engine.book import Claim
-    from analysim.engine.rounds import Rounds
+    from analysim.engine.simulation import Simulation
     from analysim.inputs.domains import Domain
 
 #: a placement as ``start_running`` takes it: the nodes, GPUs per node, and the claims
@@ -31,24 +32,23 @@ Placed = tuple[np.ndarray, np.ndarray, list["Claim"]]
 
 
 class BookFit:
-    """Where a job fits on the resource book, for the rounds ``rounds``."""
+    """Where a job fits on the resource book of the simulation ``sim``, for its rounds."""
 
-    def __init__(self, rounds: Rounds) -> None:
-        self.rounds = rounds
-        self.sim = rounds.sim
-        self.placement = rounds.sim.placement  # where a job fits
-        self.facts = rounds.sim.facts
+    def __init__(self, sim: Simulation) -> None:
+        self.sim, self.ledger = sim, sim.ledger  # (the ledger's state: read, never written)
+        self.placement = sim.placement  # where a job fits
+        self.facts = sim.facts
 
     def place(self, j: int, domain: Domain | None = None) -> tuple[Placed | None, int, int]:
         """Where ``j`` goes now (on its own nodes, or those of ``domain``): the nodes, GPUs
         per node and its claims (for the ledger, through ``start_running``), or None; and
         why not (the records' code) and the whole GPUs free it saw."""
-        rounds, placement = self.rounds, self.placement
+        placement = self.placement
         domain = domain or self.facts.domain[j]
-        claims = placement.place_on(placement.book, j, domain, rounds.rng)
+        claims = placement.place_on(placement.book, j, domain, self.sim.rng)
         if claims is None:
             why = placement.why_not(j, domain)
-            return None, why, int(rounds.free[domain.nodes].sum())
+            return None, why, int(self.ledger.free[domain.nodes].sum())
         return placed(claims), 0, 0
 
     def quota_allows(self, j: int, vc_used) -> bool:
@@ -58,7 +58,7 @@ class BookFit:
 
     def room_of(self, j: int) -> int:
         """The whole GPUs free on ``j``'s own nodes."""
-        return int(self.rounds.free[self.facts.domain[j].nodes].sum())
+        return int(self.ledger.free[self.facts.domain[j].nodes].sum())
 
     def trial(self, j: int) -> BookTrial:
         """Trial evictions for ``j`` on a copy of the book."""
@@ -68,7 +68,7 @@ class BookFit:
     def fits_now(self, j: int) -> bool:
         """Would ``j`` fit on the book now, reservations aside? (Draws nothing.)"""
         return (
-            self.quota_allows(j, self.rounds.vc_used)
+            self.quota_allows(j, self.ledger.vc_used)
             and self.placement.fits_on(self.placement.book, j) is not None
         )
 
@@ -93,23 +93,22 @@ class BookFit:
                 cap = full if cap is None else np.minimum(cap, full)
             else:
                 np.minimum(view.gpu_left, spare.gpu_left, out=view.gpu_left)
-        claims = placement.place_on(view, j, facts.domain[j], self.rounds.rng, cap=cap)
+        claims = placement.place_on(view, j, facts.domain[j], self.sim.rng, cap=cap)
         return None if claims is None else placed(claims)
 
     def make_reservation(self, j: int, releases: int, takes: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end (their
         claims given back to a copy of the book), and the book then less ``j``'s claims
         (``releases`` and ``takes``: the group's counts now). Draws nothing from the rng."""
-        rounds, placement, facts = self.rounds, self.placement, self.facts
-        ledger = self.sim.ledger
+        sim, placement, facts, ledger = self.sim, self.placement, self.facts, self.ledger
         group, vc = facts.group[j], facts.vc[j]
-        due_of, since, remaining = rounds.clock.due, rounds.since, rounds.remaining
-        rate = rounds.rate
+        due_of, since, remaining = sim.clock.due, sim.since, sim.remaining
+        rate = sim.rate
         ends = sorted(
             (due_of(float(since[r]) + float(remaining[r]) / float(rate[r])), r)
-            for r in rounds.running[group]
+            for r in sim.running[group]
         )
-        book, vc_used = placement.book.clone(), list(rounds.vc_used)
+        book, vc_used = placement.book.clone(), list(ledger.vc_used)
         k = 0
         while k < len(ends):
             at = ends[k][0]
@@ -175,7 +174,7 @@ class BookTrial:
 
     def reset(self) -> None:
         self.book = self.fit.placement.book.clone()
-        self.used = list(self.fit.rounds.vc_used)  # its own copy of the VCs' usage
+        self.used = list(self.fit.ledger.vc_used)  # its own copy of the VCs' usage
 
     def release(self, r: int, sign: int) -> None:
         sim = self.sim

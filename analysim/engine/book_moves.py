@@ -129,7 +129,7 @@ class BookMoves:
     def _fits_after(self, j: int, book: ResourceBook) -> bool:
         """Would ``j`` fit on ``book`` (the book once the planned moves are made)?"""
         return (
-            self.decider.quota_allows(j, self.ledger.vc_used)
+            self.decider.starts.quota_allows(j, self.ledger.vc_used)
             and self.sim.placement.fits_on(book, j) is not None
         )
 

@@ -42,7 +42,8 @@ class EasyBackfill:
         """``book_fit``: where a job fits in resource mode (None with whole GPUs only);
         ``releases``: per group, the rounds' count of releases (read here); ``placer_fits``:
         whether the placer would find room (:meth:`Evictions.placer_fits`)."""
-        sim, ledger, facts = rounds.sim, rounds.ledger, rounds.sim.facts
+        sim = rounds.sim
+        ledger, facts = sim.ledger, sim.facts
         shortcuts, groups = sim.shortcuts, sim.partition.n_groups
         self.clock, self.placer, self.rng = sim.clock, sim.placer, sim.rng
         self._ask_placer, self._book_fit = sim.ask_placer, book_fit
@@ -56,7 +57,7 @@ class EasyBackfill:
         self._gpus, self._vc, self._group = facts.gpus, facts.vc, facts.group
         self._domain, self._domain_index = facts.domain, facts.domain_index
         self._node_position, self._releases = facts.node_position, releases
-        self.place, self.placer_fits = rounds.place, placer_fits
+        self.place, self.placer_fits = rounds.starts.place, placer_fits
         needs_are_gpus = book_fit is None
         #: per group, queue -> its first job's reservation
         self.reservations: list[dict[int, Reservation]] = [{} for _ in range(groups)]
@@ -112,7 +113,7 @@ class EasyBackfill:
         room = self.free.copy()
         for r in keep:
             np.minimum(room, np.maximum(r.spare, 0), out=room)
-        return self.place(j, room)
+        return self.place(j, room)[0]
 
     def reservation_for(self, j: int, queue: int) -> Reservation | None:
         """The reservation of ``j``, the first job of its queue that could not start: kept

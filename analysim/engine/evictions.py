@@ -41,7 +41,8 @@ class Evictions:
         """``book_fit``: where a job fits in resource mode (None with whole GPUs only);
         ``covers_group``: per domain, whether it spans its group's nodes; ``evict_epoch``:
         per group, the rounds' counter of changes that may help an eviction (read here)."""
-        sim, ledger, facts, flags = rounds.sim, rounds.ledger, rounds.sim.facts, rounds.sim.flags
+        sim = rounds.sim
+        ledger, facts, flags = sim.ledger, sim.facts, sim.flags
         shortcuts = sim.shortcuts
         self.sim, self.clock, self.shortcuts = sim, sim.clock, shortcuts
         self.placer, self.rng, self._ask_placer = sim.placer, sim.rng, sim.ask_placer
@@ -62,7 +63,8 @@ class Evictions:
         self._domain, self._domain_index = facts.domain, facts.domain_index
         self._node_position, self._covers_group = facts.node_position, covers_group
         self.epoch, self._evict_epoch = rounds.epoch, evict_epoch
-        self.quota_allows, self.try_start = rounds.quota_allows, rounds.try_start
+        # starting a job once its victims are gone, and its VC's quota
+        self.quota_allows, self.try_start = rounds.starts.quota_allows, rounds.starts.try_start
         # job -> the group's eviction epoch when its trial evictions failed, and why
         self._preempt_failed_at: dict[int, int] = shortcuts.memo()
         self._preempt_why_of: dict[int, int] = {}
@@ -158,8 +160,7 @@ class Evictions:
             return False
         for r in victims:
             self.sim.preempt(r, cause=j)
-        started = self.try_start(j)
-        if not started:  # cannot happen: the free map is the one that fitted
+        if not self.try_start(j).started:  # cannot happen: the free map is the one that fitted
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return True
 

@@ -58,7 +58,7 @@ class GpuMoves:
         for r, dest in plan:
             free[ledger.alloc_nodes[r]] += ledger.alloc_counts[r]
             free[dest] -= sim.facts.gpus[r]
-        return self.decider.fits_hypothetically(j, free, ledger.vc_used)
+        return self.decider.evictions.fits_hypothetically(j, free, ledger.vc_used)
 
     def _movable_by_node(self, group: int) -> dict[int, list[int]]:
         """Per node, the running jobs of ``group`` a migration may move: one-node jobs on
@@ -119,7 +119,7 @@ class GpuMoves:
         vc_used = ledger.vc_used.copy()
         emptied: set[int] = set()
         moves: list[tuple[int, int]] = []
-        while not self.decider.fits_hypothetically(j, free, vc_used):
+        while not self.decider.evictions.fits_hypothetically(j, free, vc_used):
             options = []
             for node in domain.nodes.tolist():
                 held = int(capacity[node] - free[node])

@@ -125,7 +125,7 @@ class Readout:
             gpu_offset=ledger.gpu_offset,
             size_buckets=list(sim.queues.size_buckets),
             picks_any_fitting_node=sim.flags.picks_any_fitting_node,
-            placer_fits=sim.decider.placer_fits,
+            placer_fits=sim.decider.evictions.placer_fits,
             now=float(sim.clock.now),
             status=jobs.status.copy(),
             since=jobs.since.copy(),

@@ -13,21 +13,21 @@ it, at each step it visits:
 * and, from its state changes, :meth:`Rounds.arrived`, :meth:`Rounds.took`,
   :meth:`Rounds.released`, :meth:`Rounds.queued` and :meth:`Rounds.unqueued`.
 
-The tenancy asks it :meth:`Rounds.try_start`, :meth:`Rounds.place`,
-:meth:`Rounds.quota_allows`, :meth:`Rounds.fits_hypothetically`,
-:meth:`Rounds.fewest_to_free` and ``epoch`` (its failed-try memos).
-
 It holds its parts, each with its own state (no mixins): the rankings
-(:class:`~analysim.engine.ranker.Ranker`, ``ranker``), EASY backfill's reservations
-(:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the trial evictions
+(:class:`~analysim.engine.ranker.Ranker`, ``ranker``), the tries to start a job
+(:class:`~analysim.engine.starts.StartTries`, ``starts``, which answer each try with a
+:class:`~analysim.engine.starts.StartTry`: started, or why not), EASY backfill's
+reservations (:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the trial evictions
 (:class:`~analysim.engine.evictions.Evictions`, ``evictions``, which answer why a job could
-not evict its way in). It owns the per-group flags that let a round be skipped
-(``events_since_round``, ``changed_since_full``, ``ranking_valid_until``,
-``protected_until``, ``wake_at``), the epochs and the "failed at" memos of starts, and why
-each job last failed to start (for the records). It reads the cluster from the ledger
-(``free``, ``vc_used``, ... never written here), asks the scheduler and the placer, checks
-their answers, and changes state only through the engine's ``start_running`` and
-``preempt`` (and the tenancy's tries). See ``docs/semantics.md`` for the rules.
+not evict its way in). The tenancy asks those parts too (``starts``: where a job fits, its
+quota, starting it; ``evictions``: which evictions free room) and reads ``epoch``.
+
+It owns the per-group flags that let a round be skipped (``events_since_round``,
+``changed_since_full``, ``ranking_valid_until``, ``protected_until``, ``wake_at``), the
+epochs and release counts its parts' memos are kept against, and the tails of backfill
+rounds. It reads the cluster from the ledger (never written here), asks the scheduler, and
+changes state only through its parts, the engine's ``preempt`` (through the evictions) and
+the tenancy's tries. See ``docs/semantics.md`` for the rules.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import math
 from bisect import bisect_right
 from collections import deque
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,19 +51,16 @@ from analysim.engine.ranker import Ranker
 from analysim.engine.ranking import Ranking
 from analysim.engine.records import (
     BORROW_FAILED,
-    FRAGMENTED,
     FULL,
     PREEMPT_NO_ROOM,
     PREEMPT_PROTECTED,
-    QUOTA,
     RESERVED,
     ROUND_FULL,
     ROUND_NOTHING_FREE,
 )
 from analysim.engine.reservations import Reservation
+from analysim.engine.starts import StartTries
 from analysim.engine.tails import Tail, make_tail, replay, same_reservations
-from analysim.errors import PolicyError
-from analysim.inputs.domains import Domain
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -78,54 +75,24 @@ class Rounds:
         self.sim = sim
         #: resource mode: where a job fits on the book of GPU milli, CPU and memory (asked in
         #: place of the whole-GPU counting below); None with whole GPUs only
-        self._book_fit = BookFit(self) if sim.resource_mode else None
+        self._book_fit = BookFit(sim) if sim.resource_mode else None
         #: whether a job's needs are its domain, GPUs and VC (resource mode: not only)
         self._needs_are_gpus = self._book_fit is None
         # what the rounds read of the engine: its parts, its policies, and per job and per
         # group containers it changes in place (never rebound after set-up)
-        self.clock, self.ledger, self.records = sim.clock, sim.ledger, sim.records
-        self.config, self.shortcuts = sim.config, sim.shortcuts
-        self.scheduler, self.placer, self.rng = sim.scheduler, sim.placer, sim.rng
-        self._ask_placer = sim.ask_placer
+        self.clock, self.records = sim.clock, sim.records
+        self.config, self.scheduler = sim.config, sim.scheduler
         flags = sim.flags  # local names: the hot loop reads them often
         self._skip_rounds = flags.skip_rounds
-        self._picks_one_node = flags.picks_one_node
-        self._picks_any_fitting_node = flags.picks_any_fitting_node
         self._borrowing, self._partitioned = flags.borrowing, flags.partitioned
         self._static, self._ranking_kept = flags.static, flags.ranking_kept
-        ledger = sim.ledger
-        # the ledger's arrays and lists: read, never written here
-        self.free, self.free_slots, self.group_free = (
-            ledger.free,
-            ledger.free_slots,
-            ledger.group_free,
-        )
-        self.vc_used, self.borrowed, self.borrowers = (
-            ledger.vc_used,
-            ledger.borrowed,
-            ledger.borrowers,
-        )
-        self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
-        self._alloc_pairs = ledger.alloc_pairs
+        # the ledger's: read, never written here
+        self.group_free, self.borrowers = sim.ledger.group_free, sim.ledger.borrowers
         # the jobs: fixed values, and the state the engine changes (read here)
-        self.job_ids, self.job_domain = sim.job_ids, sim.job_domain
         facts = sim.facts  # (lists: local names, read one item at a time)
-        self._gpus, self._usage, self._vc, self._queue = (
-            facts.gpus,
-            facts.usage,
-            facts.vc,
-            facts.queue,
-        )
-        self._group, self._domain = facts.group, facts.domain
-        self._domain_index, self._node_position = facts.domain_index, facts.node_position
-        self._columns = facts.columns
-        # no VC has a quota (VCs own nodes, or one pool): a start never needs the quota check
-        self._quotas = any(d.quota is not None for d in sim.partition.domains)
-        self.status, self.remaining, self.since = sim.status, sim.remaining, sim.since
-        # each running job's rate, and the lowest rate each job can have (engine/speed.py)
-        self.rate, self._slowest = sim.rate, sim.speed.slowest
-        self.attained, self.evictable_from = sim.attained, sim.evictable_from
-        self.waiting, self.running, self.group_waiting = sim.waiting, sim.running, sim.group_waiting
+        self._gpus, self._queue, self._group = facts.gpus, facts.queue, facts.group
+        self.evictable_from, self.running = sim.evictable_from, sim.running
+        self.group_waiting = sim.group_waiting
         self.group_vcs, self.vc_waiting_jobs = sim.group_vcs, sim.vc_waiting_jobs
         self._init_state(sim.partition.n_groups)
         #: a scheduler that allocates GPU types (Gavel's policies) runs its own rounds
@@ -133,47 +100,35 @@ class Rounds:
 
     def _init_state(self, groups: int) -> None:
         """The rounds' own state."""
-        sim, scheduler = self.sim, self.scheduler
+        sim, scheduler, shortcuts = self.sim, self.scheduler, self.sim.shortcuts
         #: the rankings the rounds read (and what it keeps of them)
         self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
-        # job -> its group's release count when it did not fit
-        self._failed_at: dict[int, int] = self.shortcuts.memo()
-        # for the records: why each job last did not fit, or could not preempt its way in
-        self._start_why: dict[int, int] = {}
-        self._why = self._room_seen = self._round_flags = 0
+        self._round_flags = 0  # the round at hand's flags, for the records
+        # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
+        quotas = any(d.quota is not None for d in sim.partition.domains)
         # EASY backfill (its reservations: ``self.easy``)
         self._easy = self.config.backfill == "easy"
         # backfill rounds that replay the tail of the one before (``tails``): not with a
         # placer that draws (it may draw when it fails), nor in resource mode
         self._replay_tails = (
-            self.shortcuts.replayed_tails
+            shortcuts.replayed_tails
             and self._static
             and bool(self.config.backfill)
             and self._needs_are_gpus
-            and not self.placer.random
+            and not sim.placer.random
             and not self._borrowing
         )
         self._tails: list[Tail | None] = [None] * groups
-        # per group: (domain, GPUs, VC, the reservations kept) -> why a job of those needs
-        # failed to start, at the group's epoch ``_alike_epoch`` (``_try_start_alike``)
-        self._alike_tries: list[dict[tuple, tuple]] | None = (
-            [{} for _ in range(groups)]
-            if self.shortcuts.alike_tries and self._needs_are_gpus and not self.placer.random
-            else None
-        )
-        self._alike_epoch = [-1] * groups
-        self._needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
         self._full_at_a_glance = (
-            self.shortcuts.full_at_a_glance
+            shortcuts.full_at_a_glance
             and bool(self.config.backfill)
             and self._needs_are_gpus
-            and not self._quotas
+            and not quotas
         )
-        self._blocking: tuple[int, float] = (-1, math.nan)
         # preemptive rounds, whole GPUs, no quota: full and too few GPUs to evict at a glance
         self._evictions_at_a_glance = (
-            self.shortcuts.evictions_at_a_glance and self._needs_are_gpus and not self._quotas
+            shortcuts.evictions_at_a_glance and self._needs_are_gpus and not quotas
         )
         #: per group, a counter bumped by every start, release, promotion and ranking change:
         #: a job that could not start or preempt its way in is not tried again until it moves
@@ -181,12 +136,6 @@ class Rounds:
         # the same for preemption alone, which starts cannot help when the ranking is
         # round-stable (a started job is protected, and it only takes GPUs away)
         self._evict_epoch = [0] * groups
-        # EASY backfill: job -> (release count, epoch, the reservations) when only those
-        # reservations stopped it (a placer that draws may draw when it fails: not kept)
-        self._room_first = self._needs_are_gpus and self.shortcuts.reserved_memo
-        self._reserved_seen: dict[int, tuple[int, int, list[Reservation]]] = self.shortcuts.memo(
-            self.shortcuts.reserved_memo and not self.placer.random
-        )
         # per group: arrivals or completions since its last round; any change since its last
         # preemptive round; the time until which its ranking is known not to change
         self.events_since_round = [True] * groups
@@ -217,9 +166,11 @@ class Rounds:
         # more than its group has free)
         self._glance_need = [
             g if self._covers_group[d] else -1
-            for g, d in zip(self._gpus, self._domain_index, strict=True)
+            for g, d in zip(self._gpus, sim.facts.domain_index, strict=True)
         ]
-        #: the parts the rounds ask: trial evictions, and EASY backfill's reservations
+        #: the parts the rounds ask: the tries to start a job (with their memos), trial
+        #: evictions, and EASY backfill's reservations
+        self.starts = StartTries(self, self._book_fit, self._covers_group, self._releases)
         self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
         self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
 
@@ -474,7 +425,8 @@ class Rounds:
         # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``)
         glance = self._full_at_a_glance and not preemptive and not own_room
         glance_need, group_free = self._glance_need, self.group_free
-        alike = self._alike_tries is not None
+        starts = self.starts  # each try returns why it failed (a StartTry)
+        try_start = starts.try_start_alike if starts.alike else starts.try_start
         # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has
         # free plus those the evictable running jobs below it hold fails to start and to
         # evict (``Shortcuts.evictions_at_a_glance``); counted again after any change
@@ -523,18 +475,18 @@ class Rounds:
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
                 if glanced:
                     pass
-                elif self._try_start_alike(j, active) if alike else self.try_start(j, active):
+                elif (tried := try_start(j, active)).started:
                     changed, below = True, None
                     if replaying:
                         mark_pos, mark_try = pos + 1, len(try_job)
                         marks_before = (list(active), set(reserved_queues))
                     continue
                 else:
-                    why, room = self._why, self._room_seen  # why it did not fit (the records)
+                    why, room = tried.why, tried.room  # why it did not fit (the records)
                     if why == RESERVED:  # it fits, but would delay a reservation: it waits
                         if replaying:
                             marks.append((len(try_job), True, (j, len(active))))
-                        records.try_reserved[len(try_job)] = self._blocking
+                        records.try_reserved[len(try_job)] = tried.blocking
                         try_job.append(j)
                         try_code.append(why)
                         try_free.append(room)
@@ -621,12 +573,13 @@ class Rounds:
             vc = self._queue[j]
             if vc in done:
                 continue
-            if self.try_start(j, active):  # the head may have moved on
+            tried = self.starts.try_start(j, active)
+            if tried.started:  # the head may have moved on
                 changed = True
                 continue
-            why, room = self._why, self._room_seen
+            why, room = tried.why, tried.room
             if why == RESERVED:
-                records.try_reserved[len(records.try_job)] = self._blocking
+                records.try_reserved[len(records.try_job)] = tried.blocking
             if self.sim.tenancy.try_borrow(j):
                 changed = True
                 continue
@@ -636,198 +589,3 @@ class Rounds:
             if not self.config.backfill:
                 done.add(vc)
         return changed
-
-    def quota_allows(self, j: int, vc_used: np.ndarray) -> bool:
-        """Would ``j`` keep its VC within its quota, given ``vc_used``?"""
-        if self._book_fit is not None:
-            return self._book_fit.quota_allows(j, vc_used)
-        quota = self._domain[j].quota
-        return quota is None or vc_used[self._vc[j]] + self._gpus[j] <= quota
-
-    def place(
-        self, j: int, free: np.ndarray, domain: Domain | None = None
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Ask the placer for GPUs for ``j`` on its own nodes (or those of ``domain``) given
-        the ``free`` GPUs per node; return the nodes and GPUs per node it chose (checked),
-        or None. (Resource mode: where it goes on the book now, with its claims.)"""
-        if self._book_fit is not None:
-            placed, why, room = self._book_fit.place(j, domain)
-            if placed is None:
-                self._why, self._room_seen = why, room
-            return placed
-        own = domain is None
-        domain, need = (self._domain[j] if own else domain), self._gpus[j]
-        if own and free is self.free and self._covers_group[self._domain_index[j]]:
-            room = self.group_free[self._group[j]]  # counted already
-            if room < need:
-                self._why, self._room_seen = FULL, room
-                return None
-            free = free[domain.nodes]
-        else:
-            free = free[domain.nodes]
-            room = int(free.sum())
-            if room < need:
-                self._why, self._room_seen = FULL, room
-                return None
-        take = self._ask_placer(need, free, domain.topology)
-        if take is None:
-            # enough GPUs free, but no placement of them fits
-            self._why, self._room_seen = FRAGMENTED, room
-            return None
-        if isinstance(take, (int, np.integer)):  # one node, from the placer's pick_node
-            if not 0 <= take < len(free) or free[take] < need:
-                raise PolicyError(
-                    f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: "
-                    f"node {take} of {len(free)}, which has not {need} GPUs free"
-                )
-            take = int(take)
-            return domain.nodes[take : take + 1], np.array([need])
-        chosen = np.flatnonzero(take) if isinstance(take, np.ndarray) else None
-        problem = None
-        if chosen is None or take.shape != free.shape or take.dtype.kind not in "iu":
-            problem = f"an array of {free.shape[0]} whole numbers, got {take!r}"
-        else:  # few nodes: plain Python beats numpy here
-            counts = take[chosen]
-            wanted, room = counts.tolist(), free[chosen].tolist()
-            if any(c < 0 or c > f for c, f in zip(wanted, room, strict=True)):
-                problem = "GPUs that are not free to this job (double-booked or outside its VC)"
-            elif sum(wanted) != need:
-                problem = f"{sum(wanted)} GPUs for a job that asks for {need}"
-        if problem:
-            raise PolicyError(
-                f"placement policy {self.placer.name!r} gave job {self.job_ids[j]!r}: {problem}"
-            )
-        return domain.nodes[chosen], counts
-
-    def try_start(self, j: int, active: list[Reservation] | None = None) -> bool:
-        """Start ``j`` on free GPUs if it fits (and, with EASY backfill, if it keeps the
-        ``active`` reservations; ``_why`` is RESERVED when only they stop it)."""
-        return self._try_start_keeping_any(j, self.easy.kept_by(j, active) if active else [])
-
-    def _try_start_alike(self, j: int, active: list[Reservation]) -> bool:
-        """:meth:`try_start`, answered at once for a job whose needs (domain, GPUs, VC) and
-        reservations to keep are those of a job that failed to start with nothing of its
-        group started or stopped since (``Shortcuts.alike_tries``): its try would ask the
-        same questions of the same free GPUs and reservations."""
-        group = self._group[j]
-        memo, epoch = self._alike_tries[group], self.epoch[group]
-        if self._alike_epoch[group] != epoch:
-            memo.clear()
-            self._alike_epoch[group] = epoch
-        key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
-        keep = self.easy.kept_by(j, active) if active else []
-        if keep:
-            key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
-        seen = memo.get(key)
-        if seen is not None:
-            self._why, self._room_seen, self._blocking = seen[0], seen[1], seen[2]
-            return False
-        if self._try_start_keeping_any(j, keep):
-            return True
-        # (``keep`` is held so that no other reservation takes one of its ids)
-        memo[key] = (self._why, self._room_seen, self._blocking, keep)
-        return False
-
-    def _try_start_keeping_any(self, j: int, keep: list[Reservation]) -> bool:
-        """Start ``j`` if it fits, keeping the reservations ``keep`` (those it would run
-        past). A job that did not fit is not tried again until GPUs of its group are
-        released: placement only gets easier as GPUs free up (asked first: on the GPUs the
-        reservations leave it fits no better)."""
-        group = self._group[j]
-        if self._failed_at.get(j) == self._releases[group]:
-            # as it was (``_why`` for the records): GPUs only got fewer since
-            why = self._start_why[j]
-            if why == QUOTA or (self._quotas and not self.quota_allows(j, self.vc_used)):
-                why = QUOTA
-                self._room_seen = self._quota_room(j)
-            else:
-                self._room_seen = self._room_of(j)
-                if why == FRAGMENTED and self._room_seen < self._gpus[j]:
-                    why = FULL
-            self._why = why
-            return False
-        if keep:
-            return self._try_start_keeping(j, keep)
-        if not self._quotas or self.quota_allows(j, self.vc_used):  # the quota first
-            placed = self.place(j, self.free)  # sets ``_why`` when it finds none
-        else:
-            placed, self._why = None, QUOTA
-            self._room_seen = self._quota_room(j)
-        if placed is None:
-            self._failed_at[j] = self._releases[group]
-            self._start_why[j] = self._why
-            return False
-        self.sim.start_running(j, *placed)
-        return True
-
-    def _try_start_keeping(self, j: int, keep: list[Reservation]) -> bool:
-        """Start ``j`` on GPUs that the reservations ``keep`` do not need, if it fits there;
-        else ``_why`` says why: RESERVED if it would fit on all free GPUs."""
-        group = self._group[j]
-        releases = self._releases[group]
-        if not self.quota_allows(j, self.vc_used):
-            return self.try_start(j)
-        if self._room_first and self._room_of(j) < self._gpus[j]:
-            # too few GPUs free on its nodes, let alone spare: neither placement below would
-            # ask the placer, and both would fail
-            return self.try_start(j)
-        seen = self._reserved_seen.get(j)
-        if (
-            seen is not None
-            and seen[0] == releases
-            and len(seen[2]) == len(keep)
-            and all(a is b for a, b in zip(seen[2], keep, strict=True))
-        ):
-            # the same reservations stopped it and no GPU was released since: the free and
-            # spare GPUs only got fewer, so it still does not fit on those they leave; it
-            # still fits on the free GPUs if nothing started or stopped since
-            if seen[1] != self.epoch[group] and not self._fits_now(j):
-                return self.try_start(j)  # does not fit even on every free GPU
-        else:
-            placed = self.easy.place_keeping(j, keep)
-            if placed is not None:
-                self.sim.start_running(j, *placed)
-                return True
-            if not self._fits_now(j):
-                return self.try_start(j)  # does not fit even on every free GPU
-            self._reserved_seen[j] = (releases, self.epoch[group], keep)
-        self._why, self._room_seen = RESERVED, self._room_of(j)
-        blocking = keep[0]
-        self._blocking = (blocking.head, blocking.at)
-        return False
-
-    def _fits_now(self, j: int) -> bool:
-        """Would ``j`` fit on every free GPU, reservations aside? (Draws nothing.)"""
-        if self._book_fit is not None:
-            return self._book_fit.fits_now(j)
-        return self.fits_hypothetically(j, self.free, self.vc_used)
-
-    def _quota_room(self, j: int) -> int:
-        """The whole GPUs left in ``j``'s VC's quota (the records of a ``quota`` try; the
-        ledger counts GPU milli in resource mode)."""
-        quota, used = self._domain[j].quota, int(self.vc_used[self._vc[j]])
-        unit = self.ledger.unit
-        return quota - used if unit == 1 else (quota * unit - used) // unit
-
-    def _room_of(self, j: int) -> int:
-        """The GPUs free on ``j``'s own nodes."""
-        if self._book_fit is not None:
-            return self._book_fit.room_of(j)
-        if self._covers_group[self._domain_index[j]]:
-            return self.group_free[self._group[j]]
-        return int(self.free[self._domain[j].nodes].sum())
-
-    # -- what the tenancy and the engine ask of the trial evictions ---------------------------
-    def fewest_to_free(self, j: int, candidates: list[int]) -> list[int] | None:
-        """:meth:`Evictions.fewest_to_free <analysim.engine.evictions.Evictions.fewest_to_free>`."""
-        return self.evictions.fewest_to_free(j, candidates)
-
-    def fits_hypothetically(self, j: int, free: np.ndarray, vc_used: np.ndarray) -> bool:
-        """Would ``j`` fit given a trial free map and VC usage? (Draws nothing from the rng.)"""
-        return self.evictions.fits_hypothetically(j, free, vc_used)
-
-    def placer_fits(
-        self, need: int, room: np.ndarray, domain: Domain, total: int | None = None
-    ) -> bool:
-        """Would the placer find ``need`` GPUs given ``room`` (``Evictions.placer_fits``)?"""
-        return self.evictions.placer_fits(need, room, domain, total)

@@ -253,7 +253,7 @@ class Simulation:
     ) -> bool:
         """Would the placer find ``need`` GPUs given ``room``, the free GPUs of the domain's
         nodes (``total`` of them, if the caller has counted)? (Draws nothing from the rng.)"""
-        return self.decider.placer_fits(need, room, domain, total)
+        return self.decider.evictions.placer_fits(need, room, domain, total)
 
     def projected_end(self) -> float:
         """The time this simulation ends when run to completion: computed once, on a fresh

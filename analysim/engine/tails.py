@@ -6,7 +6,7 @@ group's state as it was at the end of that round. When nothing of the group has 
 stopped since (its epoch is the same), the same jobs come up again in the same order with
 the same reservations to keep, and each fails again for the same reason with the same GPUs
 free: a job that did not fit, or did not fit within its quota, is as it was (the memo of
-``Rounds.try_start`` says so too); a job that only reservations stopped runs past at least
+``StartTries.try_start`` says so too); a job that only reservations stopped runs past at least
 the same ones later on (its end moves later with the clock), and fits on the GPUs they leave
 no better. Only the reservation named in its record may differ (the first of those it runs
 past now), so it is found again. The round then copies those records at once and goes on

@@ -9,10 +9,11 @@ migrate) and :meth:`Tenancy.try_borrow`, at a defragmentation boundary
 It owns its own state: per domain the nodes its jobs may borrow, per VC the most GPUs it may
 borrow, the memos of tries that failed (borrow, reclaim, migrate; against the rounds' per
 group ``epoch``), and what the last try to make room did in vain (``own_room_why``, for the
-records). It reads the cluster's state from the ledger, asks the rounds
-(``Simulation.decider``) where a job fits and which evictions free room, plans on trial
-copies, and changes state only through the engine's state changes (``start_running``,
-``preempt``, ``migrate``) and the rounds' :meth:`~analysim.engine.rounds.Rounds.try_start`.
+records). It reads the cluster's state from the ledger, asks the rounds' parts
+(``Simulation.decider``: its ``starts`` where a job fits, its ``evictions`` which evictions
+free room), plans on trial copies, and changes state only through the engine's state changes
+(``start_running``, ``preempt``, ``migrate``) and
+:meth:`~analysim.engine.starts.StartTries.try_start`.
 ``docs/semantics.md`` gives the rules.
 """
 
@@ -40,7 +41,9 @@ class Tenancy:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.ledger = sim.ledger
-        self.decider = sim.decider  # the rounds: where a job fits, starting it, their epochs
+        self.decider = sim.decider  # the rounds: their epochs
+        #: where a job fits, its VC's quota, starting it (the rounds' part)
+        self.starts = sim.decider.starts
         #: whether jobs may borrow idle GPUs of other VCs (then every VC is in one group)
         self.borrowing: bool = sim.flags.borrowing
         #: whether running jobs may be moved to make room for a job (``config.migration``)
@@ -124,7 +127,7 @@ class Tenancy:
         epoch = self.decider.epoch[sim.facts.group[j]]
         if self._borrow_failed_at.get(j) == epoch:
             return False
-        placed = self.decider.place(j, self.ledger.free, domain)
+        placed = self.starts.place(j, self.ledger.free, domain)[0]
         if placed is None:
             self._borrow_failed_at[j] = epoch
             return False
@@ -135,7 +138,7 @@ class Tenancy:
         """Preempt jobs of other VCs that borrowed GPUs ``j`` is entitled to, if that lets
         ``j`` start; the newest borrowers go first."""
         sim, ledger = self.sim, self.ledger
-        if not ledger.borrowers or not self.decider.quota_allows(j, ledger.vc_used):
+        if not ledger.borrowers or not self.starts.quota_allows(j, ledger.vc_used):
             return False
         epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= RECLAIM_FAILED  # until it succeeds
@@ -147,13 +150,13 @@ class Tenancy:
             for r in reversed(ledger.borrowers)
             if job_vc[r] != vc and domain.mask[ledger.alloc_nodes[r]].any()
         ]
-        victims = self.decider.fewest_to_free(j, candidates) if candidates else None
+        victims = self.decider.evictions.fewest_to_free(j, candidates) if candidates else None
         if victims is None:
             self._reclaim_failed_at[j] = epoch
             return False
         for r in victims:
             sim.preempt(r, cause=j, kind=RECLAIM)
-        if not self.decider.try_start(j):
+        if not self.starts.try_start(j).started:
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
 
@@ -162,7 +165,7 @@ class Tenancy:
         """If ``j`` does not fit although enough is free to it in all, move running jobs to
         other nodes (the fewest GPUs, or GPU milli, moved) so that it does, and start it."""
         sim = self.sim
-        if not self.decider.quota_allows(j, self.ledger.vc_used) or not self.moves.enough_free(j):
+        if not self.starts.quota_allows(j, self.ledger.vc_used) or not self.moves.enough_free(j):
             return False  # not fragmentation: too little is free in all
         epoch = self.decider.epoch[sim.facts.group[j]]
         self.own_room_why |= MIGRATION_FAILED  # until it succeeds
@@ -173,7 +176,7 @@ class Tenancy:
             self._migrate_failed_at[j] = epoch
             return False
         self.moves.make(plan, cause=j)
-        if not self.decider.try_start(j):
+        if not self.starts.try_start(j).started:
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
         return True
 
