@@ -47,6 +47,8 @@ def add_elastic_columns(jobs: pd.DataFrame, run: RunRecord) -> None:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = jobs["duration"].to_numpy(float) / jobs["run_time"].to_numpy(float)
     jobs["goodput"] = np.where(done, ratio, np.nan)
+    if record.last_batch_size is not None:  # batch sizes (inputs/batch.py)
+        jobs["last_batch_size"] = record.last_batch_size
 
 
 def add_elastic_events(events: pd.DataFrame, run: RunRecord, order: list[int]) -> None:
@@ -54,6 +56,9 @@ def add_elastic_events(events: pd.DataFrame, run: RunRecord, order: list[int]) -
     records = run.records
     rates = records.event_rate
     events["rate"] = np.array([rates.get(i, np.nan) for i in order], dtype=float)
+    if run.elastic.last_batch_size is not None:  # batch sizes: each run event's
+        batches = records.event_batch
+        events["batch_size"] = np.array([batches.get(i, np.nan) for i in order], dtype=float)
     counts = events["num_gpus"].to_numpy().copy()
     held: dict[object, int] = {}  # per job, the GPUs of its last run event
     kinds = events["event"].astype(str).tolist()
@@ -74,16 +79,17 @@ def goodput_spells(result: Result) -> pd.DataFrame:
             "goodput_spells: the result has no goodput records (a run without elastic jobs)"
         )
     jobs = events[events["job_id"].notna() & (events["event"] != "submit")]
+    batched = "batch_size" in jobs.columns
     rows = []
     for job_id, group in jobs.groupby("job_id", sort=False):
         times = group["time"].to_numpy(float)
         kinds = group["event"].astype(str).to_numpy()
         for k in np.flatnonzero(np.isin(kinds, RUN_EVENTS)):
             end = times[k + 1] if k + 1 < len(times) else np.nan
-            rows.append(
-                (job_id, times[k], end, int(group["num_gpus"].iloc[k]), group["rate"].iloc[k])
-            )
-    frame = pd.DataFrame(rows, columns=["job_id", "start", "end", "num_gpus", "goodput"])
+            row = (job_id, times[k], end, int(group["num_gpus"].iloc[k]), group["rate"].iloc[k])
+            rows.append((*row, group["batch_size"].iloc[k]) if batched else row)
+    columns = ["job_id", "start", "end", "num_gpus", "goodput"]
+    frame = pd.DataFrame(rows, columns=[*columns, "batch_size"] if batched else columns)
     return frame.sort_values(["start", "job_id"], kind="stable").reset_index(drop=True)
 
 
