@@ -13,7 +13,11 @@ the rates (:class:`ElasticSpeed`); and at each scheduling round of an elastic sc
   ``g`` GPUs a job without an application runs at ``g / num_gpus`` (linear scaling,
   wherever placed); with an (untyped) application at ``throughput(g, nodes) /
   throughput(num_gpus, fewest nodes listed)``; its allowed counts are those the table lists
-  from ``min_gpus`` to ``max_gpus``.
+  from ``min_gpus`` to ``max_gpus``. With a batch size (``inputs/batch.py``): ``goodput(g,
+  nodes, batch now) / goodput(num_gpus, fewest nodes, batch_size)``; a scheduler that
+  chooses the batch size (``elastic_goodput``) sizes the job by its best goodput per count
+  and sets the batch size chosen for the count it gives (a job whose count stays changes
+  its batch size at no cost: ``Simulation.resize(..., rescale=False)``).
 * **The pass, per domain (VC or pool) in order.** Running elastic jobs of the domain that
   are not on borrowed GPUs take part. The pool is the domain's free GPUs (within its quota)
   plus what they hold beyond their smallest counts. Waiting jobs of the domain, first in
@@ -29,6 +33,7 @@ the rates (:class:`ElasticSpeed`); and at each scheduling round of an elastic sc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +120,8 @@ class Elastic:
         self._batch_of: dict[int, dict[int, int]] = {}
         self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]] = {}
         self._shape_of_job: dict[int, tuple[tuple[int, ...], tuple[float, ...], dict]] = {}
+        #: per job, its view for a scheduler that reads neither its work nor its count now
+        self._plain_views: dict[int, ElasticJob] = {}
         #: the groups where a job arrived, started or stopped since their last pass: a
         #: time-independent scheduler would give the same sizes again in the others
         self._dirty: set[int] = set()
@@ -268,9 +275,15 @@ class Elastic:
         if known is None:
             known = self._shape_of_job[j] = self._shape(j)
         sizes, speed, index = known
+        policy = self.policy
+        penalty = policy.restart_penalty  # type: ignore[union-attr]
+        if penalty <= 0 and not policy.scores_read_work:  # type: ignore[union-attr]
+            view = self._plain_views.get(j)  # (what it reads does not change while it runs)
+            if view is None:
+                view = self._plain_views[j] = ElasticJob(sizes, speed, math.nan)
+            return view
         now = sim.clock.now
         remaining = float(sim.remaining[j]) - (now - float(sim.since[j])) * float(sim.rate[j])
-        penalty = self.policy.restart_penalty  # type: ignore[union-attr]
         if penalty > 0:
             age = now - float(sim.table.submit[j])
             weight = restart_weight(age, int(self.resizes[j]), penalty)

@@ -46,7 +46,8 @@ class ElasticJob(NamedTuple):
     sizes: tuple[int, ...]
     #: its goodput at each of them (useful work per second, packed)
     speed: tuple[float, ...]
-    #: its remaining work (seconds at rate 1)
+    #: its remaining work (seconds at rate 1; NaN for a scheduler that does not read it:
+    #: ``scores_read_work`` False, no restart penalty)
     remaining: float
     #: the index in ``sizes`` of the count it holds (-1: none of them)
     current: int = -1

@@ -3,8 +3,10 @@
 Goodput is useful progress per second (Pollux: throughput times statistical efficiency,
 ``analysim/policies/goodput.py``). In the engine a job's useful progress is its work
 (``duration``: seconds on its asked GPUs packed); it progresses at its **rate**, which a
-resize or a placement changes, and its batch size is fixed (statistical efficiency 1), so a
-job's goodput while it runs is its rate; time lost to checkpoint, migration and rescale
+resize, a placement or a batch size changes (for a job with a batch size, its goodput,
+throughput x statistical efficiency, over that at its asked GPUs and batch size,
+``inputs/batch.py``; else its batch size is fixed, efficiency 1), so a job's goodput while
+it runs is its rate; time lost to checkpoint, migration and rescale
 costs is run time without progress. With elastic jobs (``docs/elastic.md``):
 
 * ``Result.jobs`` has ``min_gpus``, ``max_gpus``, ``resizes``, ``gpu_seconds`` (GPU-seconds
@@ -14,6 +16,8 @@ costs is run time without progress. With elastic jobs (``docs/elastic.md``):
   is the count taken, of a ``finish``, ``preempt``, ``reclaim`` or ``fail`` the count the
   job held then (of a ``submit``, its ``num_gpus``); :func:`goodput_spells` turns them into
   each job's goodput over time;
+* with batch sizes, ``Result.events`` and :func:`goodput_spells` have ``batch_size`` (each
+  run's), ``Result.jobs`` ``last_batch_size``;
 * the summary has ``mean_goodput`` (mean over finished jobs) and
   ``gpu_seconds_per_progress`` (GPU-seconds held per second of work done, finished jobs).
 """
