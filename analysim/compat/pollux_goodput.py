@@ -35,7 +35,8 @@ from functools import cached_property
 
 import numpy as np
 
-from analysim.policies.goodput import goodput, gradient_gain
+from analysim.inputs.batch import statistical_efficiency
+from analysim.policies.goodput import goodput
 
 EPS = 1e-8  # the artifact's tolerance in ceilings and its floor for absent network terms
 CANDIDATES = 50  # batch sizes tried per allocation (numpy.geomspace's default)
@@ -79,10 +80,7 @@ class GoodputModel:
     def efficiency(self, batch_size) -> np.ndarray:
         """Progress per sample at global ``batch_size``, relative to the initial batch size."""
         scale = np.asarray(batch_size) / self.init_batch_size
-        denominator = self.var / scale + self.sqr
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = np.where(denominator > 0, gradient_gain(self.sqr, self.var, scale), 1.0)
-        return gain / scale
+        return statistical_efficiency(self.sqr, self.var, scale)
 
     def goodput(self, nodes, replicas, atomic_bsz, accum_steps) -> np.ndarray:
         """Throughput times efficiency."""

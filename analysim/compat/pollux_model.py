@@ -22,45 +22,22 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from analysim.inputs.batch import MAX_LOCAL_BSZ, curve_of, split_batch, validation_tables
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "pollux"
-#: epochs each application trains for, and the largest local batch size when the
-#: measurements' largest is not the one the artifact uses
+#: epochs each application trains for
 MAX_EPOCHS = {"bert": 2, "cifar10": 100, "ncf": 10, "imagenet": 90, "deepspeech2": 80, "yolov3": 50}
-MAX_LOCAL_BSZ = {"yolov3": 8}
 
 
 def canonical(placement: tuple[int, ...]) -> tuple[int, ...]:
     """A placement (GPUs per node) as its lexicographically smallest rotation."""
     return min(placement[i:] + placement[:i] for i in range(len(placement)))
-
-
-@dataclass(frozen=True)
-class Curve:
-    """Step and sync time of one measured placement against the local batch size."""
-
-    sizes: list[int]
-    step: list[float]
-    sync: list[float]
-
-    def at(self, bsz: int) -> tuple[float, float]:
-        """Linear interpolation as ``interp1d``: the bracket is ``(x[i-1], x[i]]``."""
-        sizes = self.sizes
-        if not sizes[0] <= bsz <= sizes[-1]:
-            raise ValueError(f"local batch size {bsz} outside the measured {sizes[0]}-{sizes[-1]}")
-        i = min(max(bisect.bisect_left(sizes, bsz), 1), len(sizes) - 1)
-        lo, hi = sizes[i - 1], sizes[i]
-        out = []
-        for ys in (self.step, self.sync):
-            slope = (ys[i] - ys[i - 1]) / (hi - lo)
-            out.append(slope * (bsz - lo) + ys[i - 1])
-        return out[0], out[1]
 
 
 class PolluxApplication:
@@ -69,9 +46,7 @@ class PolluxApplication:
     def __init__(self, name: str) -> None:
         self.name = name
         folder = DATA / "traces" / name
-        validation = {
-            int(p.stem.split("-")[-1]): pd.read_csv(p) for p in folder.glob("validation-*.csv")
-        }
+        validation = validation_tables(name)
         self.batch_sizes = sorted(validation)
         self._progress = {b: validation[b]["progress"].tolist() for b in self.batch_sizes}
         self._sqr = {b: validation[b]["grad_sqr"].tolist() for b in self.batch_sizes}
@@ -79,7 +54,7 @@ class PolluxApplication:
         self._iteration = {b: validation[b]["iteration"].tolist() for b in self.batch_sizes}
         placements = pd.read_csv(folder / "placements.csv")
         self.curves = {
-            int(pid): _curve(rows) for pid, rows in placements.groupby("placement", sort=False)
+            int(pid): curve_of(rows) for pid, rows in placements.groupby("placement", sort=False)
         }
         self.init_batch_size = self.batch_sizes[0]
         self.max_batch_size = self.batch_sizes[-1]
@@ -155,21 +130,9 @@ class PolluxApplication:
     def local_batch(self, batch: int, replicas: int) -> tuple[int, int]:
         """(atomic local batch size, accumulation steps) of a job of global ``batch`` on
         ``replicas`` GPUs: the artifact's rule for a job with a fixed batch size."""
-        local = math.ceil(batch / replicas - 1e-8)
-        accum = math.ceil(local / self.max_local_bsz - 1e-8) - 1
-        if replicas == 1 and batch > self.init_batch_size:
-            accum = max(1, accum)
-        atomic = math.ceil(local / (accum + 1) - 1e-8)
-        return min(atomic, int(self.max_batch_size / (replicas * (accum + 1)))), accum
-
-
-def _curve(rows: pd.DataFrame) -> Curve:
-    rows = rows.sort_values("local_bsz", kind="mergesort")
-    return Curve(
-        rows["local_bsz"].astype(int).tolist(),
-        rows["step_time"].astype(float).tolist(),
-        rows["sync_time"].astype(float).tolist(),
-    )
+        return split_batch(
+            batch, replicas, self.max_local_bsz, self.init_batch_size, self.max_batch_size
+        )
 
 
 class Triangulation:

@@ -13,7 +13,11 @@ the rates (:class:`ElasticSpeed`); and at each scheduling round of an elastic sc
   ``g`` GPUs a job without an application runs at ``g / num_gpus`` (linear scaling,
   wherever placed); with an (untyped) application at ``throughput(g, nodes) /
   throughput(num_gpus, fewest nodes listed)``; its allowed counts are those the table lists
-  from ``min_gpus`` to ``max_gpus``.
+  from ``min_gpus`` to ``max_gpus``. With a batch size (``inputs/batch.py``): ``goodput(g,
+  nodes, batch now) / goodput(num_gpus, fewest nodes, batch_size)``; a scheduler that
+  chooses the batch size (``elastic_goodput``) sizes the job by its best goodput per count
+  and sets the batch size chosen for the count it gives (a job whose count stays changes
+  its batch size at no cost: ``Simulation.resize(..., rescale=False)``).
 * **The pass, per domain (VC or pool) in order.** Running elastic jobs of the domain that
   are not on borrowed GPUs take part. The pool is the domain's free GPUs (within its quota)
   plus what they hold beyond their smallest counts. Waiting jobs of the domain, first in
@@ -29,6 +33,7 @@ the rates (:class:`ElasticSpeed`); and at each scheduling round of an elastic sc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +59,8 @@ class ElasticRecord:
     max_gpus: np.ndarray
     resizes: np.ndarray
     gpu_seconds: np.ndarray
+    #: with batch sizes: the batch size of each job's last run (or asked), else None
+    last_batch_size: np.ndarray | None = None
 
 
 class ElasticSpeed:
@@ -77,6 +84,8 @@ class ElasticSpeed:
         if model is None:
             return held / asked
         spanned = int(np.count_nonzero(counts))
+        if self.base.batch_app is not None and self.base.batch_app[j] is not None:
+            return self.base.batch_rate(j, held, spanned)
         return model.rate(held, spanned) * self.packed(model, held) / self.packed(model, asked)
 
     def packed(self, model: Application, gpus: int) -> float:
@@ -104,8 +113,15 @@ class Elastic:
         self.speed = ElasticSpeed(sim.speed, self.asked, self.held)
         scheduler = sim.scheduler
         self.policy = scheduler if isinstance(scheduler, ElasticScheduler) else None
+        base = sim.speed
+        #: with batch sizes (``inputs/batch.py``): each job's batch size now (the engine's
+        #: array, which the rates read), and per job the batch size of each count it may take
+        self.batches = base.batch if base.batch_app is not None else None
+        self._batch_of: dict[int, dict[int, int]] = {}
         self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]] = {}
         self._shape_of_job: dict[int, tuple[tuple[int, ...], tuple[float, ...], dict]] = {}
+        #: per job, its view for a scheduler that reads neither its work nor its count now
+        self._plain_views: dict[int, ElasticJob] = {}
         #: the groups where a job arrived, started or stopped since their last pass: a
         #: time-independent scheduler would give the same sizes again in the others
         self._dirty: set[int] = set()
@@ -149,14 +165,21 @@ class Elastic:
             self._running[group] -= 1
 
     def waits(self, j: int) -> None:
-        """Job ``j`` waits (arrived, preempted, killed): it asks for its ``num_gpus``."""
+        """Job ``j`` waits (arrived, preempted, killed): it asks for its ``num_gpus`` (and
+        its ``batch_size``)."""
         self.held[j] = self.asked[j]
+        if self.batches is not None:
+            self.batches[j] = self.sim.speed.batch_asked[j]
         self._dirty.add(self._group[j])
 
-    def resized(self, j: int, gpus: int) -> None:
-        """Job ``j`` (stopped for it) is to run on ``gpus`` GPUs."""
+    def resized(self, j: int, gpus: int, rescale: bool = True) -> None:
+        """Job ``j`` (stopped for it) is to run on ``gpus`` GPUs (at the batch size the
+        scheduler gives for them); ``rescale`` False: only its batch size changes."""
         self.held[j] = gpus
-        self.resizes[j] += 1
+        self.resizes[j] += rescale
+        chosen = self._batch_of.get(j)
+        if chosen is not None:
+            self.batches[j] = chosen[gpus]  # type: ignore[index]
 
     def next_round(self, before: float) -> float:
         """The time of the next pass if it is before ``before`` (else ``before``): the next
@@ -176,7 +199,8 @@ class Elastic:
         for running in sim.running:
             for j in running:
                 held[j] += (sim.clock.now - float(sim.since[j])) * self.held[j]
-        return ElasticRecord(self.low, self.high, self.resizes.copy(), held)
+        batches = None if self.batches is None else self.batches.copy()
+        return ElasticRecord(self.low, self.high, self.resizes.copy(), held, batches)
 
     # -- the pass -------------------------------------------------------------------------------
     def round(self, t: float) -> set[int]:
@@ -227,6 +251,12 @@ class Elastic:
         for j, gpus in targets:
             if gpus > self.held[j]:
                 changed |= self._resize(j, gpus, domain, d, grow=True)
+        if self._batch_of:  # a job whose count stays takes the batch size chosen for it
+            for j, _ in targets:
+                chosen = self._batch_of.get(j)
+                if chosen is not None and chosen.get(self.held[j], -1) != self.batches[j]:
+                    if self.held[j] in chosen:
+                        changed |= self._resize(j, self.held[j], domain, d, grow=False)
         return changed
 
     def _free(self, domain: Domain) -> int:
@@ -245,9 +275,15 @@ class Elastic:
         if known is None:
             known = self._shape_of_job[j] = self._shape(j)
         sizes, speed, index = known
+        policy = self.policy
+        penalty = policy.restart_penalty  # type: ignore[union-attr]
+        if penalty <= 0 and not policy.scores_read_work:  # type: ignore[union-attr]
+            view = self._plain_views.get(j)  # (what it reads does not change while it runs)
+            if view is None:
+                view = self._plain_views[j] = ElasticJob(sizes, speed, math.nan)
+            return view
         now = sim.clock.now
         remaining = float(sim.remaining[j]) - (now - float(sim.since[j])) * float(sim.rate[j])
-        penalty = self.policy.restart_penalty  # type: ignore[union-attr]
         if penalty > 0:
             age = now - float(sim.table.submit[j])
             weight = restart_weight(age, int(self.resizes[j]), penalty)
@@ -260,6 +296,9 @@ class Elastic:
         """Job ``j``'s allowed counts, its speed at each, and the index of each count
         (shared by the jobs of one application, limits and asked count)."""
         model = self.speed.base.model[j]
+        base = self.speed.base
+        if base.batch_app is not None and base.batch_app[j] is not None:
+            return self._batch_shape(j)
         key = (None if model is None else model.name, self.low[j], self.high[j], self.asked[j])
         known = self._sizes.get(key)
         if known is None:
@@ -275,6 +314,43 @@ class Elastic:
             known = self._sizes[key] = (sizes, speed, index)
         return known
 
+    def _batch_shape(self, j: int) -> tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]:
+        """As :meth:`_shape`, for a job with batch data: the counts it may take (listed, with
+        a usable batch size) and its goodput at each over its reference, at the best batch
+        size within its limits (a scheduler that chooses it) or at its own; the batch size
+        of each count is kept in ``_batch_of`` (shared by jobs of one shape)."""
+        base = self.speed.base
+        app, model = base.batch_app[j], base.model[j]  # type: ignore[index]
+        chooses = self.policy is not None and self.policy.chooses_batch
+        asked_batch = int(base.batch_asked[j])
+        low, high = int(base.batch_low[j]), int(base.batch_high[j])
+        key = ("batch", app.name, self.low[j], self.high[j], self.asked[j], asked_batch, low, high)
+        known = self._sizes.get(key)
+        if known is None:
+            listed = set(model.gpu_counts) & set(app.gpu_counts)  # type: ignore[union-attr]
+            counts = [g for g in sorted(listed) if self.low[j] <= g <= self.high[j]]
+            reference = base.goodput(
+                app, self.asked[j], app.packed_nodes(self.asked[j]), asked_batch
+            )
+            sizes, speed, batch_of = [], [], {}
+            for g in counts:
+                if chooses:
+                    found = app.best(g, low, high)
+                elif app.fits(g, asked_batch):
+                    found = (base.goodput(app, g, app.packed_nodes(g), asked_batch), asked_batch)
+                else:
+                    found = None
+                if found is None and g == self.asked[j]:  # it may always keep its own
+                    found = (reference, asked_batch)
+                if found is not None:
+                    sizes.append(g)
+                    speed.append(found[0] / reference)
+                    batch_of[g] = found[1]
+            index = {g: i for i, g in enumerate(sizes)}
+            known = self._sizes[key] = (tuple(sizes), tuple(speed), index, batch_of)
+        self._batch_of[j] = known[3]
+        return known[0], known[1], known[2]
+
     def _resize(self, j: int, gpus: int, domain: Domain, d: int, grow: bool) -> bool:
         """Resize ``j`` to ``gpus`` GPUs: shrinking, it keeps its fullest nodes; growing, the
         placer picks among the domain's free GPUs and its own (False if none fit)."""
@@ -289,7 +365,8 @@ class Elastic:
                     left -= kept[-1][1]
             kept.sort()
             nodes = np.array([n for n, _ in kept], dtype=np.int64)
-            sim.resize(j, gpus, nodes, np.array([c for _, c in kept], dtype=np.int64))
+            counts = np.array([c for _, c in kept], dtype=np.int64)
+            sim.resize(j, gpus, nodes, counts, rescale=gpus != self.held[j])
             return True
         position = sim.facts.node_position[d]
         free = ledger.free[domain.nodes].copy()

@@ -74,7 +74,11 @@ class Records:
     ROUND_FULL, ROUND_NOTHING_FREE = ROUND_FULL, ROUND_NOTHING_FREE
 
     def __init__(
-        self, memo: bool = True, failures: bool = False, rates: np.ndarray | None = None
+        self,
+        memo: bool = True,
+        failures: bool = False,
+        rates: np.ndarray | None = None,
+        batches: np.ndarray | None = None,
     ) -> None:
         if failures:  # the event names of a run with failures (the others keep theirs)
             self.EVENT_NAMES = FAILURE_EVENT_NAMES
@@ -82,6 +86,9 @@ class Records:
         #: of each run event (event index -> rate)
         self._rates = rates
         self.event_rate: dict[int, float] = {}
+        #: with batch sizes too: each job's batch size now, and that of each run event
+        self._batches = batches
+        self.event_batch: dict[int, float] = {}
         if rates is not None:
             self.EVENT_NAMES = ELASTIC_EVENT_NAMES
         self.event_time: list[float] = []
@@ -138,6 +145,8 @@ class Records:
             self.event_from[index] = left
         if self._rates is not None and kind in RUN_EVENTS:
             self.event_rate[index] = float(self._rates[j])
+            if self._batches is not None:
+                self.event_batch[index] = float(self._batches[j])
 
     def capture(
         self, changes: int, free: np.ndarray, waiting_counts: Any, vc_used: list[int]

@@ -192,6 +192,7 @@ class Simulation:
             memo=self.shortcuts.memos,
             failures=failures_configured(config),
             rates=None if self.elastic is None else self.job_state.rate,
+            batches=None if self.elastic is None else self.elastic.batches,
         )
         self.active = 0  # jobs arrived and not ended
         self.finished = 0
@@ -566,13 +567,16 @@ class Simulation:
         gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
-    def resize(self, j: int, gpus: int, nodes: np.ndarray, counts: np.ndarray) -> None:
+    def resize(
+        self, j: int, gpus: int, nodes: np.ndarray, counts: np.ndarray, rescale: bool = True
+    ) -> None:
         """Run elastic job ``j`` on ``gpus`` GPUs instead, ``counts[i]`` on ``nodes[i]``
-        (``engine/elastic.py``): it keeps its work and pays ``config.rescale_cost``."""
+        (``engine/elastic.py``): it keeps its work and pays ``config.rescale_cost``; with
+        ``rescale`` False (its GPUs stay, its batch size changes) it pays nothing."""
         left, now = self.ledger.last_nodes[j], self.clock.now
         self._stop_running(j, now)
-        self.job_state.resized(j, self.config.rescale_cost)
-        self.elastic.resized(j, gpus)  # type: ignore[union-attr]
+        self.job_state.resized(j, self.config.rescale_cost if rescale else 0.0)
+        self.elastic.resized(j, gpus, rescale)  # type: ignore[union-attr]
         self.job_state.set_rate(j, nodes, counts)
         self._take(j, nodes, counts, False, None)
         self._run_until_done(j)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from analysim.errors import describe_rows
 from analysim.inputs.applications import Application, resolve_applications
+from analysim.inputs.batch import BATCH_COLUMNS, BatchApplication, batch_applications
 from analysim.inputs.domains import Partition
 
 COLUMN = "application"
@@ -64,8 +65,17 @@ class JobSpeed:
         self._rate_of: dict[tuple[str, int, int, frozenset[str]], float] = {}
         self._rate_on_one: dict[tuple[str, int, str], float] = {}  # (on one node)
         self._type_table: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        #: with a ``batch_size`` column: per job its batch rules (None: none), its batch size
+        #: now (NaN: none), its asked and limits, its goodput packed on its asked GPUs
+        self.batch_app: list[BatchApplication | None] | None = None
+        self.batch = np.empty(0)
+        self.batch_asked = self.batch_low = self.batch_high = np.empty(0)
+        self._reference = np.empty(0)
+        self._goodput: dict[tuple[str, int, int, int], float] = {}
         if self.in_use:
             self._bind(jobs, names, resolve_applications(given))
+        if "batch_size" in jobs.columns and jobs["batch_size"].notna().any():
+            self._bind_batch(jobs)
 
     def _bind(self, jobs: pd.DataFrame, names: pd.Series, known: dict[str, Application]) -> None:
         present = names.notna().to_numpy()
@@ -107,6 +117,84 @@ class JobSpeed:
                     self._check_types(jobs, m, g, types[d], d)
                     slowest_of[key] = m.slowest(g, types[d])
                 self.slowest[j] = slowest_of[key]
+
+    def _bind_batch(self, jobs: pd.DataFrame) -> None:
+        """Check the batch columns against the jobs' applications (``inputs/batch.py``) and
+        keep each job's batch rules, batch size and reference goodput."""
+        known = batch_applications()
+        batch = jobs["batch_size"].to_numpy(dtype=float)
+        has = ~np.isnan(batch)
+        names = [None if m is None else m.name for m in self.model]
+        apps = [
+            known.get(n) if h and n is not None else None for n, h in zip(names, has, strict=True)
+        ]
+        lacking = has & np.array([a is None for a in apps], dtype=bool)
+        if lacking.any():
+            raise ValueError(
+                "Workload: column 'batch_size' needs an application with batch data "
+                f"({sorted(known)}) in column {COLUMN!r}; "
+                + describe_rows(jobs, lacking, "batch_size", "job_id")
+            )
+        limits = {}
+        for column in BATCH_COLUMNS:
+            values = jobs[column].to_numpy(dtype=float) if column in jobs.columns else batch
+            outside = np.array(
+                [
+                    a is not None and not a.init_batch_size <= v <= a.max_batch_size
+                    for a, v in zip(apps, values, strict=True)
+                ],
+                dtype=bool,
+            )
+            if outside.any():
+                first = apps[int(np.argmax(outside))]
+                raise ValueError(
+                    f"Workload: column {column!r} must be within the application's validated "
+                    f"batch sizes ({first.name!r}: {first.init_batch_size} to "
+                    f"{first.max_batch_size}); " + describe_rows(jobs, outside, column, "job_id")
+                )
+            limits[column] = values
+        unusable = np.array(
+            [
+                a is not None and not a.fits(g, int(b))
+                for a, g, b in zip(apps, self._gpus, batch, strict=True)
+            ],
+            dtype=bool,
+        )
+        if unusable.any():
+            first = apps[int(np.argmax(unusable))]
+            raise ValueError(
+                "Workload: column 'batch_size' must be usable on the row's num_gpus: a GPU count "
+                f"the application measured ({first.name!r}: {first.gpu_counts[0]} to "
+                f"{first.gpu_counts[-1]}) and at least {first.min_local} samples per GPU; "
+                + describe_rows(jobs, unusable, "batch_size", "job_id")
+            )
+        self.batch_app = apps
+        self.batch = batch.copy()
+        self.batch_asked = batch.copy()
+        self.batch_low, self.batch_high = limits["min_batch_size"], limits["max_batch_size"]
+        self._reference = np.ones(len(apps))
+        for j, app in enumerate(apps):
+            if app is not None:
+                g, b = self._gpus[j], int(batch[j])
+                self._reference[j] = self.goodput(app, g, app.packed_nodes(g), b)
+                listed = app.curves[g][0]
+                self.slowest[j] = (
+                    min(self.goodput(app, g, n, b) for n in listed) / self._reference[j]
+                )
+
+    def goodput(self, app: BatchApplication, gpus: int, nodes: int, batch: int) -> float:
+        """``app.goodput`` (remembered)."""
+        key = (app.name, gpus, nodes, batch)
+        value = self._goodput.get(key)
+        if value is None:
+            value = self._goodput[key] = app.goodput(gpus, nodes, batch)
+        return value
+
+    def batch_rate(self, j: int, gpus: int, nodes: int) -> float:
+        """Job ``j``'s rate on ``gpus`` GPUs spanning ``nodes`` nodes at its batch size now:
+        its goodput there over its goodput packed on its asked GPUs at its asked batch."""
+        app = self.batch_app[j]  # type: ignore[index]
+        return self.goodput(app, gpus, nodes, int(self.batch[j])) / self._reference[j]
 
     def _placeable_types(self) -> list[list[str]]:
         """Per domain, the GPU types of the nodes its jobs may be placed on: the domain's
@@ -155,6 +243,8 @@ class JobSpeed:
         model = self.model[j]
         if model is None:
             return 1.0
+        if self.batch_app is not None and self.batch_app[j] is not None:
+            return self.batch_rate(j, self._gpus[j], int(np.count_nonzero(counts)))
         if not model.typed:
             return model.rate(self._gpus[j], int(np.count_nonzero(counts)))
         node_type = self._node_type_list

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from analysim.inputs.batch import batch_applications
 from analysim.inputs.config import SimConfig
 from analysim.inputs.elastic import with_elastic_jobs
+from analysim.inputs.workload import Workload
 from analysim.simulate import simulate
 
 if TYPE_CHECKING:
     from analysim.inputs.cluster import Cluster
-    from analysim.inputs.workload import Workload
     from analysim.results.result import Result
 
 COLUMNS = (
@@ -114,10 +115,15 @@ def pollux_study(
     rescale_cost: float = 30.0,
     share: float = 1.0,
     seed: int = 0,
+    batch_sizes: bool = False,
 ) -> pd.DataFrame:
     """Each bundled Pollux workload (``numbers``) in the engine, with its applications'
     throughput: rigid under ``base`` (default FIFO, backfill), then with ``share`` of its
-    jobs elastic under :func:`elastic_config`: columns ``workload, run`` and :data:`COLUMNS`."""
+    jobs elastic under :func:`elastic_config`: columns ``workload, run`` and :data:`COLUMNS`.
+    ``batch_sizes`` False (notebook 09's figures): the workloads' ``batch_size`` column is
+    left out, so jobs run at their applications' table rates; True: jobs keep their batch
+    sizes (``inputs/batch.py``) and elastic ones may take any batch size their application
+    validated (``min_batch_size``/``max_batch_size``: its smallest and largest)."""
     from analysim.traces import read_pollux
 
     config = SimConfig.from_dict(dict(base or {"scheduler": "fifo", "backfill": True}))
@@ -125,14 +131,30 @@ def pollux_study(
     rows = []
     for number in numbers:
         trace = read_pollux(_pollux_path(number))
-        mixed = with_elastic_jobs(trace.workload, share, seed=seed)
+        rigid = _with_batch_limits(trace.workload, batch_sizes)
+        mixed = with_elastic_jobs(rigid, share, seed=seed)
         for run, workload, run_config in (
-            ("rigid", trace.workload, config),
+            ("rigid", rigid, config),
             (scheduler, mixed, elastic),
         ):
             row = _run(workload, trace.cluster, run_config, None)
             rows.append({"workload": f"workload-{number}", "run": run, **row})
     return pd.DataFrame(rows)
+
+
+def _with_batch_limits(workload: Workload, keep: bool) -> Workload:
+    """``workload`` without its ``batch_size`` column, or (``keep``) with batch limits: each
+    job's application's smallest and largest validated batch sizes."""
+    jobs = workload.jobs
+    if not keep:
+        return Workload.from_frame(jobs.drop(columns=["batch_size"]), name=workload.name)
+    known = batch_applications()
+    apps = [known[name] for name in jobs["application"]]
+    frame = jobs.assign(
+        min_batch_size=[app.init_batch_size for app in apps],
+        max_batch_size=[app.max_batch_size for app in apps],
+    )
+    return Workload.from_frame(frame, name=workload.name)
 
 
 def _pollux_path(number: int):

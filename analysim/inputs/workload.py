@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from analysim.errors import InputTypeError, describe_rows
+from analysim.inputs.batch import batch_columns
 from analysim.inputs.validation import MAX_JOB_GPUS, MAX_NODE_AMOUNT, MAX_SECONDS, decimal_numbers
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ OPTIONAL_COLUMNS = (
     "job_type",
     "min_gpus",
     "max_gpus",
+    "batch_size",
+    "min_batch_size",
+    "max_batch_size",
 )
 STATES = ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
 """The final states a job may have recorded in its trace (optional column ``state``; Slurm's
@@ -188,6 +192,8 @@ def validate_jobs(frame: pd.DataFrame, vcs: Iterable[str] | None = None) -> pd.D
             out[column] = _vocabulary(frame, column, words)
     for column, values in _elastic_columns(frame, out["num_gpus"].to_numpy()).items():
         out[column] = values  # elastic jobs' limits (docs/elastic.md)
+    for column, values in batch_columns(frame).items():
+        out[column] = values  # batch sizes and their limits (inputs/batch.py)
     if vcs is not None:
         known = set(vcs)
         unknown = ~out["vc"].isin(known)

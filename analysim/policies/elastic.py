@@ -46,7 +46,8 @@ class ElasticJob(NamedTuple):
     sizes: tuple[int, ...]
     #: its goodput at each of them (useful work per second, packed)
     speed: tuple[float, ...]
-    #: its remaining work (seconds at rate 1)
+    #: its remaining work (seconds at rate 1; NaN for a scheduler that does not read it:
+    #: ``scores_read_work`` False, no restart penalty)
     remaining: float
     #: the index in ``sizes`` of the count it holds (-1: none of them)
     current: int = -1
@@ -63,6 +64,9 @@ class ElasticScheduler(Scheduler):
     time_dependent: ClassVar[bool] = False
     #: whether a step's score reads the job's remaining work (else remembered per job shape)
     scores_read_work: ClassVar[bool] = False
+    #: whether it chooses the batch size of a job with batch data with its GPU count (the
+    #: best goodput for the count, ``inputs/batch.py``; else the job keeps its batch size)
+    chooses_batch: ClassVar[bool] = False
     #: seconds of Pollux's restart penalty in the restart weight (``ElasticJob.weight``;
     #: 0: no weight)
     restart_penalty: float = 0.0
@@ -128,7 +132,10 @@ class ElasticGoodput(ElasticScheduler):
     """Pollux-style: each step raises the power-mean (p = -1) fitness of the speed-ups most;
     with a ``restart_penalty`` (seconds, default 0: off), a job's speed-up at a count other
     than the one it holds is weighted by Pollux's restart weight (the artifact's penalty is
-    30 s)."""
+    30 s). A job with batch data (``batch_size``) is sized with the best batch size for each
+    count within its limits (Pollux's joint choice of GPUs and batch size)."""
+
+    chooses_batch = True
 
     def __init__(self, restart_penalty: float = 0.0) -> None:
         self.restart_penalty = bounded(

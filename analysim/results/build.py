@@ -142,6 +142,8 @@ def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> Non
         jobs.insert(at, "application", jobs_in["application"].to_numpy())
         at += 1
     jobs.insert(at, "rate", np.where(ran, run.rate, np.nan))
+    if "batch_size" in jobs_in.columns:  # the batch size each job asks for (inputs/batch.py)
+        jobs.insert(at + 1, "batch_size", jobs_in["batch_size"].to_numpy(dtype=float))
     if run.type_rates is not None:  # typed applications: finish-time fairness
         _, type_gpus, rates = run.type_rates
         done = run.status == STATUS_NAMES.index("done")

@@ -3,8 +3,10 @@
 Goodput is useful progress per second (Pollux: throughput times statistical efficiency,
 ``analysim/policies/goodput.py``). In the engine a job's useful progress is its work
 (``duration``: seconds on its asked GPUs packed); it progresses at its **rate**, which a
-resize or a placement changes, and its batch size is fixed (statistical efficiency 1), so a
-job's goodput while it runs is its rate; time lost to checkpoint, migration and rescale
+resize, a placement or a batch size changes (for a job with a batch size, its goodput,
+throughput x statistical efficiency, over that at its asked GPUs and batch size,
+``inputs/batch.py``; else its batch size is fixed, efficiency 1), so a job's goodput while
+it runs is its rate; time lost to checkpoint, migration and rescale
 costs is run time without progress. With elastic jobs (``docs/elastic.md``):
 
 * ``Result.jobs`` has ``min_gpus``, ``max_gpus``, ``resizes``, ``gpu_seconds`` (GPU-seconds
@@ -14,6 +16,8 @@ costs is run time without progress. With elastic jobs (``docs/elastic.md``):
   is the count taken, of a ``finish``, ``preempt``, ``reclaim`` or ``fail`` the count the
   job held then (of a ``submit``, its ``num_gpus``); :func:`goodput_spells` turns them into
   each job's goodput over time;
+* with batch sizes, ``Result.events`` and :func:`goodput_spells` have ``batch_size`` (each
+  run's), ``Result.jobs`` ``last_batch_size``;
 * the summary has ``mean_goodput`` (mean over finished jobs) and
   ``gpu_seconds_per_progress`` (GPU-seconds held per second of work done, finished jobs).
 """
@@ -47,6 +51,8 @@ def add_elastic_columns(jobs: pd.DataFrame, run: RunRecord) -> None:
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = jobs["duration"].to_numpy(float) / jobs["run_time"].to_numpy(float)
     jobs["goodput"] = np.where(done, ratio, np.nan)
+    if record.last_batch_size is not None:  # batch sizes (inputs/batch.py)
+        jobs["last_batch_size"] = record.last_batch_size
 
 
 def add_elastic_events(events: pd.DataFrame, run: RunRecord, order: list[int]) -> None:
@@ -54,6 +60,9 @@ def add_elastic_events(events: pd.DataFrame, run: RunRecord, order: list[int]) -
     records = run.records
     rates = records.event_rate
     events["rate"] = np.array([rates.get(i, np.nan) for i in order], dtype=float)
+    if run.elastic.last_batch_size is not None:  # batch sizes: each run event's
+        batches = records.event_batch
+        events["batch_size"] = np.array([batches.get(i, np.nan) for i in order], dtype=float)
     counts = events["num_gpus"].to_numpy().copy()
     held: dict[object, int] = {}  # per job, the GPUs of its last run event
     kinds = events["event"].astype(str).tolist()
@@ -74,16 +83,17 @@ def goodput_spells(result: Result) -> pd.DataFrame:
             "goodput_spells: the result has no goodput records (a run without elastic jobs)"
         )
     jobs = events[events["job_id"].notna() & (events["event"] != "submit")]
+    batched = "batch_size" in jobs.columns
     rows = []
     for job_id, group in jobs.groupby("job_id", sort=False):
         times = group["time"].to_numpy(float)
         kinds = group["event"].astype(str).to_numpy()
         for k in np.flatnonzero(np.isin(kinds, RUN_EVENTS)):
             end = times[k + 1] if k + 1 < len(times) else np.nan
-            rows.append(
-                (job_id, times[k], end, int(group["num_gpus"].iloc[k]), group["rate"].iloc[k])
-            )
-    frame = pd.DataFrame(rows, columns=["job_id", "start", "end", "num_gpus", "goodput"])
+            row = (job_id, times[k], end, int(group["num_gpus"].iloc[k]), group["rate"].iloc[k])
+            rows.append((*row, group["batch_size"].iloc[k]) if batched else row)
+    columns = ["job_id", "start", "end", "num_gpus", "goodput"]
+    frame = pd.DataFrame(rows, columns=[*columns, "batch_size"] if batched else columns)
     return frame.sort_values(["start", "job_id"], kind="stable").reset_index(drop=True)
 
 

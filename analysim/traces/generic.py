@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from analysim.inputs.batch import BATCH_COLUMNS
 from analysim.inputs.cluster import Cluster
 from analysim.traces._common import (
     drop_duplicates,
@@ -36,6 +37,10 @@ OPTIONAL = (
     "state",
     "min_gpus",  # elastic jobs (docs/elastic.md)
     "max_gpus",
+    "application",  # the job performance model (docs/performance.md)
+    "batch_size",  # batch sizes (docs/elastic.md)
+    "min_batch_size",
+    "max_batch_size",
 )
 TIME_COLUMNS = ("submit_time", "start_time", "end_time")
 DEFAULTS = {"vc": "default", "user": "unknown"}
@@ -156,9 +161,12 @@ def read_csv_trace(
         priority, _, bad = parse_numbers(column("priority"))
         filt.drop(bad, "bad_value", theirs["priority"], column("priority"))
         jobs["priority"] = priority
-    for limit in ("min_gpus", "max_gpus"):  # elastic jobs' limits: the Workload checks them
+    for limit in ("min_gpus", "max_gpus", *BATCH_COLUMNS):  # the Workload checks them
         if limit in theirs:
             jobs[limit] = column(limit).to_numpy()
+    if "application" in theirs:
+        names = column("application")
+        jobs["application"] = names.astype(object).where(names.notna(), None)
     return finish(
         filt,
         jobs,
