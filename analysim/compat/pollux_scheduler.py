@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob
+from analysim.compat.pollux_engine import NODE_GPUS, NODES, RESTART, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
-from analysim.policies.goodput import fitness
+from analysim.policies.goodput import fitness, restart_weight
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
 
@@ -39,9 +39,12 @@ class Problem:
         fair = math.ceil(MOST / len(jobs))
         self.speedups = np.stack([_table(job, fair, tables) for job in jobs])
         self.max_replicas = np.array([[job.agent.max_replicas()] for job in jobs])
-        age = np.array([now - job.submit for job in jobs], dtype=float)
-        restarts = np.array([job.agent.restarts or 0 for job in jobs], dtype=float)
-        self.factor = np.maximum(age - restarts * 30, 0.0) / (age + 30)
+        self.factor = np.array(
+            [
+                restart_weight(float(now - job.submit), job.agent.restarts or 0, float(RESTART))
+                for job in jobs
+            ]
+        )
 
     def _speedups(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         nodes = np.count_nonzero(states, axis=2)
