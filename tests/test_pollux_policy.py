@@ -110,3 +110,84 @@ def test_start_copies_last_front_by_rank_as_the_artifact():
     policy._front = (front, [0, 1])
     start = policy._start([1, 2, 0], np.zeros((3, 16), dtype=np.int64))
     assert start[0, 0, 0] == 3 and start[0, 2, 5] == 2 and start[0, 1].sum() == 0
+
+
+def test_row_counts_equal_plain_sums():
+    """Nodes used and GPUs per job, summed 8 one-byte cells per word, equal numpy's."""
+    from analysim.compat.pollux_scheduler import cells, row_counts
+
+    states = cells(np.random.default_rng(5).integers(0, 5, size=(300, 7, 16)))
+    states[0] = 0
+    states[1] = 4  # 16 nodes of 4 GPUs: the largest row
+    nodes, gpus = row_counts(states)
+    assert np.array_equal(nodes, np.count_nonzero(states, axis=2))
+    assert np.array_equal(gpus, states.sum(axis=2))
+    assert gpus[1].tolist() == [64] * 7 and nodes[1].tolist() == [16] * 7
+
+
+def plain_mutate(problem, states):
+    """The mutation as first written (one float formula per cell), the reference of the
+    table-driven one: same draws, same states."""
+    rng = problem.rng
+    rows = states.shape[:2]
+    states = np.where((rng.random(rows) < 0.1)[:, :, None], problem.base, states)
+    dropping = rng.random(rows) < 0.1
+    if dropping.any():
+        picked = states[dropping]
+        picked[rng.random(picked.shape) < 0.1] = 0
+        states[dropping] = picked
+    room = states.sum(axis=1) < 4
+    present = (states > 0) & room[:, None, :]
+    p1 = room[:, None, :] * (1.0 / rows[1])
+    p2 = present / np.maximum(present.sum(axis=1, keepdims=True), 1)
+    raised = rng.random(states.shape) < p1 + p2 - p1 * p2
+    states[raised] = rng.integers(states[raised], 5)
+    return states
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mutation_equals_the_plain_formula(seed):
+    five = jobs(("cifar10", 0), ("bert", 0), ("ncf", 0), ("yolov3", 0), ("imagenet", 0))
+    base = np.zeros((5, 16), dtype=np.int64)
+    base[0, :2], base[3, 5] = 2, 4
+    start = np.random.default_rng(seed + 10).integers(0, 3, size=(120, 5, 16))
+    start[:, :, 8:] = 0  # half the nodes with room, half without
+    start[:, :, 12] = 4
+    ours = Problem(five, base, 120, np.random.default_rng(seed), {}).mutate(start.copy())
+    plain = plain_mutate(Problem(five, base, 120, np.random.default_rng(seed), {}), start.copy())
+    assert np.array_equal(ours, plain)
+    assert ours.dtype == np.int8 and not np.array_equal(ours, start)
+
+
+def plain_repair(problem, states):
+    """The repair as first written (every state rewritten), the reference of the one that
+    rewrites only the rows it changes."""
+    spread = np.count_nonzero(states, axis=2) > 1
+    shared = np.cumsum((states > 0) & spread[:, :, None], axis=1) > 1
+    states = np.where(shared, 0, states)
+    caps = np.broadcast_to(problem.max_replicas[:, 0], states.shape[:2])
+    over = states.sum(axis=2) > caps
+    if over.any():
+        rows = states[over]
+        shuffle = np.argsort(problem.rng.random(rows.shape), axis=1)
+        rows = np.take_along_axis(rows, shuffle, axis=1)
+        capped = np.minimum(np.cumsum(rows, axis=1), caps[over][:, None])
+        rows = np.diff(capped, axis=1, prepend=0)
+        back = np.empty_like(rows)
+        np.put_along_axis(back, shuffle, rows, axis=1)
+        states[over] = back
+    if (states.sum(axis=1) > 4).any():
+        states = np.diff(np.minimum(np.cumsum(states, axis=1), 4), axis=1, prepend=0)
+    return states
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_repair_equals_the_plain_rules(seed):
+    five = jobs(("cifar10", 0), ("bert", 0), ("ncf", 0), ("yolov3", 0), ("imagenet", 0))
+    five[0].agent.profile[(1, 4, 64)] = (0.1, 0.05)  # cap 8; the others 1
+    base = np.zeros((5, 16), dtype=np.int64)
+    start = np.random.default_rng(seed + 20).integers(0, 5, size=(150, 5, 16))
+    start[:50, :, 4:] = 0  # some states within the per-node limit
+    ours = Problem(five, base, 120, np.random.default_rng(seed), {}).repair(start.copy())
+    plain = plain_repair(Problem(five, base, 120, np.random.default_rng(seed), {}), start.copy())
+    assert np.array_equal(ours, plain) and not np.array_equal(ours, start)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -161,7 +162,7 @@ def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfP
         hold(3, lower[3])
         hold(5, lower[5])
     params = np.array(
-        _minimize(profile.objective, start.tolist(), lower.tolist(), upper.tolist(), fixed.tolist())
+        _minimize(profile, start.tolist(), lower.tolist(), upper.tolist(), fixed.tolist())
     )
     if not np.any(profile.nodes > 1):
         params[2] = max(params[2], params[4] * 1.1)
@@ -181,11 +182,27 @@ class _Profile:
         """The artifact's fitting objective at ``x`` and its gradient (``inf`` where the
         model cannot be evaluated). Plain floats: a profile has a few rows, and numpy's
         overhead on arrays that small would be most of the fit's time."""
+        value, gradient = self.lazy(x)
+        grad = gradient()
+        return (value, grad) if grad is not None else (math.inf, [0.0] * 7)
+
+    def lazy(self, x) -> tuple[float, Callable[[], list[float] | None]]:
+        """The objective at ``x`` and a function computing its gradient there (``None``
+        where that cannot be computed): a line search needs the gradient only at the point
+        it accepts."""
         ac, bc, an, bn, ar, br, gamma = (float(v) for v in x)
         try:
-            return self._objective(ac, bc, an, bn, ar, br, gamma)
+            value, terms, weights = self._value(ac, bc, an, bn, ar, br, gamma)
         except (ValueError, OverflowError, ZeroDivisionError):
-            return math.inf, [0.0] * 7
+            return math.inf, _no_gradient
+
+        def gradient() -> list[float] | None:
+            try:
+                return self._gradient(an, bn, ar, br, gamma, terms, weights)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return None
+
+        return value, gradient
 
     @cached_property
     def _rows(self) -> list[tuple[bool, bool, float, float, float, float]]:
@@ -206,7 +223,9 @@ class _Profile:
             rows.append((inter, intra, more, atomic, math.log(accum), math.log(step)))
         return rows
 
-    def _objective(self, ac, bc, an, bn, ar, br, gamma) -> tuple[float, list[float]]:
+    def _value(self, ac, bc, an, bn, ar, br, gamma) -> tuple[float, list, tuple[float, float]]:
+        """The objective, the per-row terms its gradient reuses and the weights of both
+        errors in it."""
         terms = []
         sum1 = sum2 = 0.0
         for inter, intra, more, atomic, log_accum, log_step in self._rows:
@@ -229,9 +248,14 @@ class _Profile:
         n = len(terms)
         err1, err2 = math.sqrt(sum1 / n), math.sqrt(sum2 / n)
         value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
-        grad = [0.0] * 7
         w1_scale = 1 / (n * err1) if err1 > 0 else 0.0
         w2_scale = 1 / (n * err2) if err2 > 0 else 0.0
+        return value, terms, (w1_scale, w2_scale)
+
+    @staticmethod
+    def _gradient(an, bn, ar, br, gamma, terms, weights) -> list[float]:
+        w1_scale, w2_scale = weights
+        grad = [0.0] * 7
         for (inter, intra, more, atomic, compute, network, power_c, power_n, total, log_total,
              log_c, d1, d2) in terms:  # fmt: skip
             w1, w2 = d1 * w1_scale, d2 * w2_scale
@@ -256,20 +280,26 @@ class _Profile:
         grad[4] += -2e-2 * br**2 / ar**3
         grad[5] += 2e-2 * br / ar**2
         grad[6] += 2e-3 * (gamma - 1)
-        return value, grad
+        return grad
+
+
+def _no_gradient() -> None:
+    return None
 
 
 def _dot(a: list[float], b: list[float]) -> float:
     return sum(map(operator.mul, a, b))
 
 
-def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> list[float]:
-    """Minimise within bounds: limited-memory BFGS directions on the variables not held at a
-    bound, projected backtracking steps; stops as L-BFGS-B's defaults do (relative decrease
-    below 2.2e-9, or projected gradient below 1e-5). Vectors are lists of 7 floats."""
+def _minimize(profile: _Profile, x0, lower, upper, fixed, iterations: int = 15000) -> list[float]:
+    """Minimise ``profile``'s objective within bounds: limited-memory BFGS directions on the
+    variables not held at a bound, projected backtracking steps; stops as L-BFGS-B's defaults
+    do (relative decrease below 2.2e-9, or projected gradient below 1e-5). Vectors are lists
+    of 7 floats. A trial point's gradient is computed only if its value is accepted (a point
+    whose gradient cannot be computed counts as ``inf``, as in :meth:`_Profile.objective`)."""
     x = [min(max(v, lo), hi) for v, lo, hi in zip(x0, lower, upper, strict=True)]
-    value, grad = objective(x)
-    memory: list[tuple[list[float], list[float]]] = []
+    value, grad = profile.objective(x)
+    memory: list[_Pair] = []
     for _ in range(iterations):
         free = [
             not f and not (v <= lo and g > 0) and not (v >= hi and g < 0)
@@ -281,24 +311,25 @@ def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> li
         direction = [-v for v in _two_loop(projected, memory, free)]
         if _dot(direction, projected) >= 0:
             direction, memory = [-g for g in projected], []
-        step, improved = 1.0, False
+        step, trial_grad = 1.0, None
         while step > 1e-20:
             trial = [
                 min(max(v + step * d, lo), hi)
                 for v, d, lo, hi in zip(x, direction, lower, upper, strict=True)
             ]
-            trial_value, trial_grad = objective(trial)
+            trial_value, gradient = profile.lazy(trial)
             moved = [t - v for t, v in zip(trial, x, strict=True)]
             if math.isfinite(trial_value) and trial_value <= value + 1e-4 * _dot(projected, moved):
-                improved = True
-                break
+                trial_grad = gradient()
+                if trial_grad is not None:
+                    break
             step /= 2
-        if not improved:
+        if trial_grad is None:
             break
         s = moved
         y = [a - b for a, b in zip(trial_grad, grad, strict=True)]
         if _dot(s, y) > 1e-12:
-            memory = [*memory[-9:], (s, y)]
+            memory = [*memory[-9:], _Pair(s, y)]
         done = (value - trial_value) <= 2.2e-9 * max(abs(value), abs(trial_value), 1.0)
         x, value, grad = trial, trial_value, trial_grad
         if done:
@@ -306,35 +337,47 @@ def _minimize(objective, x0, lower, upper, fixed, iterations: int = 15000) -> li
     return x
 
 
-def _two_loop(grad: list[float], memory: list, free: list[bool]) -> list[float]:
+class _Pair:
+    """One (step, gradient change) pair of the L-BFGS memory, with its versions masked to
+    the free variables (and their products), kept while the free variables stay the same."""
+
+    __slots__ = ("_masked", "s", "y")
+
+    def __init__(self, s: list[float], y: list[float]) -> None:
+        self.s, self.y = s, y
+        self._masked: dict[tuple[bool, ...], tuple[list[float], list[float], float, float]] = {}
+
+    def masked(self, free: tuple[bool, ...]) -> tuple[list[float], list[float], float, float]:
+        """(s, y, s.y, y.y) with the variables that are not free set to 0."""
+        out = self._masked.get(free)
+        if out is None:
+            s, y = self.s, self.y
+            if not all(free):
+                s = [a if f else 0.0 for a, f in zip(s, free, strict=True)]
+                y = [b if f else 0.0 for b, f in zip(y, free, strict=True)]
+            out = self._masked[free] = (s, y, _dot(s, y), _dot(y, y))
+        return out
+
+
+def _two_loop(grad: list[float], memory: list[_Pair], free: list[bool]) -> list[float]:
     """The L-BFGS product of the inverse Hessian estimate and ``grad``, on the free variables."""
     q = [g if f else 0.0 for g, f in zip(grad, free, strict=True)]
     if not memory:
         return q
-    if all(free):
-        masked = memory
-    else:
-        masked = [
-            (
-                [a if f else 0.0 for a, f in zip(s, free, strict=True)],
-                [b if f else 0.0 for b, f in zip(y, free, strict=True)],
-            )
-            for s, y in memory
-        ]
-    products = [_dot(s, y) for s, y in masked]
+    key = tuple(free)
+    masked = [pair.masked(key) for pair in memory]
     alphas = []
-    for (s, y), sy in zip(reversed(masked), reversed(products), strict=True):
+    for s, y, sy, _ in reversed(masked):
         if sy <= 1e-12:
             alphas.append(0.0)
             continue
         a = _dot(s, q) / sy
         alphas.append(a)
         q = [qi - a * yi for qi, yi in zip(q, y, strict=True)]
-    s, y = masked[-1]
-    yy, sy = _dot(y, y), products[-1]
+    _, _, sy, yy = masked[-1]
     if yy > 0 and sy > 1e-12:
         q = [qi * (sy / yy) for qi in q]
-    for (s, y), sy, a in zip(masked, products, reversed(alphas), strict=True):
+    for (s, y, sy, _), a in zip(masked, reversed(alphas), strict=True):
         if sy <= 1e-12:
             continue
         b = _dot(y, q) / sy

@@ -17,11 +17,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysim.compat.pollux_engine import NODE_GPUS, NODES, PolluxJob
+from analysim.compat.pollux_engine import NODE_GPUS, NODES, RESTART, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
-from analysim.policies.goodput import fitness
+from analysim.policies.goodput import fitness, restart_weight
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
+CELL = np.int8  # a state's cell: GPUs of one job on one node (0 to 4), one byte
+
+# Sums over a job's row of 16 one-byte cells, 8 cells per 64-bit word (cells under 128 and
+# their sum under 256, as every state's are): multiplying a word by _ONES sums its bytes in
+# its top byte; adding _LOW7 to a byte sets its top bit exactly when the byte is not 0.
+_ONES = np.uint64(0x0101010101010101)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_TOP = np.uint64(0x8080808080808080)
+_WORDS = NODES // 8
 
 
 class Problem:
@@ -35,22 +44,25 @@ class Problem:
         rng: np.random.Generator,
         tables: dict,
     ) -> None:
-        self.jobs, self.base, self.rng = jobs, base, rng
+        self.jobs, self.base, self.rng = jobs, cells(base), rng
         fair = math.ceil(MOST / len(jobs))
         self.speedups = np.stack([_table(job, fair, tables) for job in jobs])
         self.max_replicas = np.array([[job.agent.max_replicas()] for job in jobs])
-        age = np.array([now - job.submit for job in jobs], dtype=float)
-        restarts = np.array([job.agent.restarts or 0 for job in jobs], dtype=float)
-        self.factor = np.maximum(age - restarts * 30, 0.0) / (age + 30)
+        self.factor = np.array(
+            [
+                restart_weight(float(now - job.submit), job.agent.restarts or 0, float(RESTART))
+                for job in jobs
+            ]
+        )
 
     def _speedups(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        nodes = np.count_nonzero(states, axis=2)
-        replicas = states.sum(axis=2)
+        nodes, replicas = row_counts(states)
         jobs = np.arange(states.shape[1])[None, :]
         return self.speedups[jobs, nodes, replicas], replicas
 
     def evaluate(self, states: np.ndarray) -> np.ndarray:
         """(-fitness, -utility) of each state."""
+        states = cells(states)
         speedups, replicas = self._speedups(states)
         scaled = speedups * (1 / MOST) * NODES
         restart = np.any(states != self.base, axis=2)
@@ -77,18 +89,27 @@ class Problem:
         1/jobs, a job already on the node also with chance 1/(jobs on it), to a number
         drawn from its own up to 4."""
         rng = self.rng
+        states = np.array(states, dtype=CELL, order="C")  # a copy: edited in place below
         rows = states.shape[:2]
-        states = np.where((rng.random(rows) < 0.1)[:, :, None], self.base, states)
+        reset_state, reset_job = np.nonzero(rng.random(rows) < 0.1)
+        states[reset_state, reset_job] = self.base[reset_job]
         dropping = rng.random(rows) < 0.1
         if dropping.any():
             picked = states[dropping]
             picked[rng.random(picked.shape) < 0.1] = 0
             states[dropping] = picked
-        room = states.sum(axis=1) < NODE_GPUS  # (states, nodes)
+        # The chance of a raise, p1 + p2 - p1 p2 with p1 = 1/jobs on a node with room and
+        # p2 = 1/(jobs on it) for a job present there, from a table of its few values.
+        used = np.einsum("sjn->sn", states, dtype=np.int16)  # GPUs per node
+        room = used < NODE_GPUS
         present = (states > 0) & room[:, None, :]
-        p1 = room[:, None, :] * (1.0 / rows[1])
-        p2 = present / np.maximum(present.sum(axis=1, keepdims=True), 1)
-        raised = rng.random(states.shape) < p1 + p2 - p1 * p2
+        count = np.einsum("sjn->sn", present.view(np.int8), dtype=np.int16)
+        p1 = 1.0 / rows[1]
+        p2 = 1.0 / np.arange(1, rows[1] + 1)
+        joint = np.concatenate([[p1], p1 + p2 - p1 * p2])  # by jobs present (0: absent)
+        alone = np.where(room, p1, 0.0)
+        chance = np.where(present, joint[count][:, None, :], alone[:, None, :])
+        raised = rng.random(states.shape) < chance
         states[raised] = rng.integers(states[raised], NODE_GPUS + 1)
         return states
 
@@ -96,11 +117,16 @@ class Problem:
         """At most one job over several nodes per node (later jobs lose that node); at most
         the job's replica cap (trimmed over its nodes in random order); at most 4 GPUs per
         node (later jobs trimmed)."""
-        spread = np.count_nonzero(states, axis=2) > 1
-        shared = np.cumsum((states > 0) & spread[:, :, None], axis=1) > 1
-        states = np.where(shared, 0, states)
+        states = np.array(states, dtype=CELL, order="C")  # a copy: edited in place below
+        nodes, replicas = row_counts(states)
+        spread = nodes > 1
+        if spread.any():
+            shared = np.cumsum((states > 0) & spread[:, :, None], axis=1) > 1
+            if shared.any():
+                states = np.where(shared, 0, states)
+                replicas = row_counts(states)[1]
         caps = np.broadcast_to(self.max_replicas[:, 0], states.shape[:2])
-        over = states.sum(axis=2) > caps
+        over = replicas > caps
         if over.any():
             rows = states[over]
             shuffle = np.argsort(self.rng.random(rows.shape), axis=1)
@@ -110,10 +136,31 @@ class Problem:
             back = np.empty_like(rows)
             np.put_along_axis(back, shuffle, rows, axis=1)
             states[over] = back
-        crowded = states.sum(axis=1) > NODE_GPUS  # (states, nodes)
+        crowded = (states.sum(axis=1) > NODE_GPUS).any(axis=1)  # states with a full node
         if crowded.any():
-            states = np.diff(np.minimum(np.cumsum(states, axis=1), NODE_GPUS), axis=1, prepend=0)
+            # Within a state whose nodes all hold at most 4 GPUs this is the identity.
+            states[crowded] = np.diff(
+                np.minimum(np.cumsum(states[crowded], axis=1), NODE_GPUS), axis=1, prepend=0
+            )
         return states
+
+
+def cells(states: np.ndarray) -> np.ndarray:
+    """``states`` as contiguous one-byte cells (a copy if they were not)."""
+    return np.ascontiguousarray(states, dtype=CELL)
+
+
+def row_counts(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes used, GPUs) of each job in each state of one-byte cells (:func:`cells`)."""
+    words = states.view(np.uint64)  # (..., _WORDS): 8 nodes per word
+    nonzero = (((words & _LOW7) + _LOW7) | words) & _TOP
+    nodes = ((nonzero >> np.uint64(7)) * _ONES) >> np.uint64(56)
+    gpus = (words * _ONES) >> np.uint64(56)
+    out_nodes, out_gpus = nodes[..., 0], gpus[..., 0]
+    for word in range(1, _WORDS):
+        out_nodes = out_nodes + nodes[..., word]
+        out_gpus = out_gpus + gpus[..., word]
+    return out_nodes.view(np.int64), out_gpus.view(np.int64)
 
 
 def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
