@@ -77,7 +77,7 @@ def _capacity_of(values: list[int] | None, nodes: np.ndarray) -> int | None:
 # -- the state at one moment ----------------------------------------------------------------------
 class RunAtMoment:
     """The state of a run after the decisions at ``time``, rebuilt from its records, and
-    :meth:`reason`: why a job is (or is not) waiting then."""
+    ``reason(job_id)``: why a job is (or is not) waiting then."""
 
     def __init__(
         self, result: Result, time: float, cluster: Cluster, spells: pd.DataFrame | None
