@@ -148,6 +148,7 @@ ALONE = sorted(
         "analysim.results.state",
         "analysim.results.fragmentation",
         "analysim.results.explain",
+        "analysim.results.wait_reason",
     ]
 )
 

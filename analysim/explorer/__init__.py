@@ -16,9 +16,10 @@ the previous results in place; bad arguments to ``explore()`` are refused with a
 reason.
 
 Modules: ``app`` (the :class:`Explorer`), ``layout`` (widgets and their arrangement),
-``inputs`` (checking controls and arguments), ``compare`` (baseline, kept runs, labels,
-identical-results notes), ``render`` (figures), ``units`` (units and readable numbers),
-``export``, ``stepper`` (the step-through panel).
+``inputs`` (checking controls and arguments), ``sources`` (the workload choices: presets,
+scenarios, a trace), ``compare`` (baseline, kept runs, labels, identical-results notes),
+``moment`` (the cluster at the slider's moment), ``render`` (figures), ``units`` (units and
+readable numbers), ``export``, ``stepper`` (the step-through panel).
 """
 
 from __future__ import annotations

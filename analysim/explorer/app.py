@@ -13,44 +13,34 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import pandas as pd
 
-from analysim import presets
 from analysim.engine import Simulation
 from analysim.errors import PolicyError
-from analysim.explorer import compare, export, layout, render
+from analysim.explorer import compare, export, layout, render, sources
 from analysim.explorer.inputs import (
     DEFAULT_DAYS,
-    MissingFolderError,
-    check_control,
     check_explore_args,
     check_export_folder,
     check_export_target,
-    cost_text,
-    looks_like_path,
     name_of,
     newly_unschedulable,
     parse_cost,
     parse_thresholds,
     scale_cluster,
-    scale_load,
-    thresholds_text,
 )
 from analysim.explorer.moment import MomentView, run_guarded
+from analysim.explorer.sources import PRESETS as PRESETS
+from analysim.explorer.sources import SCENARIO
 from analysim.explorer.stepper import STEPPER_MAX_GPUS, Stepper
 from analysim.explorer.units import KEY_METRICS, summary_html
-from analysim.inputs import scenarios
 from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
-from analysim.inputs.workload import Workload, uses_resources
+from analysim.inputs.workload import Workload
 
 if TYPE_CHECKING:
     from analysim.results.result import Result
 
 logger = logging.getLogger(__name__)
 
-PRESETS = ("toy", "venus")
-"""Workload presets the explorer offers (``large`` is for benchmarks, not for exploring)."""
-TRACE = "trace"
-SCENARIO = "scenario: "
 CHUNKS = 20  # a run is simulated in this many slices, to move the progress bar
 USER_ERRORS = (ValueError, TypeError, KeyError, PolicyError)
 
@@ -79,13 +69,12 @@ class Explorer:
         check_explore_args(workload, cluster, days, config, debounce, sync, run)
         self.sync, self.debounce = sync, float(debounce)
         self.export_dir = check_export_folder(export_dir, "export_dir")
-        self._folder: str | None = None
-        workload = self._read_folder(workload)
+        workload, self._folder = sources.read_folder(workload)
         if not isinstance(workload, (str, Workload)) and hasattr(workload, "workload"):
             # a trace reader's Trace: its workload, and its cluster unless one is given
             cluster = cluster if cluster is not None else workload.cluster
             workload = workload.workload
-        self._clusters, start = self._sources(workload, cluster)
+        self._clusters, start = sources.clusters_of(workload, cluster)
         self._trace = workload if isinstance(workload, Workload) else None
         if isinstance(config, dict):
             config = SimConfig.from_dict(config)
@@ -105,11 +94,8 @@ class Explorer:
         self._lock = threading.RLock()
         self._timer: threading.Timer | None = None
         self._holding = False
-        options = [(name, name) for name in PRESETS]
-        options += [(SCENARIO + name, SCENARIO + name) for name in scenarios.names()]
-        if self._trace is not None:
-            options.append((f"trace: {self._trace.name}", TRACE))
-        self._shares = self._asks_for_shares()
+        options = sources.choices(self._trace)
+        self._shares = sources.asks_for_shares(self._trace)
         placers = layout.placer_options(
             self._shares.get(start, False), name_of(self.config.placement)
         )
@@ -128,58 +114,6 @@ class Explorer:
         self._enable()
         if run:
             self.run_now()
-
-    # -- sources ------------------------------------------------------------------------------
-    def _read_folder(self, workload: Any) -> Any:
-        if not isinstance(workload, (str, Path)):
-            return workload
-        text = str(workload)
-        if text in PRESETS or text in scenarios.names() or text.startswith(SCENARIO):
-            return text
-        from analysim.traces import read_folder
-        from analysim.traces.bundled import resolve
-
-        try:
-            folder = resolve(workload)
-        except (ValueError, KeyError) as exc:
-            raise ValueError(f"explore: {exc}") from None
-        if folder.is_dir():
-            self._folder = text
-            return read_folder(workload)  # a trace folder: its format told from its files
-        if isinstance(workload, Path) or looks_like_path(text):
-            raise MissingFolderError(f"explore: no such folder: {text}")
-        raise ValueError(
-            f"explore: workload must be one of {list(PRESETS)}, a scenario "
-            f"({', '.join(scenarios.names())}), a trace folder, a Trace or a Workload; "
-            f"got {text!r}"
-        )
-
-    def _sources(
-        self, workload: str | Workload, cluster: str | Cluster | None
-    ) -> tuple[dict[str, Cluster], str]:
-        if isinstance(cluster, str):
-            cluster = presets.cluster(cluster)
-        clusters = {name: presets.cluster(name) for name in PRESETS}
-        for name in scenarios.names():
-            clusters[SCENARIO + name] = scenarios.get(name).cluster()
-        if isinstance(workload, Workload):
-            if cluster is None:
-                raise ValueError("explore: a loaded trace needs the cluster it runs on (cluster=)")
-            clusters[TRACE] = cluster
-            return clusters, TRACE
-        start = SCENARIO + workload if workload in scenarios.names() else workload
-        if cluster is not None:
-            clusters[start] = cluster
-        return clusters, start
-
-    def _asks_for_shares(self) -> dict[str, bool]:
-        """Which workload choices ask for GPU shares, CPU or memory (resource mode)."""
-        shares = {name: False for name in PRESETS}
-        for name in scenarios.names():
-            shares[SCENARIO + name] = uses_resources(scenarios.get(name).workload().jobs)
-        if self._trace is not None:
-            shares[TRACE] = uses_resources(self._trace.jobs)
-        return shares
 
     # -- widgets ------------------------------------------------------------------------------
     def _make_buttons(self) -> dict[str, widgets.Widget]:
@@ -226,42 +160,9 @@ class Explorer:
 
     def _apply_scenario(self, choice: str) -> None:
         """Set the controls to the scenario's settings (one run follows, not one per control)."""
-        scenario = scenarios.get(choice[len(SCENARIO) :])
-        config = scenario.config()
-        values = {
-            "scheduler": name_of(config.scheduler),
-            "placement": name_of(config.placement),
-            "preemption": config.preemption,
-            "quantum": config.quantum,
-            "checkpoint_cost": cost_text(config.checkpoint_cost),
-            "migration": config.migration,
-            "migration_cost": cost_text(config.migration_cost),
-            "borrowing": config.borrowing,
-            "backfill": config.backfill,
-            "load_scale": 1.0,
-            "cluster_size": 1.0,
-        }
-        las = dict(config.scheduler) if isinstance(config.scheduler, dict) else {}
-        values["las_thresholds"] = (
-            thresholds_text(las.get("thresholds", [])) or layout.LAS_DEFAULT_HOURS
-        )
-        factor = las.get("starvation_factor", 4.0)
-        values["las_starvation"] = "off" if factor is None else f"{factor:g}"
+        values, lesson = sources.scenario_settings(choice)
         self._set_controls(values)
-        off = scenario.off
-        flip = (
-            f"set the LAS queues to {thresholds_text(off['thresholds'])} GPU-h"
-            if isinstance(off, dict)
-            else f"set {scenario.lesson} to {off}"
-            if not isinstance(off, bool)
-            else f"turn {scenario.lesson} {'on' if off else 'off'}"
-        )
-        self.outputs["lesson"].value = (
-            f"<div class='analysim-lesson'><b>Scenario {html.escape(scenario.name)}</b>: "
-            f"{html.escape(scenario.description)} <b>Try it</b>: pin this run as the "
-            f"baseline, then {html.escape(flip)}; open <i>step through</i> to watch it "
-            "event by event.</div>"
-        )
+        self.outputs["lesson"].value = lesson
 
     def _set_controls(self, values: dict[str, Any]) -> None:
         self._holding = True
@@ -350,12 +251,7 @@ class Explorer:
     # -- running ------------------------------------------------------------------------------
     def workload_key(self) -> tuple:
         """What the workload depends on: runs with different keys are never compared."""
-        v = {name: control.value for name, control in self.controls.items()}
-        source = v["workload"]
-        key: tuple = (source, round(float(v["load_scale"]), 6))
-        if source == "venus":
-            key += (float(v["days"]), int(v["seed"]))
-        return key
+        return sources.workload_key({name: c.value for name, c in self.controls.items()})
 
     def scheduler_spec(self) -> Any:
         """The scheduler the controls describe: its name, or LAS with its parameters."""
@@ -383,18 +279,8 @@ class Explorer:
         """The workload, cluster and config the controls describe (``ValueError`` if they are
         not a valid combination)."""
         v = {name: control.value for name, control in self.controls.items()}
-        source = v["workload"]
-        base = self._clusters[source]
-        load = float(v["load_scale"])
-        check_control("seed", v["seed"])
-        if source == TRACE:
-            workload = scale_load(self._trace, load)
-        elif source.startswith(SCENARIO):
-            workload = scale_load(scenarios.get(source[len(SCENARIO) :]).workload(), load)
-        else:
-            days = float(v["days"])
-            check_control("days", days)
-            workload = presets.workload(source, seed=v["seed"], load_scale=load, days=days)
+        base = self._clusters[v["workload"]]
+        workload = sources.workload_of(v, self._trace)
         cluster = scale_cluster(base, float(v["cluster_size"]))
         problem = newly_unschedulable(workload, base, cluster)
         if problem:
@@ -512,7 +398,7 @@ class Explorer:
                     "The workload changed: the comparison was reset (runs on different "
                     "workloads are not compared). Pin a new baseline."
                 )
-        notes += self._same_results_note()
+        notes += compare.same_results_note(self.baseline, self.last, self.current)
         self.note = " ".join(notes)
         self.outputs["note"].value = (
             f"<div class='analysim-note'>{html.escape(self.note)}</div>" if self.note else ""
@@ -531,23 +417,7 @@ class Explorer:
     # -- comparisons --------------------------------------------------------------------------
     def shown_runs(self) -> tuple[list[compare.Run], list[str], list[str]]:
         """The runs shown side by side, their labels (by what differs) and roles."""
-        runs, roles = [], []
-        if self.baseline is not None:
-            runs.append(self.baseline)
-            roles.append("baseline")
-        for run in self.kept:
-            runs.append(run)
-            roles.append("kept")
-        shown = {id(r.result) for r in runs}
-        if self.baseline is None and self.last is not None and id(self.last.result) not in shown:
-            runs.append(self.last)
-            roles.append("previous run")
-        if self.current is not None and id(self.current.result) not in shown:
-            runs.append(self.current)
-            roles.append("this run")
-        auto = compare.labels([r.settings for r in runs])
-        names = [r.name or a for r, a in zip(runs, auto, strict=True)]
-        return runs, compare.labels_unique(names), roles
+        return compare.shown_runs(self.baseline, self.kept, self.last, self.current)
 
     def _show_comparison(self) -> None:
         runs, names, roles = self.shown_runs()
@@ -571,22 +441,6 @@ class Explorer:
             table = table.loc[[m for m in KEY_METRICS if m in table.index]]
         change = next((c for c in table.columns if str(c).startswith("change vs ")), None)
         self.outputs["summary"].value = summary_html(table, change, self._roles)
-
-    def _same_results_note(self) -> list[str]:
-        other = self.baseline or self.last
-        if other is None or self.current is None or other is self.current:
-            return []
-        if other.settings == self.current.settings:
-            return []
-        if not compare.same_decisions(other.result, self.current.result):
-            return []
-        names = compare.labels([other.settings, self.current.settings])
-        why = compare.why_identical(other.settings, self.current.settings, self.current.result)
-        role = "the baseline" if other is self.baseline else "the previous run"
-        return [
-            f"Same results as {role} ({names[0]}): every job started and ended at the same "
-            f"moments. Why: {why}"
-        ]
 
     def pin(self) -> None:
         """Pin the current run as the baseline every later run is compared with."""
@@ -642,25 +496,9 @@ class Explorer:
         return files
 
     def _recipe(self) -> dict[str, Any]:
-        v = {name: control.value for name, control in self.controls.items()}
-        workload, cluster, config = self._inputs
-        source = v["workload"]
-        recipe: dict[str, Any] = {
-            "load_scale": float(v["load_scale"]),
-            "cluster_size": float(v["cluster_size"]),
-            "config": config.to_dict(),
-        }
-        if source in PRESETS:
-            recipe["preset"] = source
-            recipe["seed"] = int(v["seed"])
-            recipe["days"] = float(v["days"])
-        elif source.startswith(SCENARIO):
-            recipe["scenario"] = source[len(SCENARIO) :]
-        elif self._folder is not None:
-            recipe["folder"] = self._folder
-        else:
-            recipe["workload"] = workload.name  # a Workload object: not reproducible by name
-        return recipe
+        values = {name: control.value for name, control in self.controls.items()}
+        workload, _, config = self._inputs
+        return sources.recipe(values, workload, config, self._folder)
 
     # -- the moment ---------------------------------------------------------------------------
     def _guarded(self, action: Any) -> None:

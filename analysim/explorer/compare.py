@@ -230,3 +230,47 @@ def comparison_table(runs: list[Run], names: list[str]) -> pd.DataFrame:
             change = (last - first) / first.abs()
         frame["change"] = change.where(np.isfinite(change))
     return frame
+
+
+def shown_runs(
+    baseline: Run | None, kept: list[Run], last: Run | None, current: Run | None
+) -> tuple[list[Run], list[str], list[str]]:
+    """The runs shown side by side (the ``baseline``, the ``kept`` runs, the ``last`` run
+    when no baseline is pinned, the ``current`` one), their labels (by what differs, or
+    their names) and roles."""
+    runs, roles = [], []
+    if baseline is not None:
+        runs.append(baseline)
+        roles.append("baseline")
+    for run in kept:
+        runs.append(run)
+        roles.append("kept")
+    shown = {id(r.result) for r in runs}
+    if baseline is None and last is not None and id(last.result) not in shown:
+        runs.append(last)
+        roles.append("previous run")
+    if current is not None and id(current.result) not in shown:
+        runs.append(current)
+        roles.append("this run")
+    auto = labels([r.settings for r in runs])
+    names = [r.name or a for r, a in zip(runs, auto, strict=True)]
+    return runs, labels_unique(names), roles
+
+
+def same_results_note(baseline: Run | None, last: Run | None, current: Run | None) -> list[str]:
+    """The note, if any, that the ``current`` run decided as the ``baseline`` (else the
+    ``last`` run) did under other settings, and why."""
+    other = baseline or last
+    if other is None or current is None or other is current:
+        return []
+    if other.settings == current.settings:
+        return []
+    if not same_decisions(other.result, current.result):
+        return []
+    names = labels([other.settings, current.settings])
+    why = why_identical(other.settings, current.settings, current.result)
+    role = "the baseline" if other is baseline else "the previous run"
+    return [
+        f"Same results as {role} ({names[0]}): every job started and ended at the same "
+        f"moments. Why: {why}"
+    ]

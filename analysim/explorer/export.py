@@ -43,7 +43,8 @@ def summary_csv(table: pd.DataFrame) -> str:
 
 
 def python_call(recipe: dict[str, Any]) -> str:
-    """A script that reproduces the run from ``recipe`` (see ``Explorer._recipe``)."""
+    """A script that reproduces the run from ``recipe``
+    (:func:`~analysim.explorer.sources.recipe`)."""
     lines = ["import analysim as asim", ""]
     load = recipe["load_scale"]
     if "preset" in recipe:

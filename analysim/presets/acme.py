@@ -27,8 +27,9 @@ from analysim.inputs.cluster import Cluster
 from analysim.inputs.config import SimConfig
 from analysim.inputs.validation import MAX_CLUSTER_GPUS
 from analysim.inputs.workload import Workload
-from analysim.presets.calibrated import Shape, Targets, calibrated_workload, stratified_uniform
+from analysim.presets.calibrated import Shape, Targets, calibrated_workload
 from analysim.presets.helios import MONTH_DAYS, SLURM_CONFIG
+from analysim.presets.stratified import stratified_uniform
 
 DAY = 86_400.0
 VC = "default"

@@ -1,4 +1,4 @@
-"""Why a job waits, in words: the sentences of :class:`~analysim.results.explain.WaitReason`."""
+"""Why a job waits, in words: the sentences of :class:`~analysim.results.wait_reason.WaitReason`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from analysim.results.readable import moment
 
 if TYPE_CHECKING:
-    from analysim.results.explain import WaitReason
+    from analysim.results.wait_reason import WaitReason
 
 
 def _seconds(t: float) -> str:
