@@ -8,16 +8,11 @@ trial evictions, whatever the placer says, and its start too (more than the grou
 (:class:`~analysim.engine.las_ranking.KeyedOrder`) at one moment of a round, the GPUs held
 by the evictable running jobs below any position, and tells whether a protected one is below
 it (the reason the records give). ``Shortcuts.evictions_at_a_glance``; ``docs/semantics.md``.
-
-:class:`WaitingBySize` finds, from the waiting jobs indexed by the GPUs they ask, where the
-next job that may not be seen full at a glance stands, so that a round records the stretch
-of jobs before it at once (``Shortcuts.glance_runs``).
 """
 
 from __future__ import annotations
 
-import math
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -60,53 +55,3 @@ class EvictableBelow:
     def protected_below(self, key: int) -> bool:
         """Whether a running job ranked below ``key`` is still protected."""
         return self.lowest_protected > key
-
-
-class WaitingBySize:
-    """A group's waiting jobs' positions (a static scheduler's ranks, or LAS's keys) by the
-    GPUs they ask, each list sorted, the sizes in increasing order; kept as jobs come to
-    wait and stop waiting (``Shortcuts.glance_runs``)."""
-
-    __slots__ = ("lists",)
-
-    def __init__(self) -> None:
-        self.lists: dict[int, list[int]] = {}
-
-    def add(self, gpus: int, pos: int) -> None:
-        """The job at ``pos``, asking for ``gpus``, waits."""
-        positions = self.lists.get(gpus)
-        if positions is None:  # a size not seen before (rare): keep the sizes in order
-            self.lists[gpus] = positions = []
-            self.lists = dict(sorted(self.lists.items()))
-        insort(positions, pos)
-
-    def remove(self, gpus: int, pos: int) -> None:
-        """The job at ``pos``, asking for ``gpus``, waits no more."""
-        positions = self.lists[gpus]
-        del positions[bisect_left(positions, pos)]
-
-    def next_unglanced(self, after: int, free: int, below: EvictableBelow | None) -> float:
-        """The first position after ``after`` of a waiting job that may not be seen full at
-        a glance (``math.inf``: none), given the GPUs its group has ``free`` and, in a
-        preemptive round, the GPUs held by the evictable running jobs ``below`` each
-        position. A job is full at a glance when it asks for more than ``free`` plus
-        (preemptive) those held below it; as its position grows, that bound only falls, so
-        the first job of each size after ``after`` is the only one of its size to check,
-        and no size above the bound just after ``after`` needs checking."""
-        if below is None:
-            bound = free
-        else:
-            bound = free + below.held_from[bisect_right(below.keys, after)]
-        first = math.inf
-        for gpus, positions in self.lists.items():
-            if gpus > bound:
-                break
-            i = bisect_right(positions, after)
-            if i == len(positions):
-                continue
-            pos = positions[i]
-            if pos < first and (
-                gpus <= free or gpus <= free + below.held_from[bisect_right(below.keys, pos)]
-            ):
-                first = pos
-        return first

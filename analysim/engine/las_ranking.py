@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysim.engine.below import WaitingBySize
 from analysim.policies.scheduling import LAS, RUNNING, WAITING, Scheduler
 
 if TYPE_CHECKING:
@@ -59,37 +58,20 @@ class KeyedOrder:
     """A group's active jobs in LAS's order, as the sorted keys (``queue * n + job``) of its
     waiting jobs and of its running jobs: a :class:`~analysim.engine.ranking.Ranking` whose
     positions are the keys. The lists follow starts and evictions live (a job keeps its
-    key), so they always hold exactly the group's waiting and running jobs. When asked
-    (:meth:`LASRanking.index_by_gpus`), ``by_gpus`` keeps the waiting keys by GPUs asked too
-    (``Shortcuts.glance_runs``)."""
+    key), so they always hold exactly the group's waiting and running jobs."""
 
-    __slots__ = ("waiting", "running", "n", "by_gpus")
+    __slots__ = ("waiting", "running", "n")
 
     def __init__(self, n: int) -> None:
         self.waiting: list[int] = []
         self.running: list[int] = []
         self.n = n
-        #: the waiting jobs' keys by GPUs asked (None: not kept)
-        self.by_gpus: WaitingBySize | None = None
 
     def waiting_from(self, key: int) -> Iterator[tuple[int, int]]:
         """(key, job) of the jobs waiting now from ``key`` on, in order (read lazily from a
         copy: jobs that come to wait later are not among them)."""
-        keys = self.waiting[bisect_left(self.waiting, key) :]
-        # (key, key % n) without a Python loop
-        return zip(keys, map(self.n.__rmod__, keys), strict=True)
-
-    def add_waiting(self, key: int, gpus: int) -> None:
-        """The job of ``key``, asking for ``gpus``, waits."""
-        insort(self.waiting, key)
-        if self.by_gpus is not None:
-            self.by_gpus.add(gpus, key)
-
-    def drop_waiting(self, i: int, gpus: int) -> None:
-        """The job at index ``i`` of the waiting keys, asking for ``gpus``, waits no more."""
-        key = self.waiting.pop(i)
-        if self.by_gpus is not None:
-            self.by_gpus.remove(gpus, key)
+        n, waiting = self.n, self.waiting
+        return ((k, k % n) for k in waiting[bisect_left(waiting, key) :])
 
     def running_below(self, key: int) -> list[int]:
         """The running jobs ranked below ``key``, lowest-ranked first."""
@@ -135,18 +117,11 @@ class LASRanking:
         self.dues: list[list[tuple[float, int, int]]] = [[] for _ in range(groups)]
         self.dirty: list[set[int]] = [set() for _ in range(groups)]  # queue to recompute
 
-    def index_by_gpus(self) -> None:
-        """Keep each group's waiting keys by GPUs asked too (``KeyedOrder.by_gpus``)."""
-        for order in self.orders:
-            order.by_gpus = WaitingBySize()
-            for key in order.waiting:
-                order.by_gpus.add(self._gpus[key % self.n], key)
-
     # -- what the engine tells it -----------------------------------------------------------
     def arrived(self, j: int) -> None:
         """``j`` arrived: it waits in the top queue (no service yet)."""
         self.queue_of[j] = 0
-        self.orders[self._group[j]].add_waiting(j, self._gpus[j])
+        insort(self.orders[self._group[j]].waiting, j)
 
     def ran(self, j: int) -> None:
         """``j`` (re)started or migrated: note when it will reach its queue's limit."""
@@ -156,7 +131,7 @@ class LASRanking:
         waiting = order.waiting
         i = bisect_left(waiting, key)
         if i < len(waiting) and waiting[i] == key:  # it started
-            order.drop_waiting(i, self._gpus[j])
+            del waiting[i]
             insort(order.running, key)
         else:  # it migrated: it may have passed a limit whose entry is now out of date
             self.dirty[group].add(j)
@@ -170,7 +145,7 @@ class LASRanking:
         group = self._group[j]
         order, key = self.orders[group], self.queue_of[j] * self.n + j
         del order.running[bisect_left(order.running, key)]
-        order.add_waiting(key, self._gpus[j])
+        insort(order.waiting, key)
         self.dirty[group].add(j)
         if self.factor is not None and self.las.queue_of(sim.job_state.attained[j]) > 0:
             due = self.las.promotion_due(
@@ -316,14 +291,10 @@ class LASRanking:
         old = self.queue_of[j]
         if queue != old:
             order = self.orders[group]
+            keys = order.running if status == RUNNING else order.waiting
+            del keys[bisect_left(keys, old * self.n + j)]
             self.queue_of[j] = queue
-            if status == RUNNING:
-                keys = order.running
-                del keys[bisect_left(keys, old * self.n + j)]
-                insort(keys, queue * self.n + j)
-            else:
-                order.drop_waiting(bisect_left(order.waiting, old * self.n + j), self._gpus[j])
-                order.add_waiting(queue * self.n + j, self._gpus[j])
+            insort(keys, queue * self.n + j)
 
 
 def _near_top(heap: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:

@@ -33,7 +33,7 @@ their answers, and changes state only through the engine's ``start_running`` and
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import deque
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from analysim.engine.allocation_rounds import allocation_rounds
-from analysim.engine.below import EvictableBelow, WaitingBySize
+from analysim.engine.below import EvictableBelow
 from analysim.engine.book_fit import BookFit
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
@@ -219,26 +219,6 @@ class Rounds:
             g if self._covers_group[d] else -1
             for g, d in zip(self._gpus, self._domain_index, strict=True)
         ]
-        # backfill, whole GPUs, no quota, fixed GPUs per job: a stretch of jobs all full at a
-        # glance is recorded at once (``Shortcuts.glance_runs``), found through the waiting
-        # jobs by GPUs asked (a static scheduler's ranks here, LAS's keys in its ranking) in
-        # the groups where every domain spans the group; per group, its queues
-        self._glance_runs = (
-            self.shortcuts.glance_runs
-            and bool(self.config.backfill)
-            and self._needs_are_gpus
-            and not self._quotas
-            and sim.elastic is None
-        )
-        self._glance_group = [True] * groups
-        for d, g in enumerate(of_group):
-            self._glance_group[g] = self._glance_group[g] and self._covers_group[d]
-        self._queue_count = [len(vcs) if self._partitioned else 1 for vcs in self.group_vcs]
-        self._waiting_by_gpus: list[WaitingBySize] | None = None
-        if self._glance_runs and self._static:
-            self._waiting_by_gpus = [WaitingBySize() for _ in range(groups)]
-        elif self._glance_runs and sim.las is not None:
-            sim.las.index_by_gpus()
         #: the parts the rounds ask: trial evictions, and EASY backfill's reservations
         self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
         self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
@@ -279,14 +259,10 @@ class Rounds:
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
         self.ranker.queued(j)
-        if self._waiting_by_gpus is not None:
-            self._waiting_by_gpus[self._group[j]].add(self._gpus[j], self.ranker.rank_of[j])
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
         self.ranker.unqueued(j)
-        if self._waiting_by_gpus is not None:
-            self._waiting_by_gpus[self._group[j]].remove(self._gpus[j], self.ranker.rank_of[j])
 
     # -- when rounds are due ------------------------------------------------------------------
     def _pending(self) -> list[bool]:
@@ -509,15 +485,6 @@ class Rounds:
             and isinstance(ranked, KeyedOrder)
         )
         below: EvictableBelow | None = None
-        # a stretch of jobs all full at a glance is recorded at once once every queue of the
-        # group has its reservation (``Shortcuts.glance_runs``): the waiting jobs by GPUs asked
-        by_gpus = None
-        if (glance or below_glance) and self._glance_runs and self._glance_group[group]:
-            if isinstance(ranked, KeyedOrder):
-                by_gpus = ranked.by_gpus
-            elif replaying and self._waiting_by_gpus is not None:
-                by_gpus = self._waiting_by_gpus[group]
-        queue_count = self._queue_count[group] if self._easy else 0
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -539,14 +506,6 @@ class Rounds:
                     try_job.append(j)
                     try_code.append(FULL)
                     try_free.append(group_free[group])
-                    if by_gpus is not None and len(reserved_queues) >= queue_count:
-                        tail_rank = tail.ranks[0] if tail_first >= 0 and not changed else -1
-                        static_ranks = ranks if replaying else None
-                        run = self._glance_run(
-                            ranked, static_ranks, pos, group, by_gpus, None, tail_rank
-                        )
-                        if run:
-                            deque(islice(order, run), maxlen=0)  # recorded
                     continue
                 glanced = False
                 if below_glance and glance_need[j] > group_free[group]:
@@ -603,10 +562,6 @@ class Rounds:
                 try_job.append(j)
                 try_code.append(why)
                 try_free.append(room)
-                if glanced and by_gpus is not None and len(reserved_queues) >= queue_count:
-                    run = self._glance_run(ranked, None, pos, group, by_gpus, below, -1)
-                    if run:
-                        deque(islice(order, run), maxlen=0)  # recorded
                 if not self.config.backfill:
                     blocked.add(vc)
                     if queues_waiting is None:
@@ -628,52 +583,6 @@ class Rounds:
         if self._borrowing and self.sim.queues.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed
-
-    def _glance_run(
-        self,
-        ranked: Ranking,
-        ranks: list[int] | None,
-        pos: int,
-        group: int,
-        by_gpus: WaitingBySize,
-        below: EvictableBelow | None,
-        tail_rank: int,
-    ) -> int:
-        """Record at once the waiting jobs after the one at ``pos`` (just recorded full at a
-        glance) that are full at a glance too, up to the next job that may not be (found
-        through ``by_gpus``: :meth:`WaitingBySize.next_unglanced
-        <analysim.engine.below.WaitingBySize.next_unglanced>`) or the first job of a tail to
-        replay (rank ``tail_rank``); return how many. ``ranks``: a static
-        ranking's waiting ranks (positions are indices in it), else LAS's keyed order
-        (positions are keys). Nothing starts or stops meanwhile, so each of them would be
-        tried, and recorded, as the job at ``pos`` was: ``below`` (preemptive rounds) tells
-        whether a protected job is below each."""
-        free = self.group_free[group]
-        if ranks is not None:
-            keys, after, lo = ranks, ranks[pos], pos + 1
-        else:
-            keys, after = ranked.waiting, pos  # LAS's live keys: the round's order from pos on
-            lo = bisect_right(keys, pos)
-        stop = by_gpus.next_unglanced(after, free, below)
-        if after < tail_rank < stop:
-            stop = tail_rank
-        hi = len(keys) if stop == math.inf else bisect_left(keys, stop, lo)
-        count = hi - lo
-        if count <= 0:
-            return 0
-        records = self.records
-        if ranks is not None:
-            records.try_job.extend(map(self.ranker.job_at_rank.__getitem__, keys[lo:hi]))
-        else:
-            records.try_job.extend(map(ranked.n.__rmod__, keys[lo:hi]))
-        if below is None:
-            records.try_code.extend([FULL] * count)
-        else:  # protected below a key under the lowest-ranked protected running job's
-            split = bisect_left(keys, below.lowest_protected, lo, hi)
-            records.try_code.extend([FULL | PREEMPT_PROTECTED] * (split - lo))
-            records.try_code.extend([FULL | PREEMPT_NO_ROOM] * (hi - split))
-        records.try_free.extend([free] * count)
-        return count
 
     def _replay_tail(
         self,

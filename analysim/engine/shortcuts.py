@@ -70,10 +70,6 @@ class Shortcuts:
     #: than its group has free plus all those held by the evictable running jobs ranked
     #: below it is recorded full, its evictions failed, without a try (``below``)
     evictions_at_a_glance: bool = True
-    #: full or evictions at a glance (above), with backfill: the stretch of jobs after one
-    #: seen at a glance that would all be seen so is recorded at once, found through the
-    #: waiting jobs indexed by GPUs asked (``below.next_unglanced``), not walked job by job
-    glance_runs: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -93,7 +89,6 @@ class Shortcuts:
             alike_tries=False,
             kept_ends=False,
             evictions_at_a_glance=False,
-            glance_runs=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
