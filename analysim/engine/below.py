@@ -22,24 +22,17 @@ if TYPE_CHECKING:
 
 
 class EvictableBelow:
-    """The running jobs of a :class:`KeyedOrder` ranked below the key ``after`` as they are
-    now (a copy: made again after anything starts or stops), with each one's GPUs if its
-    protection has ended by ``now`` (``evictable_from <= now``). Asked about keys from
-    ``after`` on, it answers as if it held every running job: those ranked above ``after``
-    are above any key asked about."""
+    """The running jobs of a :class:`KeyedOrder` as they are now (a copy: made again after
+    anything starts or stops), with each one's GPUs if its protection has ended by
+    ``now`` (``evictable_from <= now``)."""
 
     __slots__ = ("keys", "held_from", "lowest_protected")
 
     def __init__(
-        self,
-        order: KeyedOrder,
-        gpus: list[int],
-        evictable_from: np.ndarray,
-        now: float,
-        after: int = -1,
+        self, order: KeyedOrder, gpus: list[int], evictable_from: np.ndarray, now: float
     ) -> None:
-        n, running = order.n, order.running
-        keys = running[bisect_right(running, after) :]
+        n = order.n
+        keys = list(order.running)
         held_from = [0] * (len(keys) + 1)  # GPUs of the evictable jobs from each index on
         total, lowest_protected = 0, -1
         for i in range(len(keys) - 1, -1, -1):
@@ -52,7 +45,7 @@ class EvictableBelow:
         #: the running jobs' keys, in order, and the GPUs of the evictable ones from each
         #: index on (the rounds' hot loop reads them as :meth:`gpus_below` does)
         self.keys, self.held_from = keys, held_from
-        #: the key of the lowest-ranked protected running job (-1: none below ``after``)
+        #: the key of the lowest-ranked protected running job (-1: none)
         self.lowest_protected = lowest_protected
 
     def gpus_below(self, key: int) -> int:

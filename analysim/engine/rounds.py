@@ -510,9 +510,8 @@ class Rounds:
                 glanced = False
                 if below_glance and glance_need[j] > group_free[group]:
                     if below is None:
-                        # (only the running jobs below: the round asks from ``pos`` on)
                         below = EvictableBelow(
-                            ranked, self._gpus, self.evictable_from, self.clock.now + EPS, pos
+                            ranked, self._gpus, self.evictable_from, self.clock.now + EPS
                         )
                         below_keys, held_from = below.keys, below.held_from
                     # (``below.gpus_below(pos)``, inline: asked for most jobs tried)
