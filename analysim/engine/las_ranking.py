@@ -70,9 +70,8 @@ class KeyedOrder:
     def waiting_from(self, key: int) -> Iterator[tuple[int, int]]:
         """(key, job) of the jobs waiting now from ``key`` on, in order (read lazily from a
         copy: jobs that come to wait later are not among them)."""
-        keys = self.waiting[bisect_left(self.waiting, key) :]
-        # (key, key % n), made without resuming a Python generator for each job
-        return zip(keys, map(self.n.__rmod__, keys), strict=True)
+        n, waiting = self.n, self.waiting
+        return ((k, k % n) for k in waiting[bisect_left(waiting, key) :])
 
     def running_below(self, key: int) -> list[int]:
         """The running jobs ranked below ``key``, lowest-ranked first."""
