@@ -13,6 +13,13 @@ simulation about 30 times slower than natively.
 ``--checkout`` runs another checkout's engine (its ``analysim`` first on ``PYTHONPATH``) on the
 same workload preset name ``--preset`` (``venus_overloaded``; older checkouts call the same
 month ``venus``).
+
+``--easy LOAD`` counts ``bench_easy.py``'s run instead: the calibrated ``venus`` preset at that
+load scale with the preset's config and EASY backfill, ``--config fifo`` (no preemption) or
+``las+preemption``. It subtracts a run that only imports and builds the workload (0
+simulations) from one with 1 simulation, which halves the time a count takes:
+
+    python benchmarks/count_instructions.py --easy 2.0 --config las+preemption
 """
 
 from __future__ import annotations
@@ -40,12 +47,35 @@ for _ in range({runs}):
     _common.timed_simulation(workload, cluster, config)
 """
 
+EASY_RUN = """
+from analysim import Simulation, presets
+workload = presets.workload("venus", seed=0, load_scale={load!r})
+cluster = presets.cluster("venus")
+config = presets.config("venus").replace(
+    scheduler={scheduler!r}, preemption={preemption!r}, backfill="easy"
+)
+for _ in range({runs}):
+    Simulation(workload, cluster, config).run()
+"""
 
-def instructions(checkout: Path, preset: str, config: str, days: float, runs: int) -> int:
-    """Instructions executed by a fresh interpreter that runs ``runs`` simulations."""
-    script = ONE_RUN.format(
-        benchmarks=str(checkout / "benchmarks"), preset=preset, days=days, config=config, runs=runs
-    )
+
+def instructions(
+    checkout: Path, preset: str, config: str, days: float, runs: int, easy: float | None = None
+) -> int:
+    """Instructions executed by a fresh interpreter that runs ``runs`` simulations (of
+    ``bench_easy.py``'s run at load ``easy``, if given)."""
+    if easy is None:
+        script = ONE_RUN.format(
+            benchmarks=str(checkout / "benchmarks"),
+            preset=preset,
+            days=days,
+            config=config,
+            runs=runs,
+        )
+    else:
+        scheduler = CONFIGS[config]["scheduler"]
+        preemption = bool(CONFIGS[config].get("preemption", False))
+        script = EASY_RUN.format(load=easy, scheduler=scheduler, preemption=preemption, runs=runs)
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cachegrind.out"
@@ -77,9 +107,18 @@ def main() -> None:
     parser.add_argument("--preset", default="venus_overloaded")
     parser.add_argument("--days", type=float, default=26)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="default: this one")
+    parser.add_argument("--easy", type=float, metavar="LOAD", help="bench_easy.py's run")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian: apt-get install -y valgrind)")
+    if args.easy is not None:
+        none = instructions(args.checkout, "", args.config, 0, 0, args.easy)
+        one = instructions(args.checkout, "", args.config, 0, 1, args.easy)
+        print(
+            f"{args.checkout}: {args.config}, venus at load {args.easy:g}, EASY: "
+            f"{one - none:,} instructions per simulation (0 runs: {none:,}; 1 run: {one:,})"
+        )
+        return
     one = instructions(args.checkout, args.preset, args.config, args.days, 1)
     two = instructions(args.checkout, args.preset, args.config, args.days, 2)
     print(
