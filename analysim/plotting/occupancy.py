@@ -1,7 +1,7 @@
 """Who holds which GPU: a node × GPU occupancy heatmap and a Gantt chart of jobs on GPUs.
 
 ``occupancy_heatmap`` draws one moment (a ``Result.snapshot(time)`` frame, or
-:func:`analysim.results.explain.gpu_snapshot`): one column per node, one row per GPU, coloured by
+:func:`analysim.results.spells.gpu_snapshot`): one column per node, one row per GPU, coloured by
 the VC of the job holding it, free GPUs pale, the cells past the last GPU of a node with fewer
 GPUs than others white and hatched ("no GPU"), borrowed GPUs (a job on another VC's node) marked
 with a cross; a strip under the grid shows which VC owns each node. In resource mode (a
@@ -277,7 +277,7 @@ def gantt(
     """Jobs on GPUs over time: one row per GPU (``node:gpu``), one bar per spell, coloured
     by job and labelled with its id. A job still running at ``now`` (default: the result's
     end) is drawn up to then, and a dashed line marks ``now`` (in the legend). ``spells``
-    defaults to :func:`analysim.results.explain.allocations` of ``result`` on ``cluster``; they are
+    defaults to :func:`analysim.results.spells.allocations` of ``result`` on ``cluster``; they are
     recorded for the CSV with ``start_s, end_s`` in seconds. Returns the Axes."""
     from analysim.results.spells import allocations, gpu_snapshot
 
