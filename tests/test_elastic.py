@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from elastic_checks import run_checking_elastic_invariants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -199,28 +200,7 @@ def elastic_cases(draw):
 @given(elastic_cases())
 def test_elastic_invariants(case):
     wl, config = case
-    cluster = asim.presets.cluster("toy")
-    result = Simulation(wl, cluster, config).run().result()
-    jobs = result.jobs.set_index("job_id")
-    assert (jobs["status"] == "done").all()  # every job finishes
-    spells = goodput_spells(result)
-    limits = jobs.loc[spells["job_id"], ["min_gpus", "max_gpus"]].to_numpy()
-    held = spells["num_gpus"].to_numpy()
-    assert (limits[:, 0] <= held).all() and (held <= limits[:, 1]).all()
-    assert (spells["goodput"] > 0).all()  # progress never decreases: rates > 0
-    assert (spells["end"] >= spells["start"]).all()
-    # never more GPUs than the cluster: at every event time, the spells running then
-    for t in np.unique(spells["start"]):
-        running = spells[(spells["start"] <= t) & (spells["end"] > t)]
-        assert running["num_gpus"].sum() <= TOY_GPUS
-    # work done = its work (+ the rescale costs it paid)
-    done = (spells["end"] - spells["start"]) * spells["goodput"]
-    work = done.groupby(spells["job_id"]).sum()
-    expected = jobs["duration"] + jobs["resizes"] * config.rescale_cost
-    np.testing.assert_allclose(work.to_numpy(), expected.loc[work.index].to_numpy(), rtol=1e-9)
-    # the plain rules (no shortcut, no leap) give the same run
-    plain = Simulation(wl, cluster, config.replace(leap=False), reference=True).run().result()
-    pd.testing.assert_frame_equal(result.jobs, plain.jobs)
+    run_checking_elastic_invariants(wl, asim.presets.cluster("toy"), config, TOY_GPUS)
 
 
 def test_with_elastic_jobs_draws_a_nested_seeded_share():
