@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from jobs_table import make_jobs
+from test_easy_backfill import STARVING
 
 import analysim as asim
 from analysim.engine import Simulation
@@ -51,17 +52,10 @@ def test_a_job_over_its_vcs_quota_sees_what_is_left_of_the_quota():
 
 @pytest.mark.parametrize("alike", [False, True])
 def test_a_job_that_would_delay_a_reservation_names_it_and_starts_without_it(alike):
-    # EASY: at t=60 j3 (16 GPUs) is promised t=100; j5 (4 GPUs for 200 s) fits on n3 but
-    # would hold it past 100: RESERVED by j3's reservation. Without it, j5 starts.
-    rows = [
-        ("j1", "a", 0, 100, 8),
-        ("j2", "a", 0, 50, 4),
-        ("j3", "a", 10, 30, 16),
-        ("j4", "a", 20, 10, 2),
-        ("j5", "a", 60, 200, 4),
-        ("j6", "a", 60, 40, 4),
-    ]
-    sim = _sim(rows, backfill="easy")
+    # EASY (the worked example of test_easy_backfill): at t=60 j3 (16 GPUs) is promised
+    # t=100; j5 (4 GPUs for 200 s) fits on n3 but would hold it past 100: RESERVED by j3's
+    # reservation. Without it, j5 starts.
+    sim = _sim(STARVING, backfill="easy")
     sim.run(until=60)
     starts, j3, j5 = sim.decider.starts, 2, 4
     assert sim.free.tolist() == [0, 0, 0, 4]
