@@ -106,7 +106,7 @@ class Rounds:
         self._releases = [0] * groups  # times GPUs of each group were released
         self._round_flags = 0  # the round at hand's flags, for the records
         # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
-        quotas = any(d.quota is not None for d in sim.partition.domains)
+        quotas = sim.partition.has_quotas
         # EASY backfill (its reservations: ``self.easy``)
         self._easy = self.config.backfill == "easy"
         # backfill rounds that replay the tail of the one before (``tails``): not with a

@@ -83,7 +83,7 @@ class StartTries:
         # read, never written here: the rounds' counters
         self._covers_group, self._releases, self.epoch = covers_group, releases, rounds.epoch
         #: whether a VC has a quota (if none has, a start never needs the quota check)
-        self.quotas = any(d.quota is not None for d in sim.partition.domains)
+        self.quotas = sim.partition.has_quotas
         needs_are_gpus, draws = book_fit is None, self.placer.random
         # job -> its group's release count when it did not fit, and why it did not then
         self._failed_at: dict[int, int] = shortcuts.memo()

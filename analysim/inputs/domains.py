@@ -57,6 +57,11 @@ class Partition:
     def n_groups(self) -> int:
         return int(self.domain_group.max()) + 1 if len(self.domain_group) else 0
 
+    @property
+    def has_quotas(self) -> bool:
+        """Whether some job's domain has a quota (if none has, no start needs the check)."""
+        return any(d.quota is not None for d in self.domains)
+
     def as_one_group(self) -> Partition:
         """The same partition with every domain in one group (when VCs may borrow from each
         other, every job competes with every other)."""
