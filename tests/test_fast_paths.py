@@ -25,7 +25,7 @@ from jobs_table import make_jobs
 from strategies import cases, workloads
 
 from analysim import Cluster, SimConfig, Workload, simulate
-from analysim.engine import Simulation, easy, evictions, rounds, simulation, starts
+from analysim.engine import Simulation, easy, evictions, rounds, simulation, starts, tenancy
 from analysim.engine.las_ranking import _SLACK, LASRanking, _near_top, keeps_las_rules
 from analysim.engine.shortcuts import Shortcuts
 from analysim.engine.tails import replay
@@ -705,4 +705,55 @@ def test_las_preemption_with_evictions_at_a_glance_runs_as_the_reference_mode(
     config = config.replace(scheduler=LAS(limits), preemption=True, backfill=backfill)
     _, fast_result = _run(workload, case.cluster, config, reference=False)
     _, plain_result = _run(workload, case.cluster, config, reference=True)
+    _same_runs(fast_result, plain_result)
+
+
+@dataclass(frozen=True)
+class _WithoutGlances(Shortcuts):
+    """Every shortcut but the two that record a job full (and its evictions failed) at a
+    glance."""
+
+    full_at_a_glance: bool = False
+    evictions_at_a_glance: bool = False
+
+
+def _own_room_tries_and_result(workload, cluster, config, monkeypatch) -> tuple[int, object]:
+    """How many times the rounds asked for room by migration, and the run's result."""
+    asked: list[int] = []
+    plain = tenancy.Tenancy.try_own_room
+
+    def counting(self, j):
+        asked.append(j)
+        return plain(self, j)
+
+    monkeypatch.setattr(tenancy.Tenancy, "try_own_room", counting)
+    sim, result = _run(workload, cluster, config, reference=False)
+    monkeypatch.setattr(tenancy.Tenancy, "try_own_room", plain)
+    assert sim.tenancy.migration
+    return len(asked), result
+
+
+@pytest.mark.parametrize(("scheduler", "preemption"), [("fifo", False), ("las", True)])
+def test_jobs_full_at_a_glance_are_not_offered_migration(scheduler, preemption, monkeypatch):
+    """Migration on, a long queue on a full cluster: a job asking for more GPUs than its
+    group has free is full at a glance, as without migration (no move can free GPUs that
+    are not there); the run and every decision record are those of the same run without the
+    glances (which asks migration for room for each of those jobs), and the reference mode's."""
+    workload = _busy_jobs(160, seed=5)
+    cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = SimConfig(
+        scheduler=scheduler, preemption=preemption, migration=True, backfill="easy", quantum=60
+    )
+    asked, fast_result = _own_room_tries_and_result(workload, cluster, config, monkeypatch)
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutGlances)
+    asked_without, slow_result = _own_room_tries_and_result(workload, cluster, config, monkeypatch)
+    assert asked_without > 2 * asked  # the glances were taken
+    assert fast_result.summary()["migrations"] > 0
+    _same_runs(fast_result, slow_result)
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(
+            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
+        )
+    monkeypatch.undo()
+    _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)

@@ -422,8 +422,9 @@ class Rounds:
         try_job, try_code, try_free = records.try_job, records.try_code, records.try_free
         marks_before = ([], set())
         # backfill, whole GPUs, no preemption, quota or room to reclaim: a job asking for more
-        # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``)
-        glance = self._full_at_a_glance and not preemptive and not own_room
+        # GPUs than its group has free is full at a glance (``Shortcuts.full_at_a_glance``);
+        # migration cannot help it either (too few GPUs are free to it in all)
+        glance = self._full_at_a_glance and not preemptive and not self._borrowing
         glance_need, group_free = self._glance_need, self.group_free
         starts = self.starts  # each try returns why it failed (a StartTry)
         try_start = starts.try_start_alike if starts.alike else starts.try_start
@@ -433,7 +434,7 @@ class Rounds:
         below_glance = (
             self._evictions_at_a_glance
             and preemptive
-            and not own_room
+            and not self._borrowing
             and isinstance(ranked, KeyedOrder)
         )
         below: EvictableBelow | None = None

@@ -54,10 +54,10 @@ class Shortcuts:
     #: the jobs the round before tried after its last start, when nothing started or
     #: stopped since and they come up again with the same reservations (``tails``)
     replayed_tails: bool = True
-    #: backfill with whole GPUs, no preemption and no quota: a job that asks for more
+    #: backfill with whole GPUs, no preemption, quota or borrowing: a job that asks for more
     #: GPUs than its group has free (on a domain that spans the group) is recorded as full
-    #: without trying to place it (a queue's head under EASY backfill is still tried: it
-    #: reserves)
+    #: without trying to place it, or to migrate jobs for it (a queue's head under EASY
+    #: backfill is still tried: it reserves)
     full_at_a_glance: bool = True
     #: whole GPUs, a placer that does not draw: a job whose needs (domain, GPUs, VC) and
     #: EASY reservations to keep are those of a job that failed to start, with nothing of
@@ -66,9 +66,10 @@ class Shortcuts:
     #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
     #: start and stop, not computed and sorted again for every reservation
     kept_ends: bool = True
-    #: preemption on LAS's kept ranking, whole GPUs, no quota: a job asking for more GPUs
-    #: than its group has free plus all those held by the evictable running jobs ranked
-    #: below it is recorded full, its evictions failed, without a try (``below``)
+    #: preemption on LAS's kept ranking, whole GPUs, no quota or borrowing: a job asking for
+    #: more GPUs than its group has free plus all those held by the evictable running jobs
+    #: ranked below it is recorded full, its migration and evictions failed, without a try
+    #: (``below``)
     evictions_at_a_glance: bool = True
 
     @classmethod
