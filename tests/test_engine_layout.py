@@ -377,7 +377,7 @@ def test_tenancy_is_a_collaborator_of_the_simulation_not_a_mixin():
     shares = asim.Simulation(sim.workload, sim.cluster, asim.SimConfig(placement="fgd"))
     assert type(shares.tenancy) is Tenancy and type(shares.tenancy.moves) is BookMoves
     # its state is its own: none of it lives on the simulation
-    for name in ("_borrow_failed_at", "_migrate_failed_at", "_borrow_cap", "own_room_why"):
+    for name in ("_borrow_failed_at", "_migrate_failed_at", "_borrow_cap"):
         assert hasattr(sim.tenancy, name) and not hasattr(sim, name)
 
 

@@ -493,10 +493,11 @@ class Rounds:
                         try_free.append(room)
                         continue
                     if own_room:
-                        if tenancy.try_own_room(j):
+                        made = tenancy.try_own_room(j)
+                        if made.started:
                             changed = True
                             continue
-                        why |= tenancy.own_room_why
+                        why |= made.why
                     if preemptive:
                         preempt_why = self.evictions.try_preempt_for(j, ranked, pos)
                         if not preempt_why:

@@ -8,11 +8,11 @@ migrate) and :meth:`Tenancy.try_borrow`, at a defragmentation boundary
 
 It owns its own state: per domain the nodes its jobs may borrow, per VC the most GPUs it may
 borrow, the memos of tries that failed (borrow, reclaim, migrate; against the rounds' per
-group ``epoch``), and what the last try to make room did in vain (``own_room_why``, for the
-records). It reads the cluster's state from the ledger, asks the rounds' parts
-(``Simulation.decider``: its ``starts`` where a job fits, its ``evictions`` which evictions
-free room), plans on trial copies, and changes state only through the engine's state changes
-(``start_running``, ``preempt``, ``migrate``) and
+group ``epoch``). A try to make room returns a :class:`RoomTry`: whether the job started,
+and what was tried in vain (the records' failure bits). It reads the cluster's state from
+the ledger, asks the rounds' parts (``Simulation.decider``: its ``starts`` where a job fits,
+its ``evictions`` which evictions free room), plans on trial copies, and changes state only
+through the engine's state changes (``start_running``, ``preempt``, ``migrate``) and
 :meth:`~analysim.engine.starts.StartTries.try_start`.
 ``docs/semantics.md`` gives the rules.
 """
@@ -20,6 +20,7 @@ free room), plans on trial copies, and changes state only through the engine's s
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -32,6 +33,22 @@ from analysim.inputs.domains import Domain, make_domain
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
+
+
+@dataclass(frozen=True)
+class RoomTry:
+    """The answer to a try to make room for a job: whether it started, else the failure
+    bits of what was tried in vain (``RECLAIM_FAILED``, ``MIGRATION_FAILED``; 0: nothing
+    was tried, as when too few GPUs are free to it in all)."""
+
+    started: bool
+    why: int = 0
+
+
+ROOM_MADE = RoomTry(True)
+_FAILED = {why: RoomTry(False, why) for why in (0, RECLAIM_FAILED, MIGRATION_FAILED)}
+_FAILED[RECLAIM_FAILED | MIGRATION_FAILED] = RoomTry(False, RECLAIM_FAILED | MIGRATION_FAILED)
+NOT_TRIED = _FAILED[0]
 
 
 class Tenancy:
@@ -50,8 +67,6 @@ class Tenancy:
         self.migration = bool(sim.config.migration)
         #: whether a job that does not fit may get room by reclaiming or migrating
         self.own_room: bool = self.borrowing or self.migration
-        #: what the last :meth:`try_own_room` tried in vain (the records' failure bits)
-        self.own_room_why = 0
         memo = sim.shortcuts.memo
         self._borrow_failed_at: dict[int, int] = memo()
         self._reclaim_failed_at: dict[int, int] = memo()
@@ -105,14 +120,16 @@ class Tenancy:
             return list(ledger.vc_used)
         return [u + b for u, b in zip(ledger.vc_used, ledger.vc_borrowed, strict=True)]
 
-    def try_own_room(self, j: int) -> bool:
+    def try_own_room(self, j: int) -> RoomTry:
         """Make room for ``j`` within what its VC is entitled to, without evicting any job
-        of its own rank order: reclaim lent GPUs, then migrate (when switched on). What was
-        tried in vain is left in ``own_room_why`` (the records' failure bits)."""
-        self.own_room_why = 0
-        if self.borrowing and self.try_reclaim(j):
-            return True
-        return self.migration and self.try_migrate(j)
+        of its own rank order: reclaim lent GPUs, then migrate (when switched on)."""
+        reclaimed = self.try_reclaim(j) if self.borrowing else NOT_TRIED
+        if reclaimed.started or not self.migration:
+            return reclaimed
+        migrated = self.try_migrate(j)
+        if migrated.started or not reclaimed.why:
+            return migrated
+        return _FAILED[reclaimed.why | migrated.why]
 
     # -- borrowing and reclaiming -------------------------------------------------------------
     def try_borrow(self, j: int) -> bool:
@@ -134,16 +151,16 @@ class Tenancy:
         sim.start_running(j, *placed, borrowed=True)  # (resource mode: with its claims)
         return True
 
-    def try_reclaim(self, j: int) -> bool:
+    def try_reclaim(self, j: int) -> RoomTry:
         """Preempt jobs of other VCs that borrowed GPUs ``j`` is entitled to, if that lets
         ``j`` start; the newest borrowers go first."""
         sim, ledger = self.sim, self.ledger
         if not ledger.borrowers or not self.starts.quota_allows(j, ledger.vc_used):
-            return False
+            return NOT_TRIED
         epoch = self.decider.epoch[sim.facts.group[j]]
-        self.own_room_why |= RECLAIM_FAILED  # until it succeeds
+        failed = _FAILED[RECLAIM_FAILED]
         if self._reclaim_failed_at.get(j) == epoch:
-            return False
+            return failed
         domain, vc, job_vc = sim.facts.domain[j], sim.facts.vc[j], sim.facts.vc
         candidates = [
             r
@@ -153,32 +170,32 @@ class Tenancy:
         victims = self.decider.evictions.fewest_to_free(j, candidates) if candidates else None
         if victims is None:
             self._reclaim_failed_at[j] = epoch
-            return False
+            return failed
         for r in victims:
             sim.preempt(r, cause=j, kind=RECLAIM)
         if not self.starts.try_start(j).started:
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
-        return True
+        return ROOM_MADE
 
     # -- migration ----------------------------------------------------------------------------
-    def try_migrate(self, j: int) -> bool:
+    def try_migrate(self, j: int) -> RoomTry:
         """If ``j`` does not fit although enough is free to it in all, move running jobs to
         other nodes (the fewest GPUs, or GPU milli, moved) so that it does, and start it."""
         sim = self.sim
         if not self.starts.quota_allows(j, self.ledger.vc_used) or not self.moves.enough_free(j):
-            return False  # not fragmentation: too little is free in all
+            return NOT_TRIED  # not fragmentation: too little is free in all
         epoch = self.decider.epoch[sim.facts.group[j]]
-        self.own_room_why |= MIGRATION_FAILED  # until it succeeds
+        failed = _FAILED[MIGRATION_FAILED]
         if self._migrate_failed_at.get(j) == epoch:
-            return False
+            return failed
         plan = self.moves.plan(j)
         if plan is None:
             self._migrate_failed_at[j] = epoch
-            return False
+            return failed
         self.moves.make(plan, cause=j)
         if not self.starts.try_start(j).started:
             raise PolicyError(f"placement policy {sim.placer.name!r} is not deterministic")
-        return True
+        return ROOM_MADE
 
     def defragment(self) -> set[int]:
         """A periodic pass: empty the least-used nodes by moving their jobs onto fuller ones
