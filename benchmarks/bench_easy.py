@@ -2,8 +2,10 @@
 
     python benchmarks/bench_easy.py 2.0 easy                    # LAS + preemption
     python benchmarks/bench_easy.py 2.0 easy --scheduler fifo   # FIFO, no preemption
+    python benchmarks/bench_easy.py 2.0 easy --migration        # LAS + preemption + migration
+    python benchmarks/bench_easy.py 2.0 easy --migration --no-preemption   # LAS + migration
 
-Prints the load, the backfill, the scheduler and the CPU seconds the run took
+Prints the load, the backfill, the scheduler, the switches and the CPU seconds the run took
 (``time.process_time``).
 """
 
@@ -22,15 +24,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("load", type=float, help="the workload's load scale")
     parser.add_argument("backfill", choices=["easy", "true"])
     parser.add_argument("--scheduler", choices=["las", "fifo"], default="las")
+    parser.add_argument("--migration", action="store_true", help="migration on")
+    parser.add_argument(
+        "--no-preemption", action="store_true", help="LAS without preemption (FIFO: never)"
+    )
     args = parser.parse_args(argv)
+    preemption = args.scheduler == "las" and not args.no_preemption
     backfill = {"easy": "easy", "true": True}[args.backfill]
     jobs = presets.workload("venus", seed=0, load_scale=args.load)
     cfg = presets.config("venus").replace(
-        scheduler=args.scheduler, preemption=args.scheduler == "las", backfill=backfill
+        scheduler=args.scheduler,
+        preemption=preemption,
+        migration=args.migration,
+        backfill=backfill,
     )
     started = time.process_time()
     Simulation(jobs, presets.cluster("venus"), cfg).run()
-    print(args.load, backfill, args.scheduler, "cpu", round(time.process_time() - started, 2))
+    switches = ("preemption" if preemption else "") + (" migration" if args.migration else "")
+    cpu = round(time.process_time() - started, 2)
+    print(args.load, backfill, args.scheduler, switches.strip() or "-", "cpu", cpu)
 
 
 if __name__ == "__main__":
