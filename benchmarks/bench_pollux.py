@@ -50,7 +50,7 @@ def replay(number: int, seed: int) -> dict:
     trace = asim.traces.read_pollux(WORKLOADS / f"workload-{number}.csv")
     pollux_agent._fit.cache_clear()
     with (
-        Timed(pollux_scheduler, "nsga2") as search,
+        Timed(pollux_scheduler, "search") as search,
         Timed(pollux_agent, "fit_perf_params") as fits,
     ):
         start = time.process_time()

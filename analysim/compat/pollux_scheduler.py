@@ -19,6 +19,7 @@ import numpy as np
 
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, RESTART, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
+from analysim.compat.pollux_search import search
 from analysim.policies.goodput import fitness, restart_weight
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
@@ -183,10 +184,14 @@ def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
 
 @dataclass
 class Pollux:
-    """The artifact's Pollux policy, its random draws from ``rng``."""
+    """The artifact's Pollux policy, its random draws from ``rng``: NSGA-II compiled
+    (:func:`~analysim.compat.pollux_search.search`), or with ``reference`` the numpy one
+    (:func:`~analysim.compat.pollux_nsga.nsga2` with :class:`Problem`'s operators; the same
+    rules, other draws, about 8 times slower)."""
 
     jobs: list[PolluxJob]
     rng: np.random.Generator
+    reference: bool = False
     _front: tuple[np.ndarray, list[int]] | None = None
     _tables: dict = field(default_factory=dict)
 
@@ -202,7 +207,12 @@ class Pollux:
         if len(self._tables) > 20000:
             self._tables.clear()
         problem = Problem([self.jobs[j] for j in order], base, now, self.rng, self._tables)
-        states, values = nsga2(problem, self._start(order, base), self.rng)
+        start = self._start(order, base)
+        if self.reference:
+            states, values = nsga2(problem, start, self.rng)
+        else:
+            caps, factor = problem.max_replicas[:, 0], problem.factor
+            states, values = search(start, base, caps, factor, problem.speedups, self.rng)
         self._front = (states, order)
         best = states[int(np.argmin(values[:, 0]))]
         out = {}
