@@ -234,7 +234,7 @@ def test_compiled_operators_keep_the_limits_and_equal_plain():
     caps = problem.max_replicas[:, 0].astype(np.int64)
     start = np.random.default_rng(4).integers(0, 5, size=(300, 5, 16)).astype(np.int8)
     results = []
-    scratch = ps._scratch(5, 16)
+    scratch = ps._scratch(16)
     for mutate, repair in ((ps._mutate, ps._repair), (ps._mutate.py_func, ps._repair.py_func)):
         rng, counts, states = np.random.default_rng(9), np.zeros((2, 5), np.int64), start.copy()
         for state in states:
@@ -264,7 +264,7 @@ def test_compiled_mutation_raises_with_the_artifacts_chance():
     state[1, 1] = state[2, 1] = 1  # node 1: jobs 1 and 2
     state[3, 2] = 4  # node 2 full
     base = state.copy()  # resets change nothing
-    rng, trials, scratch = np.random.default_rng(0), 20000, ps._scratch(5, 16)
+    rng, trials, scratch = np.random.default_rng(0), 20000, ps._scratch(16)
     grown = np.zeros((5, 16))
     for _ in range(trials):
         child = state.copy()

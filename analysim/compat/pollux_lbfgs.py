@@ -119,18 +119,22 @@ def _dot(a, b):
 
 
 @njit(cache=True, error_model="numpy")
-def _two_loop(grad, pairs_s, pairs_y, pairs, free):
+def _two_loop(grad, pairs_s, pairs_y, pairs, free, q, s, y, sy, alphas):
     """The L-BFGS product of the inverse Hessian estimate and ``grad`` on the free
-    variables (the ``pairs`` oldest-first rows of ``pairs_s, pairs_y``, masked to them)."""
+    variables, into ``q`` (the ``pairs`` oldest-first rows of ``pairs_s, pairs_y``, masked
+    to them into ``s, y``; ``sy, alphas``: one per pair)."""
     m = len(grad)
-    q = np.where(free, grad, 0.0)
+    for i in range(m):
+        q[i] = grad[i] if free[i] else 0.0
     if pairs == 0:
-        return q
-    s = np.where(free, pairs_s[:pairs], 0.0)
-    y = np.where(free, pairs_y[:pairs], 0.0)
-    sy = np.array([_dot(s[k], y[k]) for k in range(pairs)])
-    alphas = np.zeros(pairs)
+        return
+    for k in range(pairs):
+        for i in range(m):
+            s[k, i] = pairs_s[k, i] if free[i] else 0.0
+            y[k, i] = pairs_y[k, i] if free[i] else 0.0
+        sy[k] = _dot(s[k], y[k])
     for k in range(pairs - 1, -1, -1):
+        alphas[k] = 0.0
         if sy[k] <= 1e-12:
             continue
         a = _dot(s[k], q) / sy[k]
@@ -148,41 +152,47 @@ def _two_loop(grad, pairs_s, pairs_y, pairs, free):
         b = _dot(y[k], q) / sy[k]
         for i in range(m):
             q[i] = q[i] + s[k, i] * (alphas[k] - b)
-    return np.where(free, q, 0.0)
+    for i in range(m):
+        if not free[i]:
+            q[i] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
 def _minimize(rows, x0, lower, upper, fixed, iterations):
     """As :func:`analysim.compat.pollux_goodput._minimize`, on arrays."""
     m = len(x0)
-    x = np.minimum(np.maximum(x0, lower), upper)
+    x = np.empty(m)
+    for i in range(m):
+        x[i] = min(max(x0[i], lower[i]), upper[i])
     terms = np.zeros((len(rows) + 1, 9))
     grad = np.zeros(m)
     value = _value(rows, x, terms)
     if not (math.isfinite(value) and _gradient(rows, x, terms, grad)):
         value = math.inf
         grad[:] = 0.0
-    pairs_s = np.zeros((MEMORY, m))
-    pairs_y = np.zeros((MEMORY, m))
+    pairs_s, pairs_y = np.zeros((MEMORY, m)), np.zeros((MEMORY, m))
+    s, y = np.zeros((MEMORY, m)), np.zeros((MEMORY, m))
+    sy, alphas = np.zeros(MEMORY), np.zeros(MEMORY)
     pairs = 0
-    trial = np.zeros(m)
-    moved = np.zeros(m)
-    trial_grad = np.zeros(m)
+    trial, moved, trial_grad, change = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(m)
+    free, projected, direction = np.zeros(m, dtype=np.bool_), np.zeros(m), np.zeros(m)
     for _ in range(iterations):
-        free = np.zeros(m, dtype=np.bool_)
         biggest = 0.0
         for i in range(m):
             v, g = x[i], grad[i]
             held = fixed[i] or (v <= lower[i] and g > 0) or (v >= upper[i] and g < 0)
             free[i] = not held
-            if free[i]:
+            projected[i] = 0.0 if held else g
+            if not held:
                 biggest = max(biggest, abs(g))
         if biggest < 1e-5:
             break
-        projected = np.where(free, grad, 0.0)
-        direction = -_two_loop(projected, pairs_s, pairs_y, pairs, free)
+        _two_loop(projected, pairs_s, pairs_y, pairs, free, direction, s, y, sy, alphas)
+        for i in range(m):
+            direction[i] = -direction[i]
         if _dot(direction, projected) >= 0:
-            direction = -projected
+            for i in range(m):
+                direction[i] = -projected[i]
             pairs = 0
         step = 1.0
         accepted = False
@@ -199,19 +209,18 @@ def _minimize(rows, x0, lower, upper, fixed, iterations):
             step /= 2
         if not accepted:
             break
-        y = trial_grad - grad
-        if _dot(moved, y) > 1e-12:
+        for i in range(m):
+            change[i] = trial_grad[i] - grad[i]
+        if _dot(moved, change) > 1e-12:
             if pairs == MEMORY:
-                pairs_s[:-1] = pairs_s[1:].copy()
-                pairs_y[:-1] = pairs_y[1:].copy()
+                for k in range(MEMORY - 1):
+                    pairs_s[k], pairs_y[k] = pairs_s[k + 1], pairs_y[k + 1]
                 pairs -= 1
-            pairs_s[pairs] = moved
-            pairs_y[pairs] = y
+            pairs_s[pairs], pairs_y[pairs] = moved, change
             pairs += 1
         done = (value - trial_value) <= 2.2e-9 * max(abs(value), abs(trial_value), 1.0)
-        x = trial.copy()
+        x[:], grad[:] = trial, trial_grad
         value = trial_value
-        grad = trial_grad.copy()
         if done:
             break
     return x

@@ -174,10 +174,14 @@ def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
         app = job.app
         limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
         base = model.best([1], [fair], *limits)[0][0]
-        pairs = [(n, r) for r in range(1, MOST + 1) for n in range(-(-r // 4), min(r, NODES) + 1)]
-        nodes, replicas = (np.array(c) for c in zip(*pairs, strict=True))
+        # The model tells only one node from several: the best goodput of each replica
+        # count on 1 node and on 2 (more nodes), spread over the reachable pairs.
+        replicas = np.arange(1, MOST + 1)
+        classes = model.best(np.repeat([1, 2], MOST), np.tile(replicas, 2), *limits)[0] / base
         table = np.zeros((NODES + 1, MOST + 1))
-        table[nodes, replicas] = model.best(nodes, replicas, *limits)[0] / base
+        for n in range(1, NODES + 1):
+            reach = (replicas >= n) & (replicas <= NODE_GPUS * n)
+            table[n, replicas[reach]] = classes[MOST * (n > 1) :][: MOST][reach]
         tables[key] = table
     return tables[key]
 

@@ -89,7 +89,7 @@ def _search(start, base, caps, factor, table, rng, size, generations):
     hashes = np.zeros(capacity, dtype=np.int64)
     slots = np.full(SLOTS, -1, dtype=np.int64)
     counts = np.zeros((2, jobs), dtype=np.int64)  # nodes used, replicas of each job
-    scratch = _scratch(jobs, nodes)
+    scratch = _scratch(nodes)
     count = 0
     for s in range(len(start)):
         pool[count] = start[s]
@@ -180,11 +180,11 @@ def _offspring(
 
 
 @njit(cache=True)
-def _scratch(jobs, nodes):
-    """Work space of the operators: nodes with room, jobs on each node, an order of the
-    nodes (each one per node), and the raised cells (one per cell)."""
+def _scratch(nodes):
+    """Work space of the operators, one value per node each: the nodes with room, the jobs
+    on each node, an order of the nodes."""
     per_node = np.zeros((3, nodes), dtype=np.int64)
-    return per_node[0], per_node[1], per_node[2], np.zeros((jobs, nodes), dtype=np.bool_)
+    return per_node[0], per_node[1], per_node[2]
 
 
 @njit(cache=True)
@@ -219,7 +219,7 @@ def _mutate(state, base, rng, scratch):
     ``1/(jobs on it)``, to a number drawn from its own up to 4 (``scratch``:
     :func:`_scratch`)."""
     jobs, nodes = state.shape
-    room, present, raised = scratch[0], scratch[1], scratch[3]
+    room, present = scratch[0], scratch[1]
     for j in range(jobs):
         if rng.random() < 0.1:
             state[j] = base[j]
@@ -241,28 +241,34 @@ def _mutate(state, base, rng, scratch):
         if used < NODE_GPUS:
             room[rooms] = n
             rooms += 1
-    raised[:] = False
+    # Raises, in one pass over the cells with room (job by job, node by node): chance 1/jobs
+    # on each (the next such cell found by a geometric skip), else 1/(jobs on the node) for
+    # a job there; both drawn from the state before any raise.
     p1 = 1.0 / jobs
-    cells = jobs * rooms
-    at = -1
-    while True:  # chance 1/jobs on every cell with room: skip to the next raised one
-        if p1 >= 1.0:
-            at += 1
-        else:
-            at += 1 + int(math.floor(math.log(1.0 - rng.random()) / math.log1p(-p1)))
-        if at >= cells:
-            break
-        raised[at // rooms, room[at % rooms]] = True
-    for j in range(jobs):  # chance 1/(jobs on the node) for a job there
+    skip = math.log1p(-p1) if p1 < 1.0 else 0.0
+    next_a = _next_raise(-1, skip, rng)
+    at = 0
+    for j in range(jobs):
         for r in range(rooms):
             n = room[r]
-            if state[j, n] > 0 and rng.random() < 1.0 / present[n]:
-                raised[j, n] = True
-    for j in range(jobs):
-        for n in range(nodes):
-            if raised[j, n]:
-                cell = int(state[j, n])
+            cell = int(state[j, n])
+            hit = at == next_a
+            if hit:
+                next_a = _next_raise(at, skip, rng)
+            elif cell > 0:
+                hit = rng.random() < 1.0 / present[n]
+            if hit:
                 state[j, n] = cell + int(rng.random() * (NODE_GPUS + 1 - cell))
+            at += 1
+
+
+@njit(cache=True)
+def _next_raise(at, skip, rng):
+    """The next cell after ``at`` raised with chance ``p`` each (``skip``: log(1 - p); 0
+    when p is 1): a geometric number of cells skipped."""
+    if skip == 0.0:
+        return at + 1
+    return at + 1 + int(math.floor(math.log(1.0 - rng.random()) / skip))
 
 
 @njit(cache=True)
@@ -367,10 +373,19 @@ def _find(pool, hashes, slots, key, state):
     slot = key & (SLOTS - 1)
     while slots[slot] >= 0:
         at = slots[slot]
-        if hashes[at] == key and np.array_equal(pool[at], state):
+        if hashes[at] == key and _same(pool[at], state):
             return at
         slot = (slot + 1) & (SLOTS - 1)
     return -1
+
+
+@njit(cache=True)
+def _same(a, b):
+    for j in range(a.shape[0]):
+        for n in range(a.shape[1]):
+            if a[j, n] != b[j, n]:
+                return False
+    return True
 
 
 @njit(cache=True)
