@@ -294,3 +294,22 @@ def test_compiled_fronts_and_crowding_equal_numpy():
             distance = np.empty(len(front))
             distance[np.searchsorted(front, members)] = ps._crowding(values, members)
             assert np.array_equal(distance, crowding(values[front]))
+
+
+def test_speedup_table_equals_the_model_on_every_pair():
+    """The table built from the two node classes (one node, several) equals the model's best
+    goodput asked pair by pair (nodes, replicas), over the best on the fair share; pairs no
+    allocation reaches stay 0."""
+    from analysim.compat.pollux_scheduler import _table
+
+    (job,) = jobs(("cifar10", 0))
+    for key, (step, sync) in {(1, 1, 128): (0.05, 0.04), (1, 4, 64): (0.06, 0.03),
+                              (2, 8, 64): (0.09, 0.05)}.items():  # fmt: skip
+        job.agent.observe(*key, step, sync, (0.5, 2.0))
+    table = _table(job, 8, {})
+    model, app = job.agent.model(), job.app
+    limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+    base = model.best([1], [8], *limits)[0][0]
+    for nodes, replicas in [(1, 1), (1, 4), (2, 5), (3, 12), (16, 64), (2, 8)]:
+        assert table[nodes, replicas] == model.best([nodes], [replicas], *limits)[0][0] / base
+    assert table[1, 5] == table[5, 4] == table[0, 3] == 0.0
