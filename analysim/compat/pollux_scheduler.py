@@ -181,7 +181,7 @@ def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
         table = np.zeros((NODES + 1, MOST + 1))
         for n in range(1, NODES + 1):
             reach = (replicas >= n) & (replicas <= NODE_GPUS * n)
-            table[n, replicas[reach]] = classes[MOST * (n > 1) :][: MOST][reach]
+            table[n, replicas[reach]] = classes[MOST * (n > 1) :][:MOST][reach]
         tables[key] = table
     return tables[key]
 

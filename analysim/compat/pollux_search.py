@@ -135,7 +135,7 @@ def _offspring(
 ):  # fmt: skip
     """Up to ``size`` new states after the ``count`` parents: pymoo's batches (each as many
     matings as half the children missing, at most ``TRIES``), one child after another."""
-    jobs = base.shape[0]
+    jobs, nodes = base.shape
     made = 0
     order = np.arange(count)
     winners = np.zeros(2, dtype=np.int64)
@@ -157,10 +157,12 @@ def _offspring(
                     used += 1
                 winners[w] = _tournament(picks[0], picks[1], values, crowds, rng)
             point = int(rng.random() * jobs) if rng.random() < 0.9 else 0
+            a, b = pool[winners[0]], pool[winners[1]]
             for j in range(jobs):
-                first, second = (winners[1], winners[0]) if j < point else (winners[0], winners[1])
-                child[0, j] = pool[first, j]
-                child[1, j] = pool[second, j]
+                first, second = (b, a) if j < point else (a, b)
+                for n in range(nodes):
+                    child[0, j, n] = first[j, n]
+                    child[1, j, n] = second[j, n]
             for c in range(2):
                 if made >= size:
                     break
