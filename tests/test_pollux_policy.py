@@ -313,3 +313,15 @@ def test_speedup_table_equals_the_model_on_every_pair():
     for nodes, replicas in [(1, 1), (1, 4), (2, 5), (3, 12), (16, 64), (2, 8)]:
         assert table[nodes, replicas] == model.best([nodes], [replicas], *limits)[0][0] / base
     assert table[1, 5] == table[5, 4] == table[0, 3] == 0.0
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_policy_decides_with_either_search(reference):
+    """The policy with the compiled search or the numpy one (``reference``): each job of a
+    fresh round gets one GPU (a job's cap before any profile), on one node."""
+    from analysim.compat.pollux_scheduler import Pollux
+
+    three = jobs(("cifar10", 0), ("bert", 0), ("yolov3", 0))
+    policy = Pollux(three, np.random.default_rng(0), reference=reference)
+    out = policy.decide(60, [0, 1, 2], {})
+    assert sorted(out) == [0, 1, 2] and all(len(nodes) == 1 for nodes in out.values())
