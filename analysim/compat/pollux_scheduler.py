@@ -165,25 +165,34 @@ def row_counts(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
-    """Speed-up of ``job`` on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable pairs 0)."""
+    """Speed-up of ``job`` on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable pairs 0):
+    its best goodput there over the best on ``fair`` GPUs of one node (the goodputs kept
+    for every fair share while the job's model stays the same)."""
     model = job.agent.model()
     if model is None:
         return np.broadcast_to(np.arange(MOST + 1) / fair, (NODES + 1, MOST + 1))
-    key = (id(job), job.agent.perf, job.agent.grad, fair)
-    if key not in tables:
-        app = job.app
-        limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
-        base = model.best([1], [fair], *limits)[0][0]
-        # The model tells only one node from several: the best goodput of each replica
-        # count on 1 node and on 2 (more nodes), spread over the reachable pairs.
-        replicas = np.arange(1, MOST + 1)
-        classes = model.best(np.repeat([1, 2], MOST), np.tile(replicas, 2), *limits)[0] / base
-        table = np.zeros((NODES + 1, MOST + 1))
-        for n in range(1, NODES + 1):
-            reach = (replicas >= n) & (replicas <= NODE_GPUS * n)
-            table[n, replicas[reach]] = classes[MOST * (n > 1) :][:MOST][reach]
-        tables[key] = table
-    return tables[key]
+    key = (id(job), job.agent.perf, job.agent.grad)
+    if (*key, fair) not in tables:
+        if key not in tables:
+            tables[key] = _goodputs(model, job.app)
+        goodputs, one_node = tables[key]
+        tables[(*key, fair)] = goodputs / one_node[fair - 1]
+    return tables[(*key, fair)]
+
+
+def _goodputs(model, app) -> tuple[np.ndarray, np.ndarray]:
+    """Best goodput ``model`` predicts on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable
+    pairs 0), and on 1 to 64 replicas of one node (reachable or not). The model tells only
+    one node from several: the best goodput of each replica count on 1 node and on 2 (more
+    nodes), spread over the reachable pairs."""
+    limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+    replicas = np.arange(1, MOST + 1)
+    classes = model.best(np.repeat([1, 2], MOST), np.tile(replicas, 2), *limits)[0]
+    table = np.zeros((NODES + 1, MOST + 1))
+    for n in range(1, NODES + 1):
+        reach = (replicas >= n) & (replicas <= NODE_GPUS * n)
+        table[n, replicas[reach]] = classes[MOST * (n > 1) :][:MOST][reach]
+    return table, classes[:MOST]
 
 
 @dataclass
