@@ -184,9 +184,9 @@ def _offspring(
 @njit(cache=True)
 def _scratch(nodes):
     """Work space of the operators, one value per node each: the nodes with room, the jobs
-    on each node, an order of the nodes."""
-    per_node = np.zeros((3, nodes), dtype=np.int64)
-    return per_node[0], per_node[1], per_node[2]
+    on each node, an order of the nodes, GPUs on each node."""
+    per_node = np.zeros((4, nodes), dtype=np.int64)
+    return per_node[0], per_node[1], per_node[2], per_node[3]
 
 
 @njit(cache=True)
@@ -230,17 +230,17 @@ def _mutate(state, base, rng, scratch):
             for n in range(nodes):
                 if rng.random() < 0.1:
                     state[j, n] = 0
-    rooms = 0  # room[:rooms]: the nodes with room, in order; present: jobs on each node
-    for n in range(nodes):
-        used = 0
-        on = 0
-        for j in range(jobs):
+    used = scratch[3]  # GPUs on each node; present: jobs on each node
+    used[:] = 0
+    present[:] = 0
+    for j in range(jobs):
+        for n in range(nodes):
             cell = int(state[j, n])
-            used += cell
-            if cell > 0:
-                on += 1
-        present[n] = on
-        if used < NODE_GPUS:
+            used[n] += cell
+            present[n] += cell > 0
+    rooms = 0  # room[:rooms]: the nodes with room, in order
+    for n in range(nodes):
+        if used[n] < NODE_GPUS:
             room[rooms] = n
             rooms += 1
     # Raises, in one pass over the cells with room (job by job, node by node): chance 1/jobs
@@ -296,37 +296,39 @@ def _repair(state, caps, counts, rng, scratch):
     at most 4 GPUs per node (later jobs trimmed). Leaves the state's counts in ``counts``
     (``scratch``: :func:`_scratch`)."""
     jobs, nodes = state.shape
-    order = scratch[2]
+    order, total = scratch[2], scratch[3]  # total: per node, of the jobs so far
     _row_counts(state, counts)
     changed = False
-    for n in range(nodes):
-        taken = False
-        for j in range(jobs):
-            if state[j, n] > 0 and counts[0, j] > 1:
-                if taken:
-                    state[j, n] = 0
-                    changed = True
-                taken = True
+    total[:] = 0  # here: whether a job over several nodes holds the node
+    for j in range(jobs):
+        if counts[0, j] > 1:
+            for n in range(nodes):
+                if state[j, n] > 0:
+                    if total[n]:
+                        state[j, n] = 0
+                        changed = True
+                    total[n] = 1
     if changed:
         _row_counts(state, counts)
     for j in range(jobs):
         if counts[1, j] > caps[j]:
-            order[:] = np.arange(nodes)
+            for n in range(nodes):
+                order[n] = n
             _permute(order, rng)
-            total = 0
+            kept = 0
             for n in order:
                 cell = int(state[j, n])
-                state[j, n] = min(total + cell, caps[j]) - min(total, caps[j])
-                total += cell
+                state[j, n] = min(kept + cell, caps[j]) - min(kept, caps[j])
+                kept += cell
             changed = True
-    for n in range(nodes):
-        total = 0
-        for j in range(jobs):
+    total[:] = 0
+    for j in range(jobs):
+        for n in range(nodes):
             cell = int(state[j, n])
-            if total + cell > NODE_GPUS:
-                state[j, n] = max(NODE_GPUS - total, 0)
+            if total[n] + cell > NODE_GPUS:
+                state[j, n] = max(NODE_GPUS - total[n], 0)
                 changed = True
-            total += cell
+            total[n] += cell
     if changed:
         _row_counts(state, counts)
 
