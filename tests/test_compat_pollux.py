@@ -232,5 +232,5 @@ def test_pollux_golden_seed_0(tmp_path):
     jobs = asim.simulate(
         trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=0
     ).jobs.set_index("job_id")
-    assert jobs["end_time"].to_dict() == {"a": 766.0, "b": 137.0, "c": 1514.0, "d": 1558.0}
-    assert jobs["preemptions"].to_dict() == {"a": 5, "b": 0, "c": 5, "d": 5}
+    assert jobs["end_time"].to_dict() == {"a": 733.0, "b": 137.0, "c": 1482.0, "d": 1590.0}
+    assert jobs["preemptions"].to_dict() == {"a": 4, "b": 0, "c": 5, "d": 6}

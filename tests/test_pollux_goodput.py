@@ -174,3 +174,12 @@ def test_fit_holds_what_one_configuration_cannot_tell():
     assert (fit.alpha_r, fit.beta_r) == (1e-8, 1e-8)
     assert (fit.alpha_n, fit.beta_n) == (pytest.approx(1.1e-8), pytest.approx(1.1e-8))
     assert fit.beta_c == pytest.approx(params[1], rel=0.01)
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_compiled_fit_equals_the_plain_one(name):
+    """The compiled search (``pollux_lbfgs``) returns the plain-float search's parameters to
+    the bit: the same operations in the same order."""
+    rows, _ = PROFILES[name]
+    columns = [np.array(c) for c in zip(*rows, strict=True)]
+    assert fit_perf_params(*columns) == fit_perf_params(*columns, compiled=False)

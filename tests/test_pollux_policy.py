@@ -191,3 +191,137 @@ def test_repair_equals_the_plain_rules(seed):
     ours = Problem(five, base, 120, np.random.default_rng(seed), {}).repair(start.copy())
     plain = plain_repair(Problem(five, base, 120, np.random.default_rng(seed), {}), start.copy())
     assert np.array_equal(ours, plain) and not np.array_equal(ours, start)
+
+
+# The compiled search (pollux_search): its rules, and its compiled run equal to its plain
+# (Python) run draw for draw.
+
+
+def _kernel_problem(seed=0):
+    five = jobs(("cifar10", 0), ("bert", 0), ("ncf", 0), ("yolov3", 0), ("imagenet", 0))
+    five[0].agent.profile[(1, 4, 64)] = (0.1, 0.05)  # cap 8; the others 1
+    five[3].agent.profile[(2, 8, 8)] = (0.2, 0.05)  # cap 16
+    base = np.zeros((5, 16), dtype=np.int64)
+    base[0, :2], base[3, 5] = 2, 4
+    problem = Problem(five, base, 600, None, {})
+    table = np.random.default_rng(seed).random(problem.speedups.shape)  # any speed-ups
+    table[:, 0, :] = table[:, :, 0] = 0
+    return problem, table
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_compiled_search_equals_the_plain_run(seed):
+    """Same generator seed, same start: the compiled search and the same code run by Python
+    (``compiled=False``) draw alike and return the same front."""
+    from analysim.compat.pollux_search import search
+
+    problem, table = _kernel_problem(seed)
+    start = np.random.default_rng(seed + 7).integers(0, 3, size=(6, 5, 16))
+    args = (start, problem.base, problem.max_replicas[:, 0], problem.factor, table)
+    ours = search(*args, np.random.default_rng(seed), size=12, generations=4)
+    plain = search(*args, np.random.default_rng(seed), size=12, generations=4, compiled=False)
+    assert np.array_equal(ours[0], plain[0]) and np.array_equal(ours[1], plain[1])
+    assert len(ours[0]) >= 1
+
+
+def test_compiled_operators_keep_the_limits_and_equal_plain():
+    """Mutation then repair of 300 random states: at most 4 GPUs per node, the job's cap, one
+    spread job per node; compiled and plain draw alike."""
+    from analysim.compat import pollux_search as ps
+
+    problem, _ = _kernel_problem()
+    base = problem.base.astype(np.int8)
+    caps = problem.max_replicas[:, 0].astype(np.int64)
+    start = np.random.default_rng(4).integers(0, 5, size=(300, 5, 16)).astype(np.int8)
+    results = []
+    scratch = ps._scratch(16)
+    for mutate, repair in ((ps._mutate, ps._repair), (ps._mutate.py_func, ps._repair.py_func)):
+        rng, counts, states = np.random.default_rng(9), np.zeros((2, 5), np.int64), start.copy()
+        for state in states:
+            mutate(state, base, rng, scratch)
+            repair(state, caps, counts, rng, scratch)
+            assert counts[1].tolist() == state.sum(axis=1).tolist()
+        results.append(states)
+    states = results[0]
+    assert np.array_equal(results[0], results[1]) and not np.array_equal(states, start)
+    assert (states.sum(axis=1) <= 4).all() and (states >= 0).all()
+    assert (states.sum(axis=2) <= caps).all()
+    spread = np.count_nonzero(states, axis=2) > 1
+    assert ((states > 0) & spread[:, :, None]).sum(axis=1).max() <= 1
+
+
+def test_compiled_mutation_raises_with_the_artifacts_chance():
+    """The raise is drawn as two events (1/jobs by geometric skips, 1/(jobs on the node) per
+    job there): together the artifact's p1 + p2 - p1 p2. With 5 jobs: a job alone on a node
+    with room is raised with chance 1/5 + 1 - 1/5 = 1, each of two jobs on a node with
+    1/5 + 1/2 - 1/10 = 0.6, an absent job 1/5, none on a full node; a raised cell of c GPUs
+    grows with chance (4 - c) / (5 - c). 20,000 mutations: each share within 4 sigma (plus
+    1 % for a row dropped first)."""
+    from analysim.compat import pollux_search as ps
+
+    state = np.zeros((5, 16), dtype=np.int8)
+    state[0, 0] = 1  # node 0: job 0 alone
+    state[1, 1] = state[2, 1] = 1  # node 1: jobs 1 and 2
+    state[3, 2] = 4  # node 2 full
+    base = state.copy()  # resets change nothing
+    rng, trials, scratch = np.random.default_rng(0), 20000, ps._scratch(16)
+    grown = np.zeros((5, 16))
+    for _ in range(trials):
+        child = state.copy()
+        ps._mutate(child, base, rng, scratch)
+        grown += child > state
+    share = grown / trials
+    for expected, observed in ((1.0 * 3 / 4, share[0, 0]), (0.6 * 3 / 4, share[1, 1]),
+                               (0.2 * 4 / 5, share[4, 3])):  # fmt: skip
+        sigma = np.sqrt(expected * (1 - expected) / trials)
+        assert abs(observed - expected) < 4 * sigma + 0.01
+    assert share[:, 2].max() < 0.003  # on the full node only after job 3's row is dropped
+
+
+def test_compiled_fronts_and_crowding_equal_numpy():
+    """The compiled sorting (one pass over the points in lexical order) and crowding equal
+    the numpy ones (pymoo's values), with ties and repeated points."""
+    from analysim.compat import pollux_search as ps
+
+    rng = np.random.default_rng(2)
+    for size in [1, 2, 3, 5, 40, 40, 40, 200]:
+        values = rng.integers(0, 6, size=(size, 2)).astype(float)
+        order = ps._lex_order(values)
+        rank = ps._fronts(values, order)
+        for r, front in enumerate(fronts_of(values)):
+            assert sorted(np.flatnonzero(rank == r).tolist()) == front.tolist()
+            members = order[rank[order] == r]  # the front in lexical order
+            distance = np.empty(len(front))
+            distance[np.searchsorted(front, members)] = ps._crowding(values, members)
+            assert np.array_equal(distance, crowding(values[front]))
+
+
+def test_speedup_table_equals_the_model_on_every_pair():
+    """The table built from the two node classes (one node, several) equals the model's best
+    goodput asked pair by pair (nodes, replicas), over the best on the fair share; pairs no
+    allocation reaches stay 0."""
+    from analysim.compat.pollux_scheduler import _table
+
+    (job,) = jobs(("cifar10", 0))
+    for key, (step, sync) in {(1, 1, 128): (0.05, 0.04), (1, 4, 64): (0.06, 0.03),
+                              (2, 8, 64): (0.09, 0.05)}.items():  # fmt: skip
+        job.agent.observe(*key, step, sync, (0.5, 2.0))
+    table = _table(job, 8, {})
+    model, app = job.agent.model(), job.app
+    limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+    base = model.best([1], [8], *limits)[0][0]
+    for nodes, replicas in [(1, 1), (1, 4), (2, 5), (3, 12), (16, 64), (2, 8)]:
+        assert table[nodes, replicas] == model.best([nodes], [replicas], *limits)[0][0] / base
+    assert table[1, 5] == table[5, 4] == table[0, 3] == 0.0
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_policy_decides_with_either_search(reference):
+    """The policy with the compiled search or the numpy one (``reference``): each job of a
+    fresh round gets one GPU (a job's cap before any profile), on one node."""
+    from analysim.compat.pollux_scheduler import Pollux
+
+    three = jobs(("cifar10", 0), ("bert", 0), ("yolov3", 0))
+    policy = Pollux(three, np.random.default_rng(0), reference=reference)
+    out = policy.decide(60, [0, 1, 2], {})
+    assert sorted(out) == [0, 1, 2] and all(len(nodes) == 1 for nodes in out.values())

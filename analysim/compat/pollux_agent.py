@@ -64,11 +64,9 @@ class Agent:
         if self.fixed_batch is not None or model is None:
             batch = self.fixed_batch or max(app.init_batch_size, app.min_local_bsz * gpus)
             return app.local_batch(batch, gpus)
-        _, atomic, accum = model.best(
-            [nodes], [gpus], app.max_batch_size, (app.min_local_bsz, app.max_local_bsz)
-        )
-        atomic_, accum_ = int(atomic[0]), int(accum[0])
-        return min(atomic_, int(app.max_batch_size / (gpus * (accum_ + 1)))), accum_
+        limits = (app.max_batch_size, app.min_local_bsz, app.max_local_bsz)
+        atomic, accum = _best_batch(model, nodes, gpus, *limits)
+        return min(atomic, int(app.max_batch_size / (gpus * (accum + 1)))), accum
 
     def max_replicas(self) -> int:
         """GPUs the policy may give: twice the most profiled (at least 1), at most 64 and
@@ -77,6 +75,17 @@ class Agent:
             return 1
         most = max((key[1] for key in self.profile), default=0)
         return min(max(2 * most, 1), 64, self.app.max_batch_size // self.app.min_local_bsz)
+
+
+@lru_cache(maxsize=8192)
+def _best_batch(
+    model: GoodputModel, nodes: int, gpus: int, max_batch: int, low: int, high: int
+) -> tuple[int, int]:
+    """(atomic batch, accumulation steps) of the best goodput ``model`` predicts on ``gpus``
+    GPUs over ``nodes`` nodes: a pure function, asked again with the same arguments after
+    most stretches of training."""
+    _, atomic, accum = model.best([nodes], [gpus], max_batch, (low, high))
+    return int(atomic[0]), int(accum[0])
 
 
 @lru_cache(maxsize=8192)

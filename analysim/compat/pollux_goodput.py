@@ -124,7 +124,9 @@ class GoodputModel:
         return out / base
 
 
-def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfParams:
+def fit_perf_params(
+    nodes, replicas, atomic_bsz, accum_time, step_time, compiled: bool = True
+) -> PerfParams:
     """The step-time model that best fits a job's profile: one row per configuration it has
     run (nodes, replicas, atomic batch size; seconds of an accumulation step and of a whole
     synchronising step). Minimises the artifact's objective (root-mean-square error of the
@@ -135,7 +137,9 @@ def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfP
     more than 2 replicas); then, with no multi-node run, raises ``alpha_n, beta_n`` to at
     least 1.1 times ``alpha_r, beta_r``. The artifact uses scipy's L-BFGS-B; this is our own
     projected quasi-Newton search (:func:`_minimize`), so the parameters agree with the
-    artifact's to the precision of the optimum, not to the bit."""
+    artifact's to the precision of the optimum, not to the bit. ``compiled``: the same
+    search compiled (:mod:`analysim.compat.pollux_lbfgs`, the same parameters), else run on
+    plain floats."""
     profile = _Profile(
         *(np.asarray(v, dtype=float) for v in (nodes, replicas, atomic_bsz)),
         np.asarray(accum_time, dtype=float),
@@ -161,9 +165,13 @@ def fit_perf_params(nodes, replicas, atomic_bsz, accum_time, step_time) -> PerfP
     if not np.any(profile.replicas > 2):
         hold(3, lower[3])
         hold(5, lower[5])
-    params = np.array(
-        _minimize(profile, start.tolist(), lower.tolist(), upper.tolist(), fixed.tolist())
-    )
+    if compiled:
+        from analysim.compat.pollux_lbfgs import minimize
+
+        found = minimize(np.array(profile._rows, dtype=float), start, lower, upper, fixed)
+    else:
+        found = _minimize(profile, start.tolist(), lower.tolist(), upper.tolist(), fixed.tolist())
+    params = np.array(found)
     if not np.any(profile.nodes > 1):
         params[2] = max(params[2], params[4] * 1.1)
         params[3] = max(params[3], params[5] * 1.1)
@@ -247,7 +255,8 @@ class _Profile:
                           log_total, log_c, d1, d2))  # fmt: skip
         n = len(terms)
         err1, err2 = math.sqrt(sum1 / n), math.sqrt(sum2 / n)
-        value = err1 + err2 + 1e-3 * (gamma - 1) ** 2 + 1e-2 * ((bn / an) ** 2 + (br / ar) ** 2)
+        penalty = 1e-2 * ((bn / an) * (bn / an) + (br / ar) * (br / ar))
+        value = err1 + err2 + 1e-3 * ((gamma - 1) * (gamma - 1)) + penalty
         w1_scale = 1 / (n * err1) if err1 > 0 else 0.0
         w2_scale = 1 / (n * err2) if err2 > 0 else 0.0
         return value, terms, (w1_scale, w2_scale)
@@ -262,7 +271,7 @@ class _Profile:
             # d log_sync / d compute, / d network, / d gamma
             dc = power_c / compute / total
             dn = power_n / network / total
-            dg = -log_total / gamma**2 + (power_c * log_c + power_n * math.log(network)) / (
+            dg = -log_total / (gamma * gamma) + (power_c * log_c + power_n * math.log(network)) / (
                 gamma * total
             )
             via_compute = w1 / compute + w2 * dc
@@ -275,10 +284,10 @@ class _Profile:
                 grad[4] += w2 * dn
                 grad[5] += w2 * dn * more
             grad[6] += w2 * dg
-        grad[2] += -2e-2 * bn**2 / an**3
-        grad[3] += 2e-2 * bn / an**2
-        grad[4] += -2e-2 * br**2 / ar**3
-        grad[5] += 2e-2 * br / ar**2
+        grad[2] += -2e-2 * (bn * bn) / (an * an * an)
+        grad[3] += 2e-2 * bn / (an * an)
+        grad[4] += -2e-2 * (br * br) / (ar * ar * ar)
+        grad[5] += 2e-2 * br / (ar * ar)
         grad[6] += 2e-3 * (gamma - 1)
         return grad
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, RESTART, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
+from analysim.compat.pollux_search import search
 from analysim.policies.goodput import fitness, restart_weight
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
@@ -164,29 +165,46 @@ def row_counts(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _table(job: PolluxJob, fair: int, tables: dict) -> np.ndarray:
-    """Speed-up of ``job`` on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable pairs 0)."""
+    """Speed-up of ``job`` on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable pairs 0):
+    its best goodput there over the best on ``fair`` GPUs of one node (the goodputs kept
+    for every fair share while the job's model stays the same)."""
     model = job.agent.model()
     if model is None:
         return np.broadcast_to(np.arange(MOST + 1) / fair, (NODES + 1, MOST + 1))
-    key = (id(job), job.agent.perf, job.agent.grad, fair)
-    if key not in tables:
-        app = job.app
-        limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
-        base = model.best([1], [fair], *limits)[0][0]
-        pairs = [(n, r) for r in range(1, MOST + 1) for n in range(-(-r // 4), min(r, NODES) + 1)]
-        nodes, replicas = (np.array(c) for c in zip(*pairs, strict=True))
-        table = np.zeros((NODES + 1, MOST + 1))
-        table[nodes, replicas] = model.best(nodes, replicas, *limits)[0] / base
-        tables[key] = table
-    return tables[key]
+    key = (id(job), job.agent.perf, job.agent.grad)
+    if (*key, fair) not in tables:
+        if key not in tables:
+            tables[key] = _goodputs(model, job.app)
+        goodputs, one_node = tables[key]
+        tables[(*key, fair)] = goodputs / one_node[fair - 1]
+    return tables[(*key, fair)]
+
+
+def _goodputs(model, app) -> tuple[np.ndarray, np.ndarray]:
+    """Best goodput ``model`` predicts on (nodes, replicas), 0 to 16 by 0 to 64 (unreachable
+    pairs 0), and on 1 to 64 replicas of one node (reachable or not). The model tells only
+    one node from several: the best goodput of each replica count on 1 node and on 2 (more
+    nodes), spread over the reachable pairs."""
+    limits = (app.max_batch_size, (app.min_local_bsz, app.max_local_bsz))
+    replicas = np.arange(1, MOST + 1)
+    classes = model.best(np.repeat([1, 2], MOST), np.tile(replicas, 2), *limits)[0]
+    table = np.zeros((NODES + 1, MOST + 1))
+    for n in range(1, NODES + 1):
+        reach = (replicas >= n) & (replicas <= NODE_GPUS * n)
+        table[n, replicas[reach]] = classes[MOST * (n > 1) :][:MOST][reach]
+    return table, classes[:MOST]
 
 
 @dataclass
 class Pollux:
-    """The artifact's Pollux policy, its random draws from ``rng``."""
+    """The artifact's Pollux policy, its random draws from ``rng``: NSGA-II compiled
+    (:func:`~analysim.compat.pollux_search.search`), or with ``reference`` the numpy one
+    (:func:`~analysim.compat.pollux_nsga.nsga2` with :class:`Problem`'s operators; the same
+    rules, other draws, about 8 times slower)."""
 
     jobs: list[PolluxJob]
     rng: np.random.Generator
+    reference: bool = False
     _front: tuple[np.ndarray, list[int]] | None = None
     _tables: dict = field(default_factory=dict)
 
@@ -202,7 +220,12 @@ class Pollux:
         if len(self._tables) > 20000:
             self._tables.clear()
         problem = Problem([self.jobs[j] for j in order], base, now, self.rng, self._tables)
-        states, values = nsga2(problem, self._start(order, base), self.rng)
+        start = self._start(order, base)
+        if self.reference:
+            states, values = nsga2(problem, start, self.rng)
+        else:
+            caps, factor = problem.max_replicas[:, 0], problem.factor
+            states, values = search(start, base, caps, factor, problem.speedups, self.rng)
         self._front = (states, order)
         best = states[int(np.argmin(values[:, 0]))]
         out = {}
