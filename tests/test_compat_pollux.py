@@ -4,6 +4,8 @@ fidelity."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,3 +236,13 @@ def test_pollux_golden_seed_0(tmp_path):
     ).jobs.set_index("job_id")
     assert jobs["end_time"].to_dict() == {"a": 733.0, "b": 137.0, "c": 1482.0, "d": 1590.0}
     assert jobs["preemptions"].to_dict() == {"a": 4, "b": 0, "c": 5, "d": 6}
+
+
+def test_importing_analysim_or_reading_pollux_does_not_import_numba():
+    """numba (and its compile) is paid only by a compiled Pollux search, not by every user."""
+    code = (
+        "import sys, analysim, analysim.experiments.elastic_study; "
+        "from analysim.traces import read_pollux; print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -19,7 +19,6 @@ import numpy as np
 
 from analysim.compat.pollux_engine import NODE_GPUS, NODES, RESTART, PolluxJob
 from analysim.compat.pollux_nsga import nsga2
-from analysim.compat.pollux_search import search
 from analysim.policies.goodput import fitness, restart_weight
 
 MOST = NODES * NODE_GPUS  # GPUs of the cluster, the most replicas a speed-up is asked for
@@ -223,7 +222,9 @@ class Pollux:
         start = self._start(order, base)
         if self.reference:
             states, values = nsga2(problem, start, self.rng)
-        else:
+        else:  # (numba is imported only when a compiled search runs)
+            from analysim.compat.pollux_search import search
+
             caps, factor = problem.max_replicas[:, 0], problem.factor
             states, values = search(start, base, caps, factor, problem.speedups, self.rng)
         self._front = (states, order)
