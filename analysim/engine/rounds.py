@@ -427,6 +427,9 @@ class Rounds:
         glance_need, group_free = self._glance_need, self.group_free
         starts = self.starts  # each try returns why it failed (a StartTry)
         try_start = starts.try_start_alike if starts.alike else starts.try_start
+        # the failed tries a job's needs answer at the group's epoch (``refused_alike``)
+        epoch, needs_of = self.epoch, starts.needs_of
+        refused, refused_at = starts.refused(group), epoch[group]
         # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has
         # free plus those the evictable running jobs below it hold fails to start and to
         # evict (``Shortcuts.evictions_at_a_glance``); counted again after any change
@@ -473,15 +476,16 @@ class Rounds:
                         glanced = True
                         protected = below.lowest_protected > pos
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
-                if glanced:
-                    pass
-                elif (tried := try_start(j, active)).started:
-                    changed, below = True, None
-                    if replaying:
-                        mark_pos, mark_try = pos + 1, len(try_job)
-                        marks_before = (list(active), set(reserved_queues))
-                    continue
-                else:
+                if not glanced:
+                    if refused_at != epoch[group]:
+                        refused, refused_at = starts.refused(group), epoch[group]
+                    tried = refused.get(needs_of[j]) or try_start(j, active)
+                    if tried.started:
+                        changed, below = True, None
+                        if replaying:
+                            mark_pos, mark_try = pos + 1, len(try_job)
+                            marks_before = (list(active), set(reserved_queues))
+                        continue
                     why, room = tried.why, tried.room  # why it did not fit (the records)
                     if why == RESERVED:  # it fits, but would delay a reservation: it waits
                         if replaying:

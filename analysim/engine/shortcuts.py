@@ -63,6 +63,11 @@ class Shortcuts:
     #: EASY reservations to keep are those of a job that failed to start, with nothing of
     #: its group started or stopped since, fails too, for the same reason, without a try
     alike_tries: bool = True
+    #: with ``alike_tries``: a job whose needs (domain, GPUs, VC) are those of a job that
+    #: failed to start for want of room or quota (no reservation stopped it), with nothing
+    #: of its group started or stopped since, fails alike whatever EASY reservations it would
+    #: keep; the rounds read it without a try (``StartTries.refused``)
+    refused_alike: bool = True
     #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
     #: start and stop, not computed and sorted again for every reservation
     kept_ends: bool = True
@@ -87,6 +92,7 @@ class Shortcuts:
             replayed_tails=False,
             full_at_a_glance=False,
             alike_tries=False,
+            refused_alike=False,
             kept_ends=False,
             evictions_at_a_glance=False,
         )
