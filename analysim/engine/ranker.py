@@ -102,7 +102,7 @@ class Ranker:
                 self.kept_ranking[group] = kept
             return kept
         if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
-            return WaitingStream(iter(list(self.waiting[group])))  # one job: nothing to rank
+            return WaitingStream(list(self.waiting[group]))  # one job: nothing to rank
         return ArrayRanking(self.rank(group, include_running=preemptive), self.status)
 
     def rank(self, group: int, include_running: bool) -> np.ndarray:
@@ -130,7 +130,7 @@ class Ranker:
 
     def waiting_stream(self, ranks: list[int]) -> WaitingStream:
         """A static ranking's waiting jobs of the given ``ranks``, read lazily in order."""
-        return WaitingStream(map(self.job_at_rank.__getitem__, ranks))
+        return WaitingStream(ranks, self.job_at_rank.__getitem__)
 
     def apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler

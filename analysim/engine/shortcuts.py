@@ -68,6 +68,11 @@ class Shortcuts:
     #: of its group started or stopped since, fails alike whatever EASY reservations it would
     #: keep; the rounds read it without a try (``StartTries.refused``)
     refused_alike: bool = True
+    #: backfill with a static ranking, whole GPUs, no preemption and no quota: the tries of
+    #: a run of waiting jobs full at a glance or refused alike (their queue reserved) are
+    #: recorded at once, the run's end found among the waiting jobs kept by needs
+    #: (``known_runs``)
+    known_runs: bool = True
     #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
     #: start and stop, not computed and sorted again for every reservation
     kept_ends: bool = True
@@ -93,6 +98,7 @@ class Shortcuts:
             full_at_a_glance=False,
             alike_tries=False,
             refused_alike=False,
+            known_runs=False,
             kept_ends=False,
             evictions_at_a_glance=False,
         )
