@@ -469,22 +469,20 @@ class Rounds:
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if (
-                    glance
-                    and glance_need[j] > group_free[group]
-                    and (vc in reserved_queues or not self._easy)
-                ):
-                    # more GPUs than its group has free: full, as try_start would find
-                    if runs is not None:  # (and the tail next is replayed)
-                        stop = tail_rank if not changed else -1
-                        start = pos + 1 + runs.record(group, ranks, pos, reserved_queues, stop)
-                        break
-                    try_job.append(j)
-                    try_code.append(FULL)
-                    try_free.append(group_free[group])
-                    continue
                 glanced = False
-                if below_glance and glance_need[j] > group_free[group]:
+                if glance and glance_need[j] > group_free[group]:
+                    # more GPUs than its group has free: full, as try_start would find
+                    if vc in reserved_queues or not self._easy:
+                        if runs is not None:  # (and the tail next is replayed)
+                            stop = tail_rank if not changed else -1
+                            start = pos + 1 + runs.record(group, ranks, pos, reserved_queues, stop)
+                            break
+                        try_job.append(j)
+                        try_code.append(FULL)
+                        try_free.append(group_free[group])
+                        continue
+                    glanced, why, room = True, FULL, group_free[group]  # it reserves, below
+                elif below_glance and glance_need[j] > group_free[group]:
                     if below is None:
                         below = EvictableBelow(
                             ranked, self._gpus, self.evictable_from, self.clock.now + EPS

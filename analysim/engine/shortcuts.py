@@ -56,8 +56,8 @@ class Shortcuts:
     replayed_tails: bool = True
     #: backfill with whole GPUs, no preemption and no quota: a job that asks for more
     #: GPUs than its group has free (on a domain that spans the group) is recorded as full
-    #: without trying to place it (a queue's head under EASY backfill is still tried: it
-    #: reserves)
+    #: without trying to place it (a queue's first failed job under EASY backfill too, which
+    #: then makes its reservation)
     full_at_a_glance: bool = True
     #: whole GPUs, a placer that does not draw: a job whose needs (domain, GPUs, VC) and
     #: EASY reservations to keep are those of a job that failed to start, with nothing of
