@@ -45,6 +45,7 @@ class KnownRuns:
         self._group, self._queue = sim.facts.group, sim.facts.queue
         self._needs_of = rounds.starts.needs_of
         self._rank_of, self._job_at_rank = rounds.ranker.rank_of, rounds.ranker.job_at_rank
+        self._ranks_are_jobs = rounds.ranker.ranks_are_jobs
         self._group_free = sim.ledger.group_free
         self._covers_group = covers_group
         # the needs met so far, numbered as met (a kind): per job its kind (-1: not met),
@@ -117,7 +118,9 @@ class KnownRuns:
             if i < len(waiting) and waiting[i] < end:
                 end = waiting[i]
         last = bisect.bisect_left(ranks, end, pos + 1)
-        jobs = list(map(self._job_at_rank.__getitem__, ranks[pos:last]))
+        jobs = ranks[pos:last]
+        if not self._ranks_are_jobs:
+            jobs = list(map(self._job_at_rank.__getitem__, jobs))
         records = self._records
         records.try_job.extend(jobs)
         if full_only:
