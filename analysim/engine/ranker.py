@@ -50,7 +50,7 @@ class Ranker:
             self._rank_all_jobs(sim.n_jobs, list(sim.ledger.vc_used))
         #: whether each job's rank is its index (FIFO on jobs in submission order): a rank is
         #: then read as its job without looking it up
-        self.ranks_are_jobs = self.job_at_rank == list(range(len(self.job_at_rank)))
+        self.ranks_are_jobs = self.static and self.job_at_rank == list(range(sim.n_jobs))
         self.waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
 
     def _rank_all_jobs(self, n_jobs: int, vc_used: list[int]) -> None:
