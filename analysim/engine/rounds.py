@@ -442,7 +442,7 @@ class Rounds:
         try_start = starts.try_start_alike if starts.alike else starts.try_start
         # the failed tries a job's needs answer at the group's epoch (``refused_alike``)
         epoch, needs_of = self.epoch, starts.needs_of
-        refused, refused_at = starts.refused(group), epoch[group]
+        refused, refused_at = starts.refused_by_group[group], starts.alike_epoch
         # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has
         # free plus those the evictable running jobs below it hold fails to start and to
         # evict (``Shortcuts.evictions_at_a_glance``); counted again after any change
@@ -496,9 +496,9 @@ class Rounds:
                         protected = below.lowest_protected > pos
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
                 if not glanced:
-                    if refused_at != epoch[group]:
-                        refused, refused_at = starts.refused(group), epoch[group]
-                    tried = refused.get(needs_of[j]) or try_start(j, active)
+                    tried = (
+                        refused.get(needs_of[j]) if refused_at[group] == epoch[group] else None
+                    ) or try_start(j, active)
                     if tried.started:
                         changed, below = True, None
                         if replaying:

@@ -93,13 +93,17 @@ class StartTries:
         # ... and, for a failure that no reservation caused, whatever the reservations kept
         # (``Shortcuts.refused_alike``: :meth:`refused`)
         self._refuses_alike = self.alike and shortcuts.refused_alike
-        # per group, at its epoch ``_alike_epoch``: (domain, GPUs, VC, the reservations kept)
+        # per group, at its epoch ``alike_epoch``: (domain, GPUs, VC, the reservations kept)
         # -> the failed try of a job of those needs (and the reservations, held); (domain,
         # GPUs, VC) -> the try of a job of those needs that failed for want of room or quota
         groups = len(releases)
         self._alike_tries: list[dict[Any, tuple]] = [{} for _ in range(groups)]
-        self._refused: list[dict[tuple[int, int, int], StartTry]] = [{} for _ in range(groups)]
-        self._alike_epoch = [-1] * groups
+        #: per group, :meth:`refused`'s answer, good while the group's epoch is its
+        #: ``alike_epoch`` (the rounds read them in place)
+        self.refused_by_group: list[dict[tuple[int, int, int], StartTry]] = [
+            {} for _ in range(groups)
+        ]
+        self.alike_epoch = [-1] * groups
         #: per job, its needs: (domain index, GPUs, VC)
         self.needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
@@ -177,10 +181,10 @@ class StartTries:
         reservations. A failure that no reservation caused answers for any reservations
         kept (:meth:`refused`)."""
         group = self._group[j]
-        if self._alike_epoch[group] != self.epoch[group]:
+        if self.alike_epoch[group] != self.epoch[group]:
             self._renew(group)
         needs = self.needs_of[j]  # its domain, GPUs and VC
-        refused = self._refused[group]
+        refused = self.refused_by_group[group]
         seen = refused.get(needs)
         if seen is not None:
             return seen
@@ -210,15 +214,15 @@ class StartTries:
         placer on the free GPUs, and on what its reservations leave of them, no more)
         ends the same way. The rounds read it in place of a try; it holds while the
         group's epoch is unchanged."""
-        if self._alike_epoch[group] != self.epoch[group]:
+        if self.alike_epoch[group] != self.epoch[group]:
             self._renew(group)
-        return self._refused[group]
+        return self.refused_by_group[group]
 
     def _renew(self, group: int) -> None:
         """The group's epoch moved on: its alike tries are forgotten."""
         self._alike_tries[group].clear()
-        self._refused[group].clear()
-        self._alike_epoch[group] = self.epoch[group]
+        self.refused_by_group[group].clear()
+        self.alike_epoch[group] = self.epoch[group]
 
     def _try_keeping_any(self, j: int, keep: list[Reservation]) -> StartTry:
         """Start ``j`` if it fits, keeping the reservations ``keep`` (those it would run
