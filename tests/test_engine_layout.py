@@ -552,6 +552,7 @@ def test_the_rounds_and_tenancy_never_write_cluster_state(tmp_path):
         "starts.py": {"StartTries"},
         "reservations.py": {"Reservation"},
         "tails.py": {"Tail"},
+        "known_runs.py": {"KnownRuns"},
         "book_fit.py": {"BookFit", "BookTrial"},
         "tenancy.py": {"Tenancy"},
         "gpu_moves.py": {"GpuMoves"},

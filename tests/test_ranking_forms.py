@@ -36,7 +36,10 @@ def test_waiting_in_order_from_a_position():
     assert [j for _, j in keyed.waiting_from(0)] == [4, 5, 3]
     second = [key for key, _ in keyed.waiting_from(0)][1]
     assert [j for _, j in keyed.waiting_from(second)] == [5, 3]
-    assert list(WaitingStream(iter([4, 5, 3])).waiting_from(0)) == [(0, 4), (1, 5), (2, 3)]
+    assert list(WaitingStream([4, 5, 3]).waiting_from(0)) == [(0, 4), (1, 5), (2, 3)]
+    ranked = WaitingStream([20, 30, 10], {10: 3, 20: 4, 30: 5}.__getitem__)  # ranks -> jobs
+    assert list(ranked.waiting_from(0)) == [(0, 4), (1, 5), (2, 3)]
+    assert list(ranked.waiting_from(2)) == [(2, 3)]  # read on from a later position
 
 
 def test_running_below_lowest_ranked_first():
@@ -47,7 +50,7 @@ def test_running_below_lowest_ranked_first():
     assert keyed.running_below(keys[0]) == [0, 1]
     assert keyed.running_below(keys[1]) == [0]
     assert keyed.running_below(keys[2]) == []
-    assert WaitingStream(iter([4])).running_below(0) == []
+    assert WaitingStream([4]).running_below(0) == []
 
 
 def test_first_waiting():
@@ -58,7 +61,7 @@ def test_first_waiting():
     assert ArrayRanking(np.zeros(0, dtype=np.int64), STATUS).first_waiting() is None
     assert KeyedOrder(n=3).first_waiting() is None
     with pytest.raises(TypeError, match="read once"):
-        WaitingStream(iter([4])).first_waiting()
+        WaitingStream([4]).first_waiting()
 
 
 def test_a_long_array_ranking_reads_the_same_as_a_short_one():

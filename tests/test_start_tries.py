@@ -5,14 +5,19 @@ on the toy cluster (nodes n0, n1 on rack r0 and n2, n3 on rack r1, 4 GPUs each, 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import pandas as pd
 import pytest
 from jobs_table import make_jobs
 from test_easy_backfill import STARVING
+from test_fast_paths import _busy_jobs
 
 import analysim as asim
-from analysim.engine import Simulation
+from analysim.engine import Simulation, simulation
 from analysim.engine.records import FRAGMENTED, FULL, QUOTA, RESERVED
-from analysim.engine.starts import STARTED, StartTry
+from analysim.engine.shortcuts import Shortcuts
+from analysim.engine.starts import STARTED, StartTries, StartTry
 
 
 def _sim(rows: list[tuple], cluster: asim.Cluster | None = None, **config) -> Simulation:
@@ -67,3 +72,89 @@ def test_a_job_that_would_delay_a_reservation_names_it_and_starts_without_it(ali
     assert try_start(j5, active) == reserved  # asked again: the same answer
     assert starts.try_start(j5) is STARTED
     assert sim.free.tolist() == [0, 0, 0, 0]
+
+
+# four 3-GPU jobs leave one GPU free on each node until t=100; at t=5 ``big`` (16 GPUs) is
+# promised t=100; ``short`` (2 GPUs, ends by then: keeps no reservation) and ``long`` (2
+# GPUs, runs past it: keeps big's) fit in all but on no node
+FRAGMENTED_BEHIND_A_HEAD = [(f"j{i}", "a", 0, 100, 3) for i in range(4)] + [
+    ("big", "a", 5, 30, 16),
+    ("short", "a", 5, 10, 2),
+    ("long", "a", 5, 500, 2),
+]
+
+
+@dataclass(frozen=True)
+class _WithoutRefusedAlike(Shortcuts):
+    """Every shortcut but the one that answers a try from an alike job's failure for want of
+    room, whatever reservations it keeps."""
+
+    refused_alike: bool = False
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+def test_a_failure_for_want_of_room_answers_alike_jobs_whatever_they_keep(shortcut, monkeypatch):
+    # the round at t=5: big is full at a glance (4 GPUs free: not placed) and reserves t=100;
+    # short is fragmented;
+    # long, of short's needs, is fragmented too though it keeps big's reservation: with the
+    # shortcut the round reads short's failure (``StartTries.refused``) and places long
+    # nowhere (without it, long is placed on what big's reservation leaves); at t=100 big
+    # starts. Long's records are those of the plain try.
+    if not shortcut:
+        monkeypatch.setattr(simulation, "Shortcuts", _WithoutRefusedAlike)
+    placed: list[int] = []
+    plain_place = StartTries.place
+
+    def counted(self, j, *args, **kwargs):
+        placed.append(j)
+        return plain_place(self, j, *args, **kwargs)
+
+    monkeypatch.setattr(StartTries, "place", counted)
+    sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
+    decisions = sim.run().result().decisions
+    big, short, long = 4, 5, 6
+    assert decisions.rounds["time"].tolist() == [0, 5, 100, 130]
+    tries = decisions.tries
+    assert tries[tries["round"] == 1][["job", "reason", "free"]].values.tolist() == [
+        [big, "full", 4],
+        [short, "fragmented", 4],
+        [long, "fragmented", 4],
+    ]
+    assert tries["reserved_at"].iloc[0] == 100
+    assert placed[4:6] == ([short, big] if shortcut else [short, long])
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "preemption", "backfill"),
+    [("fifo", False, "easy"), ("las", True, "easy"), ("sjf", False, True)],
+)
+def test_whole_runs_with_failures_read_for_alike_jobs_are_those_without(
+    scheduler, preemption, backfill, monkeypatch
+):
+    """A long queue on a full cluster: the run, and every decision record explain reads,
+    with ``refused_alike`` are those without it (which tries more jobs) and those of the
+    reference mode."""
+    workload = _busy_jobs(160, seed=5)
+    cluster = asim.Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
+    config = asim.SimConfig(scheduler=scheduler, preemption=preemption, backfill=backfill)
+    tried: list[int] = []
+    plain_try = StartTries.try_start_alike
+
+    def counted(self, j, active):
+        tried.append(j)
+        return plain_try(self, j, active)
+
+    monkeypatch.setattr(StartTries, "try_start_alike", counted)
+    fast = Simulation(workload, cluster, config).run().result()
+    fast_tries = len(tried)
+    monkeypatch.setattr(simulation, "Shortcuts", _WithoutRefusedAlike)
+    tried.clear()
+    slow = Simulation(workload, cluster, config).run().result()
+    assert fast_tries < len(tried)  # the shortcut was taken
+    monkeypatch.undo()
+    plain = Simulation(workload, cluster, config, reference=True).run().result()
+    for name in ("jobs", "events", "timeline"):
+        pd.testing.assert_frame_equal(getattr(fast, name), getattr(slow, name))
+        pd.testing.assert_frame_equal(getattr(fast, name), getattr(plain, name))
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(getattr(fast.decisions, name), getattr(slow.decisions, name))

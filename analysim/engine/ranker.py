@@ -48,6 +48,9 @@ class Ranker:
         self.job_at_rank: list[int] = []
         if self.static:
             self._rank_all_jobs(sim.n_jobs, list(sim.ledger.vc_used))
+        #: whether each job's rank is its index (FIFO on jobs in submission order): a rank is
+        #: then read as its job without looking it up
+        self.ranks_are_jobs = self.static and self.job_at_rank == list(range(sim.n_jobs))
         self.waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
 
     def _rank_all_jobs(self, n_jobs: int, vc_used: list[int]) -> None:
@@ -102,7 +105,7 @@ class Ranker:
                 self.kept_ranking[group] = kept
             return kept
         if not preemptive and self.group_waiting[group] == 1 and self._skip_rounds:
-            return WaitingStream(iter(list(self.waiting[group])))  # one job: nothing to rank
+            return WaitingStream(list(self.waiting[group]))  # one job: nothing to rank
         return ArrayRanking(self.rank(group, include_running=preemptive), self.status)
 
     def rank(self, group: int, include_running: bool) -> np.ndarray:
@@ -130,7 +133,7 @@ class Ranker:
 
     def waiting_stream(self, ranks: list[int]) -> WaitingStream:
         """A static ranking's waiting jobs of the given ``ranks``, read lazily in order."""
-        return WaitingStream(map(self.job_at_rank.__getitem__, ranks))
+        return WaitingStream(ranks, None if self.ranks_are_jobs else self.job_at_rank.__getitem__)
 
     def apply_service_resets(self, group: int) -> bool:
         """Reset the attained service of the group's waiting jobs that the scheduler

@@ -8,15 +8,15 @@ forms answer them, each where it is cheapest:
 * :class:`ArrayRanking`: the scheduler's ranking as an array of job indices (a job's index
   in it is its position), with the jobs' status read live;
 * :class:`WaitingStream`: the waiting jobs only, read lazily from a ranking kept sorted
-  (static schedulers without preemption: a round reads only as far as it gets);
+  (static schedulers without preemption: a round reads only as far as it gets, and may
+  read on from a later position);
 * :class:`~analysim.engine.las_ranking.KeyedOrder`: LAS's ranking kept job by job, where a
   job's key stands for its position.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import numpy as np
@@ -86,16 +86,19 @@ class ArrayRanking:
 
 
 class WaitingStream:
-    """The waiting jobs of a ranking, best first, read lazily once (a round without
-    preemption: no running job is ever asked for)."""
+    """The waiting jobs of a ranking, best first, read lazily (a round without preemption:
+    no running job is ever asked for): the ``jobs`` in order or, with ``job_at``, their
+    ranks in order and the job at each rank. It is read from any position, again."""
 
-    __slots__ = ("jobs",)
+    __slots__ = ("jobs", "job_at")
 
-    def __init__(self, jobs: Iterator[int]) -> None:
+    def __init__(self, jobs: list[int], job_at: Callable[[int], int] | None = None) -> None:
         self.jobs = jobs
+        self.job_at = job_at
 
     def waiting_from(self, pos: int) -> Iterable[tuple[int, int]]:
-        return islice(enumerate(self.jobs), pos, None)
+        jobs = self.jobs[pos:] if pos else self.jobs
+        return enumerate(jobs if self.job_at is None else map(self.job_at, jobs), pos)
 
     def running_below(self, pos: int) -> list[int]:
         return []  # it lists no running job

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections import deque
-from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +44,7 @@ from analysim.engine.book_fit import BookFit
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
 from analysim.engine.evictions import Evictions
+from analysim.engine.known_runs import KnownRuns
 from analysim.engine.las_ranking import KeyedOrder
 from analysim.engine.ranker import Ranker
 from analysim.engine.ranking import Ranking
@@ -60,7 +59,7 @@ from analysim.engine.records import (
 )
 from analysim.engine.reservations import Reservation
 from analysim.engine.starts import StartTries
-from analysim.engine.tails import Tail, make_tail, replay, same_reservations
+from analysim.engine.tails import Tail, comes_next, make_tail, replay
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -173,6 +172,13 @@ class Rounds:
         self.starts = StartTries(self, self._book_fit, self._covers_group, self._releases)
         self.evictions = Evictions(self, self._book_fit, self._covers_group, self._evict_epoch)
         self.easy = EasyBackfill(self, self._book_fit, self._releases, self.evictions.placer_fits)
+        # backfill rounds that record runs of jobs full at a glance (or refused alike) at once
+        known = shortcuts.known_runs and self._replay_tails and self._full_at_a_glance
+        self._known_runs = (
+            KnownRuns(self, self._covers_group, self._easy)
+            if known and sim.elastic is None
+            else None
+        )
 
     # -- what the engine tells the rounds -----------------------------------------------------
     def arrived(self, group: int) -> None:
@@ -210,10 +216,14 @@ class Rounds:
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
         self.ranker.queued(j)
+        if self._known_runs is not None:
+            self._known_runs.queued(j)
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
         self.ranker.unqueued(j)
+        if self._known_runs is not None:
+            self._known_runs.unqueued(j)
 
     # -- when rounds are due ------------------------------------------------------------------
     def _pending(self) -> list[bool]:
@@ -403,7 +413,8 @@ class Rounds:
             tail = self._tails[group]
             if tail is not None and tail.epoch != self.epoch[group]:
                 tail = None
-            tail_first = self.ranker.job_at_rank[tail.ranks[0]] if tail else -1
+            tail_rank = tail.ranks[0] if tail else -1
+            tail_first = self.ranker.job_at_rank[tail_rank] if tail else -1
             mark_pos, mark_try = 0, len(self.records.try_job)  # after the last start
             marks: list[tuple[int, bool, tuple]] = []  # the round's tries with a reservation
         else:
@@ -426,8 +437,13 @@ class Rounds:
         # migration cannot help it either (too few GPUs are free to it in all)
         glance = self._full_at_a_glance and not preemptive and not self._borrowing
         glance_need, group_free = self._glance_need, self.group_free
+        # ... and the jobs after it whose tries are known (``known_runs``) with it
+        runs = self._known_runs if replaying and glance else None
         starts = self.starts  # each try returns why it failed (a StartTry)
         try_start = starts.try_start_alike if starts.alike else starts.try_start
+        # the failed tries a job's needs answer at the group's epoch (``refused_alike``)
+        epoch, needs_of = self.epoch, starts.needs_of
+        refused, refused_at = starts.refused_by_group[group], starts.alike_epoch
         # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has
         # free plus those the evictable running jobs below it hold fails to start and to
         # evict (``Shortcuts.evictions_at_a_glance``); counted again after any change
@@ -441,27 +457,33 @@ class Rounds:
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
-                if j == tail_first and not changed:
-                    if self._replay_tail(tail, ranks, pos, active, reserved_queues, marks):
-                        active = list(tail.active_after)
-                        reserved_queues = set(tail.queues_after)
-                        deque(islice(order, len(tail.ranks) - 1), maxlen=0)  # tried
-                        continue
+                if (
+                    j == tail_first
+                    and not changed
+                    and comes_next(tail, ranks, pos, active, reserved_queues)
+                ):
+                    replay(tail, self.records, self._blocking_now, marks)
+                    active = list(tail.active_after)
+                    reserved_queues = set(tail.queues_after)
+                    start = pos + len(tail.ranks)  # read on after them
+                    break
                 vc = queue_of[j]
                 if vc in blocked:
                     continue
-                if (
-                    glance
-                    and glance_need[j] > group_free[group]
-                    and (vc in reserved_queues or not self._easy)
-                ):
-                    # more GPUs than its group has free: full, as try_start would find
-                    try_job.append(j)
-                    try_code.append(FULL)
-                    try_free.append(group_free[group])
-                    continue
                 glanced = False
-                if below_glance and glance_need[j] > group_free[group]:
+                if glance and glance_need[j] > group_free[group]:
+                    # more GPUs than its group has free: full, as try_start would find
+                    if vc in reserved_queues or not self._easy:
+                        if runs is not None:  # (and the tail next is replayed)
+                            stop = tail_rank if not changed else -1
+                            start = pos + 1 + runs.record(group, ranks, pos, reserved_queues, stop)
+                            break
+                        try_job.append(j)
+                        try_code.append(FULL)
+                        try_free.append(group_free[group])
+                        continue
+                    glanced, why, room = True, FULL, group_free[group]  # it reserves, below
+                elif below_glance and glance_need[j] > group_free[group]:
                     if below is None:
                         below = EvictableBelow(
                             ranked, self._gpus, self.evictable_from, self.clock.now + EPS
@@ -474,15 +496,16 @@ class Rounds:
                         glanced = True
                         protected = below.lowest_protected > pos
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
-                if glanced:
-                    pass
-                elif (tried := try_start(j, active)).started:
-                    changed, below = True, None
-                    if replaying:
-                        mark_pos, mark_try = pos + 1, len(try_job)
-                        marks_before = (list(active), set(reserved_queues))
-                    continue
-                else:
+                if not glanced:
+                    tried = (
+                        refused.get(needs_of[j]) if refused_at[group] == epoch[group] else None
+                    ) or try_start(j, active)
+                    if tried.started:
+                        changed, below = True, None
+                        if replaying:
+                            mark_pos, mark_try = pos + 1, len(try_job)
+                            marks_before = (list(active), set(reserved_queues))
+                        continue
                     why, room = tried.why, tried.room  # why it did not fit (the records)
                     if why == RESERVED:  # it fits, but would delay a reservation: it waits
                         if replaying:
@@ -537,27 +560,6 @@ class Rounds:
         if self._borrowing and self.sim.queues.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed
-
-    def _replay_tail(
-        self,
-        tail: Tail,
-        ranks: list[int],
-        pos: int,
-        active: list[Reservation],
-        queues: set[int],
-        marks: list[tuple[int, bool, tuple]],
-    ) -> bool:
-        """Replay the last round's tail if its jobs come next (``ranks`` from ``pos``) with
-        the same reservations to keep (``tails``); whether it did."""
-        n = len(tail.ranks)
-        if (
-            ranks[pos : pos + n] != tail.ranks
-            or queues != tail.queues_before
-            or not same_reservations(active, tail.active_before)
-        ):
-            return False
-        replay(tail, self.records, self._blocking_now, marks)
-        return True
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
         """The reservation (its head and time) that stops ``j`` now among ``active``."""

@@ -56,13 +56,23 @@ class Shortcuts:
     replayed_tails: bool = True
     #: backfill with whole GPUs, no preemption, quota or borrowing: a job that asks for more
     #: GPUs than its group has free (on a domain that spans the group) is recorded as full
-    #: without trying to place it, or to migrate jobs for it (a queue's head under EASY
-    #: backfill is still tried: it reserves)
+    #: without trying to place it, or to migrate jobs for it (a queue's first failed job
+    #: under EASY backfill too, which then makes its reservation)
     full_at_a_glance: bool = True
     #: whole GPUs, a placer that does not draw: a job whose needs (domain, GPUs, VC) and
     #: EASY reservations to keep are those of a job that failed to start, with nothing of
     #: its group started or stopped since, fails too, for the same reason, without a try
     alike_tries: bool = True
+    #: with ``alike_tries``: a job whose needs (domain, GPUs, VC) are those of a job that
+    #: failed to start for want of room or quota (no reservation stopped it), with nothing
+    #: of its group started or stopped since, fails alike whatever EASY reservations it would
+    #: keep; the rounds read it without a try (``StartTries.refused``)
+    refused_alike: bool = True
+    #: backfill with a static ranking, whole GPUs, no preemption and no quota: the tries of
+    #: a run of waiting jobs full at a glance or refused alike (their queue reserved) are
+    #: recorded at once, the run's end found among the waiting jobs kept by needs
+    #: (``known_runs``)
+    known_runs: bool = True
     #: EASY backfill, whole GPUs: the running jobs' end steps kept sorted per group as they
     #: start and stop, not computed and sorted again for every reservation
     kept_ends: bool = True
@@ -88,6 +98,8 @@ class Shortcuts:
             replayed_tails=False,
             full_at_a_glance=False,
             alike_tries=False,
+            refused_alike=False,
+            known_runs=False,
             kept_ends=False,
             evictions_at_a_glance=False,
         )

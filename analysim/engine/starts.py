@@ -90,12 +90,22 @@ class StartTries:
         self._start_why: dict[int, int] = {}
         #: whether tries are answered for jobs alike (:meth:`try_start_alike`)
         self.alike = shortcuts.alike_tries and needs_are_gpus and not draws
-        # per group: (domain, GPUs, VC, the reservations kept) -> the failed try of a job of
-        # those needs, at the group's epoch ``_alike_epoch``
+        # ... and, for a failure that no reservation caused, whatever the reservations kept
+        # (``Shortcuts.refused_alike``: :meth:`refused`)
+        self._refuses_alike = self.alike and shortcuts.refused_alike
+        # per group, at its epoch ``alike_epoch``: (domain, GPUs, VC, the reservations kept)
+        # -> the failed try of a job of those needs (and the reservations, held); (domain,
+        # GPUs, VC) -> the try of a job of those needs that failed for want of room or quota
         groups = len(releases)
         self._alike_tries: list[dict[Any, tuple]] = [{} for _ in range(groups)]
-        self._alike_epoch = [-1] * groups
-        self._needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
+        #: per group, :meth:`refused`'s answer, good while the group's epoch is its
+        #: ``alike_epoch`` (the rounds read them in place)
+        self.refused_by_group: list[dict[tuple[int, int, int], StartTry]] = [
+            {} for _ in range(groups)
+        ]
+        self.alike_epoch = [-1] * groups
+        #: per job, its needs: (domain index, GPUs, VC)
+        self.needs_of = list(zip(self._domain_index, self._gpus, self._vc, strict=True))
         # EASY backfill: job -> (release count, epoch, the reservations) when only those
         # reservations stopped it (a placer that draws may draw when it fails: not kept)
         self._room_first = needs_are_gpus and shortcuts.reserved_memo
@@ -168,13 +178,18 @@ class StartTries:
         reservations to keep are those of a job that failed to start with nothing of its
         group started or stopped since (``Shortcuts.alike_tries``; asked only when
         ``alike``): its try would ask the same questions of the same free GPUs and
-        reservations."""
+        reservations. A failure that no reservation caused answers for any reservations
+        kept (:meth:`refused`)."""
         group = self._group[j]
-        memo, epoch = self._alike_tries[group], self.epoch[group]
-        if self._alike_epoch[group] != epoch:
-            memo.clear()
-            self._alike_epoch[group] = epoch
-        key: Any = self._needs_of[j]  # its domain, GPUs and VC, and the reservations kept
+        if self.alike_epoch[group] != self.epoch[group]:
+            self._renew(group)
+        needs = self.needs_of[j]  # its domain, GPUs and VC
+        refused = self.refused_by_group[group]
+        seen = refused.get(needs)
+        if seen is not None:
+            return seen
+        memo = self._alike_tries[group]
+        key: Any = needs  # and the reservations kept
         keep = self.rounds.easy.kept_by(j, active) if active else []
         if keep:
             key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
@@ -182,10 +197,32 @@ class StartTries:
         if seen is not None:
             return seen[0]
         tried = self._try_keeping_any(j, keep)
-        if not tried.started:
+        if tried.started:
+            return tried
+        if tried.why != RESERVED and self._refuses_alike:
+            refused[needs] = tried
+        else:
             # (``keep`` is held so that no other reservation takes one of its ids)
             memo[key] = (tried, keep)
         return tried
+
+    def refused(self, group: int) -> dict[tuple[int, int, int], StartTry]:
+        """The tries of jobs of ``group`` that failed, since its epoch was last bumped, for
+        want of room or quota (no reservation stopped them), by the jobs' needs
+        (``needs_of``); empty without ``Shortcuts.refused_alike``. A job of those needs
+        fails alike whatever reservations it would keep: its try (the quota, then the
+        placer on the free GPUs, and on what its reservations leave of them, no more)
+        ends the same way. The rounds read it in place of a try; it holds while the
+        group's epoch is unchanged."""
+        if self.alike_epoch[group] != self.epoch[group]:
+            self._renew(group)
+        return self.refused_by_group[group]
+
+    def _renew(self, group: int) -> None:
+        """The group's epoch moved on: its alike tries are forgotten."""
+        self._alike_tries[group].clear()
+        self.refused_by_group[group].clear()
+        self.alike_epoch[group] = self.epoch[group]
 
     def _try_keeping_any(self, j: int, keep: list[Reservation]) -> StartTry:
         """Start ``j`` if it fits, keeping the reservations ``keep`` (those it would run

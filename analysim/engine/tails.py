@@ -51,6 +51,19 @@ def same_reservations(active: list[Reservation], kept: list[Reservation]) -> boo
     return len(active) == len(kept) and all(a is b for a, b in zip(active, kept, strict=True))
 
 
+def comes_next(
+    tail: Tail, ranks: list[int], pos: int, active: list[Reservation], queues: set[int]
+) -> bool:
+    """Whether the tail's jobs come next in a round (its waiting ranks ``ranks`` from
+    ``pos`` on) with the same reservations to keep (``active``, of the ``queues``): then
+    it is replayed."""
+    return (
+        ranks[pos : pos + len(tail.ranks)] == tail.ranks
+        and queues == tail.queues_before
+        and same_reservations(active, tail.active_before)
+    )
+
+
 def make_tail(
     records: Records,
     epoch: int,
