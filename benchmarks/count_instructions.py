@@ -76,7 +76,8 @@ def instructions(
         scheduler = CONFIGS[config]["scheduler"]
         preemption = bool(CONFIGS[config].get("preemption", False))
         script = EASY_RUN.format(load=easy, scheduler=scheduler, preemption=preemption, runs=runs)
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    # a fixed hash seed: str hashes (and so dict and set layouts) alike in every count
+    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cachegrind.out"
         done = subprocess.run(
