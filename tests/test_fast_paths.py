@@ -59,6 +59,12 @@ def _same_runs(a, b) -> None:
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
 
 
+def same_decisions(a, b) -> None:
+    """The decision records ``explain`` reads (rounds and tries) of two results are equal."""
+    for name in ("rounds", "tries"):
+        pd.testing.assert_frame_equal(getattr(a.decisions, name), getattr(b.decisions, name))
+
+
 @RUNS
 @given(
     cases(max_jobs=10, max_duration=400),
@@ -463,10 +469,7 @@ def test_easy_backfill_with_preemption_on_a_busy_cluster_runs_as_the_reference_m
     slow, slow_result = _run(workload, cluster, config, reference=False)
     assert not slow.decider.starts._reserved_seen
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
 
 
 @pytest.mark.parametrize("preemption", [False, True])
@@ -517,10 +520,7 @@ def test_backfill_rounds_replay_their_tail_and_see_full_at_a_glance(
     slow, slow_result = _run(workload, cluster, config, reference=False)
     assert not replays
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
 
@@ -562,10 +562,7 @@ def test_a_job_with_the_needs_of_one_that_failed_fails_alike(
     assert fast.decider.starts.alike and not slow.decider.starts.alike
     assert fast_placed < len(placed)  # the shortcut was taken
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
@@ -635,10 +632,7 @@ def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monke
     monkeypatch.setattr(simulation, "Shortcuts", _WithoutEasyShortcuts)
     _, slow_result = _run(workload, cluster, config, reference=False)
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
@@ -681,10 +675,7 @@ def test_jobs_that_could_not_evict_enough_fail_at_a_glance(backfill, monkeypatch
     not_glanced, slow_result = _glanced_and_decisions(workload, cluster, config, monkeypatch)
     assert not_glanced == 0
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
@@ -750,10 +741,7 @@ def test_jobs_full_at_a_glance_are_not_offered_migration(scheduler, preemption, 
     assert asked_without > 2 * asked  # the glances were taken
     assert fast_result.summary()["migrations"] > 0
     _same_runs(fast_result, slow_result)
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(
-            getattr(fast_result.decisions, name), getattr(slow_result.decisions, name)
-        )
+    same_decisions(fast_result, slow_result)
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)

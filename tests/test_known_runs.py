@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 from jobs_table import make_jobs
-from test_fast_paths import _busy_jobs
+from test_fast_paths import _busy_jobs, same_decisions
 
 import analysim as asim
 from analysim.engine import Simulation, simulation
@@ -107,5 +107,4 @@ def test_whole_runs_with_known_runs_are_those_without(scheduler, backfill, vc_no
     for name in ("jobs", "events", "timeline"):
         pd.testing.assert_frame_equal(getattr(fast, name), getattr(slow, name))
         pd.testing.assert_frame_equal(getattr(fast, name), getattr(plain, name))
-    for name in ("rounds", "tries"):
-        pd.testing.assert_frame_equal(getattr(fast.decisions, name), getattr(slow.decisions, name))
+    same_decisions(fast, slow)
