@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import analysim as asim
-from analysim.compat import pollux_agent, pollux_scheduler
+from analysim.compat import pollux_agent, pollux_search
 
 WORKLOADS = Path(asim.__file__).resolve().parent / "data" / "pollux" / "workloads"
 TARGET_S = 30.0
@@ -53,7 +53,7 @@ def replay(number: int, seed: int) -> dict:
     trace = asim.traces.read_pollux(WORKLOADS / f"workload-{number}.csv")
     pollux_agent._fit.cache_clear()
     with (
-        Timed(pollux_scheduler, "search") as search,
+        Timed(pollux_search, "search") as search,
         Timed(pollux_agent, "fit_perf_params") as fits,
     ):
         start = time.process_time()
