@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 import pytest
 from jobs_table import make_jobs
 from test_easy_backfill import STARVING
-from test_fast_paths import _busy_jobs, same_decisions
+from test_fast_paths import _busy_jobs, _same_runs, same_decisions
 
 import analysim as asim
 from analysim.engine import Simulation, simulation
@@ -153,7 +152,6 @@ def test_whole_runs_with_failures_read_for_alike_jobs_are_those_without(
     assert fast_tries < len(tried)  # the shortcut was taken
     monkeypatch.undo()
     plain = Simulation(workload, cluster, config, reference=True).run().result()
-    for name in ("jobs", "events", "timeline"):
-        pd.testing.assert_frame_equal(getattr(fast, name), getattr(slow, name))
-        pd.testing.assert_frame_equal(getattr(fast, name), getattr(plain, name))
+    _same_runs(fast, slow)
+    _same_runs(fast, plain)
     same_decisions(fast, slow)
