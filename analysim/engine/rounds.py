@@ -441,7 +441,8 @@ class Rounds:
         runs = self._known_runs if replaying and glance else None
         starts = self.starts  # each try returns why it failed (a StartTry)
         try_start = starts.try_start_alike if starts.alike else starts.try_start
-        # the failed tries a job's needs answer at the group's epoch (``refused_alike``)
+        # the failed tries a job's needs answer at the group's epoch (``refused_alike``),
+        # read here only (``try_start_alike`` does not look them up again)
         epoch, needs_of = self.epoch, starts.needs_of
         refused, refused_at = starts.refused_by_group[group], starts.alike_epoch
         # preemptive, on LAS's kept ranking: a job asking for more GPUs than its group has

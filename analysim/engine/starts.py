@@ -179,31 +179,29 @@ class StartTries:
         group started or stopped since (``Shortcuts.alike_tries``; asked only when
         ``alike``): its try would ask the same questions of the same free GPUs and
         reservations. A failure that no reservation caused answers for any reservations
-        kept (:meth:`refused`)."""
+        kept: the caller reads it first (:meth:`refused`, or ``refused_by_group`` in place
+        while the group's epoch is its ``alike_epoch``); this does not look it up again
+        (asked for a job of those needs, it tries and fails alike)."""
         group = self._group[j]
-        if self.alike_epoch[group] != self.epoch[group]:
-            self._renew(group)
         needs = self.needs_of[j]  # its domain, GPUs and VC
-        refused = self.refused_by_group[group]
-        seen = refused.get(needs)
-        if seen is not None:
-            return seen
-        memo = self._alike_tries[group]
         key: Any = needs  # and the reservations kept
         keep = self.rounds.easy.kept_by(j, active) if active else []
         if keep:
             key = (key, id(keep[0])) if len(keep) == 1 else (key, *map(id, keep))
-        seen = memo.get(key)
-        if seen is not None:
-            return seen[0]
+        if self.alike_epoch[group] != self.epoch[group]:
+            self._renew(group)  # nothing is known at the new epoch
+        else:
+            seen = self._alike_tries[group].get(key)
+            if seen is not None:
+                return seen[0]
         tried = self._try_keeping_any(j, keep)
         if tried.started:
             return tried
         if tried.why != RESERVED and self._refuses_alike:
-            refused[needs] = tried
+            self.refused_by_group[group][needs] = tried
         else:
             # (``keep`` is held so that no other reservation takes one of its ids)
-            memo[key] = (tried, keep)
+            self._alike_tries[group][key] = (tried, keep)
         return tried
 
     def refused(self, group: int) -> dict[tuple[int, int, int], StartTry]:
