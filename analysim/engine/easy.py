@@ -13,6 +13,7 @@ GPUs they leave (:meth:`EasyBackfill.place_keeping`) and a queue head's reservat
 from __future__ import annotations
 
 import bisect
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,6 +60,9 @@ class EasyBackfill:
         self._node_position, self._releases = facts.node_position, releases
         self.place, self.placer_fits = rounds.starts.place, placer_fits
         needs_are_gpus = book_fit is None
+        # a reservation's reserved and spare GPUs start as copies of these (whole cluster)
+        self._no_gpus = np.zeros_like(self.free)
+        self._unlimited = np.full_like(self.free, np.iinfo(self.free.dtype).max // 4)
         #: per group, queue -> its first job's reservation
         self.reservations: list[dict[int, Reservation]] = [{} for _ in range(groups)]
         # per group, its running jobs as (the step each is seen to end, job), sorted, and
@@ -149,7 +153,9 @@ class EasyBackfill:
         now = self.clock.now + EPS
         if kept.at <= now:
             return False
-        return len(ends) - bisect.bisect_right(ends, now) == len(self.running[group])
+        # (the ends it counted after its time, all after now, are counted, not kept)
+        counted = len(ends) - bisect.bisect_right(ends, now) + kept.ends_after
+        return counted == len(self.running[group])
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
@@ -190,12 +196,12 @@ class EasyBackfill:
                 if not self.placer_fits(need, free_at, domain, total):
                     continue
             take = self._placement_at(need, free_at, domain)
-            reserved = np.zeros_like(self.free)
+            reserved = self._no_gpus.copy()
             if isinstance(take, (int, np.integer)):
                 reserved[nodes[int(take)]] = need
             else:
                 reserved[nodes] = take
-            spare = np.full_like(self.free, np.iinfo(self.free.dtype).max // 4)
+            spare = self._unlimited.copy()
             spare[nodes] = free_at - reserved[nodes]
             return Reservation(
                 head=j,
@@ -205,7 +211,8 @@ class EasyBackfill:
                 quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
-                ends=[e for e, _ in ends] if self.keep_reservations else None,
+                ends=[e for e, _ in islice(ends, k)] if self.keep_reservations else None,
+                ends_after=count - k,
                 takes=self._takes[group],
             )
         return None
