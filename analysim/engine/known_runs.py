@@ -21,7 +21,6 @@ it at once, in rank order, as the round would one by one. ``docs/semantics.md`` 
 from __future__ import annotations
 
 import bisect
-from itertools import repeat
 from typing import TYPE_CHECKING
 
 from analysim.engine.records import FULL
@@ -124,12 +123,12 @@ class KnownRuns:
         records = self._records
         records.try_job.extend(jobs)
         if full_only:
-            records.try_code.extend(repeat(FULL, len(jobs)))
+            records.try_code.extend([FULL] * len(jobs))
         else:
             kind_of = list(map(self._kind_of.__getitem__, jobs))
             records.try_code.extend(map(why.__getitem__, kind_of))
         if same_room:
-            records.try_free.extend(repeat(free, len(jobs)))
+            records.try_free.extend([free] * len(jobs))
         else:
             records.try_free.extend(map(room.__getitem__, kind_of))
         return len(jobs) - 1
