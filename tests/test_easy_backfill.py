@@ -223,3 +223,43 @@ def test_a_reservation_kept_past_a_start_that_ends_by_its_time(monkeypatch):
     monkeypatch.setattr(Reservation, "runs_past", lambda self, due: due > self.at + 60)
     wrong = _times_on_one_node(KEPT_PAST_A_START, reference=False)
     assert wrong["j2"] == (105, 155) and wrong["j4"] == (70, 160)
+
+
+# One node of 8 GPUs. j1 holds 2 until 100 and j6 2 until 300; j2 (6 GPUs) is promised
+# t=100, when j1 ends. The reservation keeps the ends it counted up to its time (j1's) and
+# counts j6's, after it, without keeping it. j5 (2 GPUs, 20 to 50) ends by 100: counted
+# among the ends as it starts, so its release at 50 is foreseen (j1 and j6 still run: the
+# two counted to end after 50) and the reservation is kept.
+ENDS_AFTER_ITS_TIME = [
+    ("j1", "a", 0, 100, 2),
+    ("j6", "a", 0, 300, 2),
+    ("j2", "a", 10, 50, 6),
+    ("j5", "a", 20, 30, 2),
+]
+
+
+def test_a_reservation_counts_the_ends_after_its_time_without_keeping_them(monkeypatch):
+    from analysim.engine.easy import EasyBackfill
+
+    cluster = asim.Cluster.uniform(1, 1, 8)
+    config = asim.SimConfig(scheduler="fifo", backfill="easy", quantum=60)
+    sim = Simulation(make_jobs(ENDS_AFTER_ITS_TIME), cluster, config)
+    sim.run(until=10)
+    (made,) = sim.decider.easy.reservations[0].values()
+    assert (made.head, made.at, made.ends, made.ends_after) == (2, 100.0, [100.0], 1)
+    kept: list[tuple[int, float]] = []
+    foresaw = EasyBackfill._foresaw_releases
+
+    def noted(self, reservation, group):
+        answer = foresaw(self, reservation, group)
+        kept.append((reservation.head, self.clock.now, answer))
+        return answer
+
+    monkeypatch.setattr(EasyBackfill, "_foresaw_releases", noted)
+    sim.run(until=60)
+    assert made.ends == [50.0, 100.0] and made.ends_after == 1  # j5's end, counted at 20
+    assert kept == [(2, 50.0, True)]
+    assert sim.decider.easy.reservations[0][0] is made
+    expected = {"j1": (0, 100), "j6": (0, 300), "j2": (100, 150), "j5": (20, 50)}
+    assert {j: t[:2] for j, t in times(sim.run().result()).items()} == expected
+    assert _times_on_one_node(ENDS_AFTER_ITS_TIME, reference=True) == expected
