@@ -14,6 +14,11 @@ simulation about 30 times slower than natively.
 same workload preset name ``--preset`` (``venus_overloaded``; older checkouts call the same
 month ``venus``).
 
+``--first`` counts the first simulation instead (one run less a run that only imports and
+builds the workload), as ``--easy`` does: the second simulation's count moved by up to 2 %
+between two checkouts of the same code at different paths (``venus_overloaded``,
+``las+preemption``, 4 days), so compare checkouts copied to one path, with either count.
+
 ``--easy LOAD`` counts ``bench_easy.py``'s run instead: the calibrated ``venus`` preset at that
 load scale with the preset's config and EASY backfill, ``--config fifo`` (no preemption) or
 ``las+preemption``. It subtracts a run that only imports and builds the workload (0
@@ -109,6 +114,11 @@ def main() -> None:
     parser.add_argument("--days", type=float, default=26)
     parser.add_argument("--checkout", type=Path, default=ROOT, help="default: this one")
     parser.add_argument("--easy", type=float, metavar="LOAD", help="bench_easy.py's run")
+    parser.add_argument(
+        "--first",
+        action="store_true",
+        help="count the first simulation (1 run less 0 runs), not the second (2 less 1)",
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         parser.error("valgrind is not installed (Debian: apt-get install -y valgrind)")
@@ -118,6 +128,15 @@ def main() -> None:
         print(
             f"{args.checkout}: {args.config}, venus at load {args.easy:g}, EASY: "
             f"{one - none:,} instructions per simulation (0 runs: {none:,}; 1 run: {one:,})"
+        )
+        return
+    if args.first:
+        none = instructions(args.checkout, args.preset, args.config, args.days, 0)
+        one = instructions(args.checkout, args.preset, args.config, args.days, 1)
+        print(
+            f"{args.checkout}: {args.config}, {args.preset} {args.days:g} days: "
+            f"{one - none:,} instructions in the first simulation (0 runs: {none:,}; "
+            f"1 run: {one:,})"
         )
         return
     one = instructions(args.checkout, args.preset, args.config, args.days, 1)
