@@ -155,3 +155,30 @@ def test_whole_runs_with_failures_read_for_alike_jobs_are_those_without(
     _same_runs(fast, slow)
     _same_runs(fast, plain)
     same_decisions(fast, slow)
+
+
+def test_the_rounds_alone_read_the_refused_tries_and_an_alike_try_fails_alike(monkeypatch):
+    # FRAGMENTED_BEHIND_A_HEAD at t=5: short (2 GPUs) failed fragmented, for want of room:
+    # its needs are refused at the group's epoch, and the round read long's failure there
+    # (placed once: short). Asked directly, try_start_alike does not look the refused tries
+    # up again (the rounds do): it places long (on what big's reservation leaves) and fails
+    # alike.
+    placed: list[int] = []
+    plain_place = StartTries.place
+
+    def counted(self, j, *args, **kwargs):
+        placed.append(j)
+        return plain_place(self, j, *args, **kwargs)
+
+    monkeypatch.setattr(StartTries, "place", counted)
+    sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
+    sim.run(until=5)
+    starts, big, short, long = sim.decider.starts, 4, 5, 6
+    assert placed[4:] == [short]  # (big: full at a glance)
+    failed = StartTry(False, FRAGMENTED, 4, None)
+    assert starts.refused(0) == {starts.needs_of[short]: failed}
+    assert starts.needs_of[long] == starts.needs_of[short]
+    active = list(sim.decider.easy.reservations[0].values())
+    assert [(r.head, r.at) for r in active] == [(big, 100.0)]
+    assert starts.try_start_alike(long, active) == failed
+    assert placed[5:] == [long, long]  # on what big's reservation leaves, then on all free
