@@ -226,7 +226,9 @@ def test_compiled_search_equals_the_plain_run(seed):
 
 def test_compiled_operators_keep_the_limits_and_equal_plain():
     """Mutation then repair of 300 random states: at most 4 GPUs per node, the job's cap, one
-    spread job per node; compiled and plain draw alike."""
+    spread job per node; compiled and plain draw alike. The repair leaves each job's nodes,
+    GPUs and whether its row moved, and the nodes in use, from which the evaluation equals
+    the numpy one."""
     from analysim.compat import pollux_search as ps
 
     problem, _ = _kernel_problem()
@@ -236,11 +238,17 @@ def test_compiled_operators_keep_the_limits_and_equal_plain():
     results = []
     scratch = ps._scratch(16)
     for mutate, repair in ((ps._mutate, ps._repair), (ps._mutate.py_func, ps._repair.py_func)):
-        rng, counts, states = np.random.default_rng(9), np.zeros((2, 5), np.int64), start.copy()
-        for state in states:
+        rng, counts, states = np.random.default_rng(9), np.zeros((3, 5), np.int64), start.copy()
+        values = np.zeros((len(states), 2))
+        for state, value in zip(states, values, strict=True):
             mutate(state, base, rng, scratch)
-            repair(state, caps, counts, rng, scratch)
+            repair(state, base, caps, counts, rng, scratch)
+            assert counts[0].tolist() == np.count_nonzero(state, axis=1).tolist()
             assert counts[1].tolist() == state.sum(axis=1).tolist()
+            assert counts[2].tolist() == (state != base).any(axis=1).tolist()
+            assert ((scratch[3] > 0) == (state.sum(axis=0) > 0)).all()
+            ps._evaluate(base, problem.factor, problem.speedups, counts, scratch[3], value)
+        assert np.allclose(values, problem.evaluate(states), rtol=1e-12, atol=0)
         results.append(states)
     states = results[0]
     assert np.array_equal(results[0], results[1]) and not np.array_equal(states, start)
