@@ -184,6 +184,9 @@ for module in sys.argv[1:]:
 print(json.dumps(errors))
 """
 NOT_A_MODULE = "analysim.engine.no_such_module"  # must fail: the harness reports failures
+SINGLE_THREADED = {
+    name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+}
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +206,7 @@ def alone_imports() -> dict[str, str]:
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, **SINGLE_THREADED},  # no BLAS threads to fork across
     )
     return json.loads(done.stdout)
 
