@@ -1,14 +1,19 @@
-"""The Pollux policy's parts (not yet a scheduler of the replay): NSGA-II's sorting and
-crowding against pymoo 0.4's values, the problem's operators and fitness by hand, the
-agent's rules, determinism for a seed."""
+"""The Pollux policy: NSGA-II's sorting and crowding against pymoo 0.4's values, the
+problem's operators and fitness by hand, the agent's rules, determinism for a seed; the
+compiled search and fit equal to their plain runs; the replay under ``pollux`` (its caps,
+a golden run). Every test compiling numba code is here (see the last section)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_compat_pollux import write
+from test_pollux_goodput import PROFILES
 
+import analysim as asim
 from analysim.compat.pollux_agent import NCF_BATCH, Agent
 from analysim.compat.pollux_engine import PolluxJob
+from analysim.compat.pollux_goodput import fit_perf_params
 from analysim.compat.pollux_model import application
 from analysim.compat.pollux_nsga import crowding, dominates, fronts_of, nsga2, survive
 from analysim.compat.pollux_scheduler import Problem
@@ -226,7 +231,9 @@ def test_compiled_search_equals_the_plain_run(seed):
 
 def test_compiled_operators_keep_the_limits_and_equal_plain():
     """Mutation then repair of 300 random states: at most 4 GPUs per node, the job's cap, one
-    spread job per node; compiled and plain draw alike."""
+    spread job per node; compiled and plain draw alike. The repair leaves each job's nodes,
+    GPUs and whether its row moved, and the nodes in use, from which the evaluation equals
+    the numpy one."""
     from analysim.compat import pollux_search as ps
 
     problem, _ = _kernel_problem()
@@ -236,11 +243,17 @@ def test_compiled_operators_keep_the_limits_and_equal_plain():
     results = []
     scratch = ps._scratch(16)
     for mutate, repair in ((ps._mutate, ps._repair), (ps._mutate.py_func, ps._repair.py_func)):
-        rng, counts, states = np.random.default_rng(9), np.zeros((2, 5), np.int64), start.copy()
-        for state in states:
+        rng, counts, states = np.random.default_rng(9), np.zeros((3, 5), np.int64), start.copy()
+        values = np.zeros((len(states), 2))
+        for state, value in zip(states, values, strict=True):
             mutate(state, base, rng, scratch)
-            repair(state, caps, counts, rng, scratch)
+            repair(state, base, caps, counts, rng, scratch)
+            assert counts[0].tolist() == np.count_nonzero(state, axis=1).tolist()
             assert counts[1].tolist() == state.sum(axis=1).tolist()
+            assert counts[2].tolist() == (state != base).any(axis=1).tolist()
+            assert ((scratch[3] > 0) == (state.sum(axis=0) > 0)).all()
+            ps._evaluate(base, problem.factor, problem.speedups, counts, scratch[3], value)
+        assert np.allclose(values, problem.evaluate(states), rtol=1e-12, atol=0)
         results.append(states)
     states = results[0]
     assert np.array_equal(results[0], results[1]) and not np.array_equal(states, start)
@@ -325,3 +338,51 @@ def test_policy_decides_with_either_search(reference):
     policy = Pollux(three, np.random.default_rng(0), reference=reference)
     out = policy.decide(60, [0, 1, 2], {})
     assert sorted(out) == [0, 1, 2] and all(len(nodes) == 1 for nodes in out.values())
+
+
+# The compiled step-time fit (pollux_lbfgs) and the replay under ``pollux`` (the compiled
+# search and fit). Every test that compiles numba code is in this module, so that in a
+# parallel run (pytest-xdist, one module per worker) one worker compiles (about 30 s of CPU
+# on a cold cache) and the others never do; elsewhere the fit runs plain (compiled=False),
+# equal to the bit as the first test here checks.
+
+
+@pytest.mark.parametrize("name", list(PROFILES))
+def test_compiled_fit_equals_the_plain_one(name):
+    """The compiled search (``pollux_lbfgs``) returns the plain-float search's parameters to
+    the bit: the same operations in the same order."""
+    rows, _ = PROFILES[name]
+    columns = [np.array(c) for c in zip(*rows, strict=True)]
+    assert fit_perf_params(*columns) == fit_perf_params(*columns, compiled=False)
+
+
+def test_pollux_policy_rules_and_seed(tmp_path):
+    """Under ``pollux`` a job's first allocation is 1 GPU and each later one at most twice
+    the most it has run on (the artifact's cap doubles as it profiles); ncf stays at 1. (That
+    a seed gives the same run: ``test_pollux_golden_seed_0``.)"""
+    path = write(tmp_path, "a,0,bert,1,384\nb,0,ncf,1,32768\nc,60,bert,1,12\n")
+    trace = asim.traces.read_pollux(path)
+    run = asim.simulate(trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=5)
+    assert run.config["seed"] == 5 and (run.jobs["status"] == "done").all()
+    most: dict[str, int] = {}
+    for row in run.events.itertuples(index=False):
+        if row.event in ("start", "resume"):
+            assert row.num_gpus <= max(2 * most.get(row.job_id, 0), 1)
+            most[row.job_id] = max(most.get(row.job_id, 0), row.num_gpus)
+    assert most["b"] == 1 and most["a"] > 1
+
+
+def test_pollux_golden_seed_0(tmp_path):
+    """Four short jobs under ``pollux``, seed 0: the completion times, to the second, of the
+    replay as of this commit (golden values: any change to the policy's random draws or its
+    fits shows here; then re-check the artifact's averages, ``docs/pollux.md``). ncf (held at
+    one GPU) is never moved: given its GPU at 60 s, it loses 30 s and trains 47 s."""
+    path = write(
+        tmp_path, "a,0,cifar10,1,128\nb,0,ncf,1,32768\nc,120,bert,2,384\nd,180,bert,1,12\n"
+    )
+    trace = asim.traces.read_pollux(path)
+    jobs = asim.simulate(
+        trace.workload, trace.cluster, compat="pollux", scheduler="pollux", seed=0
+    ).jobs.set_index("job_id")
+    assert jobs["end_time"].to_dict() == {"a": 733.0, "b": 137.0, "c": 1482.0, "d": 1590.0}
+    assert jobs["preemptions"].to_dict() == {"a": 4, "b": 0, "c": 5, "d": 6}

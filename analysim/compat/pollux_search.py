@@ -88,28 +88,27 @@ def _search(start, base, caps, factor, table, rng, size, generations):
     values = np.zeros((capacity, 2))
     hashes = np.zeros(capacity, dtype=np.int64)
     slots = np.full(SLOTS, -1, dtype=np.int64)
-    counts = np.zeros((2, jobs), dtype=np.int64)  # nodes used, replicas of each job
+    counts = np.zeros((3, jobs), dtype=np.int64)  # nodes, replicas, moved: _repair
     scratch = _scratch(nodes)
     count = 0
     for s in range(len(start)):
         pool[count] = start[s]
-        _repair(pool[count], caps, counts, rng, scratch)
+        _repair(pool[count], base, caps, counts, rng, scratch)
         key = _hash(pool[count])
         if _find(pool, hashes, slots, key, pool[count]) < 0:
             hashes[count] = key
             _add(slots, hashes, key, count)
-            _evaluate(pool[count], base, factor, table, counts, values[count])
+            _evaluate(base, factor, table, counts, scratch[3], values[count])
             count += 1
     kept, ranks, crowds = _survive(values[:count], count, rng)
     count = _compact(pool, values, hashes, kept)
-    child = np.zeros((2, jobs, nodes), dtype=np.int8)
     for _ in range(generations - 1):
         slots[:] = -1
         for s in range(count):
             _add(slots, hashes, hashes[s], s)
         made = _offspring(
             pool, values, hashes, slots, count, ranks, crowds, base, caps, factor, table,
-            counts, scratch, child, size, rng,
+            counts, scratch, size, rng,
         )  # fmt: skip
         if made == 0:
             break
@@ -131,7 +130,7 @@ def _compact(pool, values, hashes, kept):
 @njit(cache=True)
 def _offspring(
     pool, values, hashes, slots, count, ranks, crowds, base, caps, factor, table, counts,
-    scratch, child, size, rng,
+    scratch, size, rng,
 ):  # fmt: skip
     """Up to ``size`` new states after the ``count`` parents: pymoo's batches (each as many
     matings as half the children missing, at most ``TRIES``), one child after another."""
@@ -158,25 +157,23 @@ def _offspring(
                 winners[w] = _tournament(picks[0], picks[1], values, crowds, rng)
             point = int(rng.random() * jobs) if rng.random() < 0.9 else 0
             a, b = pool[winners[0]], pool[winners[1]]
-            for j in range(jobs):
-                first, second = (b, a) if j < point else (a, b)
-                for n in range(nodes):
-                    child[0, j, n] = first[j, n]
-                    child[1, j, n] = second[j, n]
             for c in range(2):
                 if made >= size:
                     break
-                state = child[c]
+                at = count + made  # the child is built in its slot, kept if new
+                state = pool[at]
+                for j in range(jobs):
+                    source = b if (j < point) == (c == 0) else a
+                    for n in range(nodes):
+                        state[j, n] = source[j, n]
                 _mutate(state, base, rng, scratch)
-                _repair(state, caps, counts, rng, scratch)
+                _repair(state, base, caps, counts, rng, scratch)
                 key = _hash(state)
                 if _find(pool, hashes, slots, key, state) >= 0:
                     continue
-                at = count + made
-                pool[at] = state
                 hashes[at] = key
                 _add(slots, hashes, key, at)
-                _evaluate(state, base, factor, table, counts, values[at])
+                _evaluate(base, factor, table, counts, scratch[3], values[at])
                 made += 1
     return made
 
@@ -280,21 +277,22 @@ def _row_counts(state, counts):
     for j in range(jobs):
         used = 0
         total = 0
-        for n in range(nodes):
+        for n in range(nodes):  # (no branch: whether a cell is 0 is hard to predict)
             cell = int(state[j, n])
-            if cell > 0:
-                used += 1
-                total += cell
+            used += cell > 0
+            total += cell
         counts[0, j] = used
         counts[1, j] = total
 
 
 @njit(cache=True)
-def _repair(state, caps, counts, rng, scratch):
+def _repair(state, base, caps, counts, rng, scratch):
     """The artifact's repair of one state, in place: at most one job over several nodes per
     node (later jobs lose it), at most the job's cap (kept over its nodes in random order),
-    at most 4 GPUs per node (later jobs trimmed). Leaves the state's counts in ``counts``
-    (``scratch``: :func:`_scratch`)."""
+    at most 4 GPUs per node (later jobs trimmed). Leaves in ``counts`` each job's nodes,
+    GPUs and whether its row differs from ``base``, in ``scratch[3]`` the GPUs asked of each
+    node before the last trim (more than 0 exactly on the nodes in use) (``scratch``:
+    :func:`_scratch`)."""
     jobs, nodes = state.shape
     order, total = scratch[2], scratch[3]  # total: per node, of the jobs so far
     _row_counts(state, counts)
@@ -320,44 +318,48 @@ def _repair(state, caps, counts, rng, scratch):
                 cell = int(state[j, n])
                 state[j, n] = min(kept + cell, caps[j]) - min(kept, caps[j])
                 kept += cell
-            changed = True
     total[:] = 0
-    for j in range(jobs):
+    for j in range(jobs):  # the trim, counting each row as it ends up
+        used = 0
+        replicas = 0
+        moved = 0
         for n in range(nodes):
             cell = int(state[j, n])
+            final = cell
             if total[n] + cell > NODE_GPUS:
-                state[j, n] = max(NODE_GPUS - total[n], 0)
-                changed = True
+                final = max(NODE_GPUS - total[n], 0)
+                state[j, n] = final
             total[n] += cell
-    if changed:
-        _row_counts(state, counts)
+            used += final > 0
+            replicas += final
+            moved |= final != base[j, n]
+        counts[0, j] = used
+        counts[1, j] = replicas
+        counts[2, j] = moved
 
 
 @njit(cache=True)
-def _evaluate(state, base, factor, table, counts, out):
-    """(-fitness, -utility) into ``out``, of a state whose counts are in ``counts``."""
-    jobs, nodes = state.shape
+def _evaluate(base, factor, table, counts, total, out):
+    """(-fitness, -utility) into ``out``, of a state whose counts and GPUs asked per node
+    are in ``counts`` and ``total`` (as :func:`_repair` leaves them)."""
+    jobs, nodes = base.shape
     inverse = 0.0
     utility = 0.0
     for j in range(jobs):
         speedup = table[j, counts[0, j], counts[1, j]]
         scaled = speedup * 0.25
-        for n in range(nodes):
-            if state[j, n] != base[j, n]:
-                scaled *= factor[j]
-                break
+        if counts[2, j]:
+            scaled *= factor[j]
         inverse += 1.0 / (scaled + GUARD)
     active = 0
     for n in range(nodes):
-        for j in range(jobs):
-            if state[j, n] > 0:
-                active += 1
-                break
-    total = active * NODE_GPUS
+        if total[n] > 0:
+            active += 1
+    gpus = active * NODE_GPUS
     for j in range(jobs):
         replicas = counts[1, j]
         if replicas > 0:
-            utility += table[j, counts[0, j], replicas] / replicas * (replicas / total)
+            utility += table[j, counts[0, j], replicas] / replicas * (replicas / gpus)
     out[0] = -1.0 / (inverse / jobs)
     out[1] = -utility
 
