@@ -13,6 +13,7 @@ GPUs they leave (:meth:`EasyBackfill.place_keeping`) and a queue head's reservat
 from __future__ import annotations
 
 import bisect
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -76,6 +77,8 @@ class EasyBackfill:
         self.keep_reservations = (
             needs_are_gpus and shortcuts.kept_reservations and not self.placer.random
         )
+        # a reservation's spare GPUs on the nodes other than its head's: unlimited
+        self._unlimited = np.iinfo(self.free.dtype).max // 4
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
@@ -149,7 +152,9 @@ class EasyBackfill:
         now = self.clock.now + EPS
         if kept.at <= now:
             return False
-        return len(ends) - bisect.bisect_right(ends, now) == len(self.running[group])
+        # (the ends after its time are only counted: all are after now)
+        after = len(ends) - bisect.bisect_right(ends, now) + kept.ends_after
+        return after == len(self.running[group])
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
@@ -195,7 +200,7 @@ class EasyBackfill:
                 reserved[nodes[int(take)]] = need
             else:
                 reserved[nodes] = take
-            spare = np.full_like(self.free, np.iinfo(self.free.dtype).max // 4)
+            spare = np.full_like(self.free, self._unlimited)
             spare[nodes] = free_at - reserved[nodes]
             return Reservation(
                 head=j,
@@ -205,7 +210,8 @@ class EasyBackfill:
                 quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
-                ends=[e for e, _ in ends] if self.keep_reservations else None,
+                ends=[e for e, _ in islice(ends, k)] if self.keep_reservations else None,
+                ends_after=count - k,
                 takes=self._takes[group],
             )
         return None

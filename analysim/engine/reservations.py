@@ -56,9 +56,11 @@ class Reservation:
     releases: int
     #: a start it did not allow took GPUs it needs: it is made again at the head's next try
     broken: bool = False
-    #: the steps at which the running jobs it counted end, sorted (None: it is made again
-    #: after any release); and how many times jobs of the group had taken GPUs then
+    #: the steps at which the running jobs it counted end by ``at``, sorted (None: it is
+    #: made again after any release), and how many more it counted to end after ``at``; and
+    #: how many times jobs of the group had taken GPUs then
     ends: list[float] | None = None
+    ends_after: int = 0
     takes: int = 0
     #: resource mode: the book at ``at`` less the head's claims (None in whole-GPU runs),
     #: and the GPUs (node, local GPU) the head takes whole there, swapped within a node
