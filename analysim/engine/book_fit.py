@@ -136,7 +136,6 @@ class BookFit:
             return Reservation(
                 head=j,
                 at=at,
-                reserved=None,
                 spare=None,
                 quota_spare=None if quota is None else quota * MILLI - vc_used[vc] - facts.usage[j],
                 vc=vc,

@@ -79,6 +79,8 @@ class EasyBackfill:
         )
         # a reservation's spare GPUs on the nodes other than its head's: unlimited
         self._unlimited = np.iinfo(self.free.dtype).max // 4
+        # a reservation's spare GPUs placed when first asked for (the placer does not draw)
+        self._spare_later = not self.placer.random
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
@@ -115,7 +117,7 @@ class EasyBackfill:
             return None
         room = self.free.copy()
         for r in keep:
-            np.minimum(room, np.maximum(r.spare, 0), out=room)
+            np.minimum(room, np.maximum(self.spare_of(r), 0), out=room)
         return self.place(j, room)[0]
 
     def reservation_for(self, j: int, queue: int) -> Reservation | None:
@@ -189,24 +191,13 @@ class EasyBackfill:
             if one_node:  # the placer takes any node with room (Evictions.placer_fits)
                 if max(room) < need:
                     continue
-                free_at = np.array(room, dtype=self.free.dtype)
-            else:
-                free_at = np.array(room, dtype=self.free.dtype)
-                if not self.placer_fits(need, free_at, domain, total):
-                    continue
-            take = self._placement_at(need, free_at, domain)
-            reserved = np.zeros_like(self.free)
-            if isinstance(take, (int, np.integer)):
-                reserved[nodes[int(take)]] = need
-            else:
-                reserved[nodes] = take
-            spare = np.full_like(self.free, self._unlimited)
-            spare[nodes] = free_at - reserved[nodes]
+            elif not self.placer_fits(need, np.array(room, dtype=self.free.dtype), domain, total):
+                continue
             return Reservation(
                 head=j,
                 at=at,
-                reserved=reserved,
-                spare=spare,
+                spare=None if self._spare_later else self._spare(need, room, domain),
+                spare_of=(need, room, domain) if self._spare_later else None,
                 quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
@@ -215,6 +206,28 @@ class EasyBackfill:
                 takes=self._takes[group],
             )
         return None
+
+    def spare_of(self, reservation: Reservation) -> np.ndarray:
+        """The reservation's spare GPUs per node (``Reservation.spare``), placed on first
+        asking when not placed as it was made (the placer does not draw: the same answer)."""
+        if reservation.spare is None:
+            reservation.spare = self._spare(*reservation.spare_of)
+            reservation.spare_of = None
+        return reservation.spare
+
+    def _spare(self, need: int, room: list[int], domain: Domain) -> np.ndarray:
+        """The spare GPUs per node of a reservation of ``need`` GPUs on ``domain`` when
+        ``room`` GPUs are free on its nodes: those free less the head's placement there,
+        unlimited on other nodes."""
+        free_at = np.array(room, dtype=self.free.dtype)
+        take = self._placement_at(need, free_at, domain)
+        if isinstance(take, (int, np.integer)):
+            free_at[int(take)] -= need
+        else:
+            free_at -= take
+        spare = np.full_like(self.free, self._unlimited)
+        spare[domain.nodes] = free_at
+        return spare
 
     def _running_ends(self, group: int) -> list[tuple[float, int]]:
         """The group's running jobs as (the step at which each is seen to end, the job),
@@ -270,4 +283,5 @@ class EasyBackfill:
             elif book_fit is not None:  # on the reservation's book: its claims
                 book_fit.claim(r, j)
             else:
+                self.spare_of(r)
                 r.claim(nodes, counts, self._gpus[j], self._vc[j], not self.borrowed[j])

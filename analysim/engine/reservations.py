@@ -43,10 +43,9 @@ class Reservation:
 
     head: int
     at: float
-    #: GPUs per node (whole cluster) the head's placement at ``at`` takes
-    reserved: np.ndarray | None
     #: GPUs per node that may be taken now by a job still running at ``at``: free at ``at``
-    #: less the reserved ones on the head's nodes, unlimited elsewhere
+    #: less those of the head's placement then on its nodes, unlimited elsewhere (None in
+    #: resource mode, or until ``EasyBackfill.spare_of`` places the head from ``spare_of``)
     spare: np.ndarray | None
     #: with a quota: the GPUs of the quota left at ``at`` once the head has its own (None:
     #: no quota); a job of the same VC running past ``at`` may use only these
@@ -62,6 +61,9 @@ class Reservation:
     ends: list[float] | None = None
     ends_after: int = 0
     takes: int = 0
+    #: when ``spare`` is None with whole GPUs: the head's GPUs, the GPUs free on its
+    #: domain's nodes at ``at`` (a list) and the domain, to place it on first asking
+    spare_of: tuple | None = None
     #: resource mode: the book at ``at`` less the head's claims (None in whole-GPU runs),
     #: and the GPUs (node, local GPU) the head takes whole there, swapped within a node
     #: when a job takes one of them now (the head may have any whole GPUs of that node)
