@@ -284,4 +284,4 @@ class EasyBackfill:
                 book_fit.claim(r, j)
             else:
                 self.spare_of(r)
-                r.claim(nodes, counts, self._gpus[j], self._vc[j], not self.borrowed[j])
+                r.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])

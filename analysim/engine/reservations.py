@@ -74,12 +74,15 @@ class Reservation:
         """Whether a job seen to end at step ``due`` still holds its GPUs at ``at``."""
         return due > self.at + 1e-9
 
-    def claim(self, nodes: np.ndarray, counts: np.ndarray, gpus: int, vc: int, own: bool) -> None:
-        """A job running past ``at`` took ``counts`` GPUs on ``nodes`` (``own``: counted in
-        its VC's quota): less is spare; broken if it took reserved GPUs."""
-        self.spare[nodes] -= counts
-        if (self.spare[nodes] < 0).any():
-            self.broken = True
+    def claim(self, pairs: tuple[tuple[int, int], ...], gpus: int, vc: int, own: bool) -> None:
+        """A job running past ``at`` took GPUs, ``(node, count)`` ``pairs`` (``own``: counted
+        in its VC's quota): less is spare; broken if it took reserved GPUs."""
+        spare = self.spare
+        for node, count in pairs:  # (a few nodes: an item at a time beats fancy indexing)
+            left = spare[node] - count
+            spare[node] = left
+            if left < 0:
+                self.broken = True
         if self.quota_spare is not None and own and vc == self.vc:
             self.quota_spare -= gpus
             if self.quota_spare < 0:
