@@ -172,23 +172,48 @@ class Evictions:
         if trial is None:
             return None
         # evicting more never hurts: if evicting them all does not make room, nothing will
-        # (a quick way to fail when asking whether it fits costs much: asked once, at the
-        # first prefix with GPUs enough that does not fit)
-        checked_all = trial.cheap
-        if not checked_all and not getattr(trial, "counts", False):
-            # (no count to wait for: asked at once, on a trial reset after)
+        # (a quick way to fail when asking whether it fits costs much; a trial that counts
+        # the GPUs it frees asks only at the first prefix with GPUs enough that does not fit)
+        if trial.counts:
+            victims = self._shortest_counted(trial, candidates)
+            if victims is None:
+                return None
+        else:
+            if not trial.cheap:
+                for r in candidates:
+                    trial.release(r, +1)
+                if not trial.fits():
+                    return None
+                trial.reset()
+            victims = []
             for r in candidates:
                 trial.release(r, +1)
-            if not trial.fits():
+                victims.append(r)
+                if trial.fits():
+                    break
+            else:
                 return None
-            trial.reset()
-            checked_all = True
+        for r in victims[-2::-1]:  # keep any victim not needed, latest first
+            trial.release(r, -1)
+            if trial.fits():
+                victims.remove(r)
+            else:
+                trial.release(r, +1)
+        return victims
+
+    @staticmethod
+    def _shortest_counted(trial: _Trial, candidates: list[int]) -> list[int] | None:
+        """The shortest prefix of ``candidates`` whose eviction lets the job fit (left
+        released in ``trial``), on a trial that counts the GPUs it frees; None if evicting
+        them all would not do (asked once, at the first prefix with GPUs enough that does
+        not fit)."""
         victims: list[int] = []
+        checked_all = False
         for i, r in enumerate(candidates):
             trial.release(r, +1)
             victims.append(r)
             if trial.fits():
-                break
+                return victims
             if not checked_all and trial.enough():
                 checked_all = True
                 rest = candidates[i + 1 :]
@@ -198,15 +223,7 @@ class Evictions:
                     return None
                 for q in rest:
                     trial.release(q, -1)
-        else:
-            return None
-        for r in victims[-2::-1]:  # keep any victim not needed, latest first
-            trial.release(r, -1)
-            if trial.fits():
-                victims.remove(r)
-            else:
-                trial.release(r, +1)
-        return victims
+        return None
 
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
         """The trial evictions for ``j`` (None when evicting every candidate would not free
