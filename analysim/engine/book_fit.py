@@ -136,7 +136,6 @@ class BookFit:
             return Reservation(
                 head=j,
                 at=at,
-                reserved=None,
                 spare=None,
                 quota_spare=None if quota is None else quota * MILLI - vc_used[vc] - facts.usage[j],
                 vc=vc,
@@ -167,6 +166,8 @@ class BookTrial:
 
     #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
     cheap = False
+    #: whether the trial counts the GPUs it frees (``Evictions.fewest_to_free``): no
+    counts = False
 
     def __init__(self, fit: BookFit, j: int) -> None:
         self.fit, self.sim, self.j = fit, fit.sim, j

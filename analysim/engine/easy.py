@@ -60,9 +60,6 @@ class EasyBackfill:
         self._node_position, self._releases = facts.node_position, releases
         self.place, self.placer_fits = rounds.starts.place, placer_fits
         needs_are_gpus = book_fit is None
-        # a reservation's reserved and spare GPUs start as copies of these (whole cluster)
-        self._no_gpus = np.zeros_like(self.free)
-        self._unlimited = np.full_like(self.free, np.iinfo(self.free.dtype).max // 4)
         #: per group, queue -> its first job's reservation
         self.reservations: list[dict[int, Reservation]] = [{} for _ in range(groups)]
         # per group, its running jobs as (the step each is seen to end, job), sorted, and
@@ -80,6 +77,10 @@ class EasyBackfill:
         self.keep_reservations = (
             needs_are_gpus and shortcuts.kept_reservations and not self.placer.random
         )
+        # a reservation's spare GPUs on the nodes other than its head's: unlimited
+        self._unlimited = np.iinfo(self.free.dtype).max // 4
+        # a reservation's spare GPUs placed when first asked for (the placer does not draw)
+        self._spare_later = not self.placer.random
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved)."""
@@ -116,7 +117,7 @@ class EasyBackfill:
             return None
         room = self.free.copy()
         for r in keep:
-            np.minimum(room, np.maximum(r.spare, 0), out=room)
+            np.minimum(room, np.maximum(self.spare_of(r), 0), out=room)
         return self.place(j, room)[0]
 
     def reservation_for(self, j: int, queue: int) -> Reservation | None:
@@ -153,9 +154,9 @@ class EasyBackfill:
         now = self.clock.now + EPS
         if kept.at <= now:
             return False
-        # (the ends it counted after its time, all after now, are counted, not kept)
-        counted = len(ends) - bisect.bisect_right(ends, now) + kept.ends_after
-        return counted == len(self.running[group])
+        # (the ends after its time are only counted: all are after now)
+        after = len(ends) - bisect.bisect_right(ends, now) + kept.ends_after
+        return after == len(self.running[group])
 
     def _make_reservation(self, j: int) -> Reservation | None:
         """The earliest step at which ``j`` fits once running jobs of its group end, and the
@@ -190,24 +191,13 @@ class EasyBackfill:
             if one_node:  # the placer takes any node with room (Evictions.placer_fits)
                 if max(room) < need:
                     continue
-                free_at = np.array(room, dtype=self.free.dtype)
-            else:
-                free_at = np.array(room, dtype=self.free.dtype)
-                if not self.placer_fits(need, free_at, domain, total):
-                    continue
-            take = self._placement_at(need, free_at, domain)
-            reserved = self._no_gpus.copy()
-            if isinstance(take, (int, np.integer)):
-                reserved[nodes[int(take)]] = need
-            else:
-                reserved[nodes] = take
-            spare = self._unlimited.copy()
-            spare[nodes] = free_at - reserved[nodes]
+            elif not self.placer_fits(need, np.array(room, dtype=self.free.dtype), domain, total):
+                continue
             return Reservation(
                 head=j,
                 at=at,
-                reserved=reserved,
-                spare=spare,
+                spare=None if self._spare_later else self._spare(need, room, domain),
+                spare_of=(need, room, domain) if self._spare_later else None,
                 quota_spare=None if quota is None else quota - used - need,
                 vc=vc,
                 releases=self._releases[group],
@@ -216,6 +206,28 @@ class EasyBackfill:
                 takes=self._takes[group],
             )
         return None
+
+    def spare_of(self, reservation: Reservation) -> np.ndarray:
+        """The reservation's spare GPUs per node (``Reservation.spare``), placed on first
+        asking when not placed as it was made (the placer does not draw: the same answer)."""
+        if reservation.spare is None:
+            reservation.spare = self._spare(*reservation.spare_of)
+            reservation.spare_of = None
+        return reservation.spare
+
+    def _spare(self, need: int, room: list[int], domain: Domain) -> np.ndarray:
+        """The spare GPUs per node of a reservation of ``need`` GPUs on ``domain`` when
+        ``room`` GPUs are free on its nodes: those free less the head's placement there,
+        unlimited on other nodes."""
+        free_at = np.array(room, dtype=self.free.dtype)
+        take = self._placement_at(need, free_at, domain)
+        if isinstance(take, (int, np.integer)):
+            free_at[int(take)] -= need
+        else:
+            free_at -= take
+        spare = np.full_like(self.free, self._unlimited)
+        spare[domain.nodes] = free_at
+        return spare
 
     def _running_ends(self, group: int) -> list[tuple[float, int]]:
         """The group's running jobs as (the step at which each is seen to end, the job),
@@ -271,4 +283,5 @@ class EasyBackfill:
             elif book_fit is not None:  # on the reservation's book: its claims
                 book_fit.claim(r, j)
             else:
-                r.claim(nodes, counts, self._gpus[j], self._vc[j], not self.borrowed[j])
+                self.spare_of(r)
+                r.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])

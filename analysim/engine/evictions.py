@@ -171,22 +171,28 @@ class Evictions:
         trial = self._trial_for(j, candidates)
         if trial is None:
             return None
-        if not trial.cheap:
-            # evicting more never hurts: if evicting them all does not make room, nothing
-            # will (a quick way to fail when asking whether it fits costs much)
+        # evicting more never hurts: if evicting them all does not make room, nothing will
+        # (a quick way to fail when asking whether it fits costs much; a trial that counts
+        # the GPUs it frees asks only at the first prefix with GPUs enough that does not fit)
+        if trial.counts:
+            victims = self._shortest_counted(trial, candidates)
+            if victims is None:
+                return None
+        else:
+            if not trial.cheap:
+                for r in candidates:
+                    trial.release(r, +1)
+                if not trial.fits():
+                    return None
+                trial.reset()
+            victims = []
             for r in candidates:
                 trial.release(r, +1)
-            if not trial.fits():
+                victims.append(r)
+                if trial.fits():
+                    break
+            else:
                 return None
-            trial.reset()
-        victims: list[int] = []
-        for r in candidates:
-            trial.release(r, +1)
-            victims.append(r)
-            if trial.fits():
-                break
-        else:
-            return None
         for r in victims[-2::-1]:  # keep any victim not needed, latest first
             trial.release(r, -1)
             if trial.fits():
@@ -194,6 +200,30 @@ class Evictions:
             else:
                 trial.release(r, +1)
         return victims
+
+    @staticmethod
+    def _shortest_counted(trial: _Trial, candidates: list[int]) -> list[int] | None:
+        """The shortest prefix of ``candidates`` whose eviction lets the job fit (left
+        released in ``trial``), on a trial that counts the GPUs it frees; None if evicting
+        them all would not do (asked once, at the first prefix with GPUs enough that does
+        not fit)."""
+        victims: list[int] = []
+        checked_all = False
+        for i, r in enumerate(candidates):
+            trial.release(r, +1)
+            victims.append(r)
+            if trial.fits():
+                return victims
+            if not checked_all and trial.enough():
+                checked_all = True
+                rest = candidates[i + 1 :]
+                for q in rest:
+                    trial.release(q, +1)
+                if not trial.fits():
+                    return None
+                for q in rest:
+                    trial.release(q, -1)
+        return None
 
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
         """The trial evictions for ``j`` (None when evicting every candidate would not free
@@ -254,6 +284,8 @@ class _Trial:
 
     #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
     cheap = False
+    #: whether ``enough`` counts (then evicting them all is tried only once it says yes)
+    counts = False
 
     def reset(self) -> None:
         raise NotImplementedError
@@ -263,6 +295,11 @@ class _Trial:
 
     def fits(self) -> bool:
         raise NotImplementedError
+
+    def enough(self) -> bool:
+        """Whether the GPUs free with the trial evictions are as many as ``j`` asks for (a
+        count: ``fits`` may still say no); True when not counted."""
+        return True
 
 
 class _FreeMapTrial(_Trial):
@@ -280,6 +317,11 @@ class _FreeMapTrial(_Trial):
         self.evictions._release_into(r, self.free, self.vc_used, sign)
         self.room += sign * self.evictions._gpus[r]
 
+    counts = True
+
+    def enough(self) -> bool:
+        return self.room >= self.need
+
     def fits(self) -> bool:
         return self.room >= self.need and self.evictions.fits_hypothetically(
             self.j, self.free, self.vc_used
@@ -296,10 +338,12 @@ class _FewNodesTrial(_Trial):
             evictions._domain_index[j]
         ]  # node -> index in domain
         self.start_free = evictions.free[domain.nodes].tolist()
+        self.start_total = sum(self.start_free)
         self.reset()
 
     def reset(self) -> None:
         self.free, self.vc_used = list(self.start_free), list(self.evictions.vc_used)
+        self.total = self.start_total  # sum(self.free), kept as jobs are released
 
     def release(self, r: int, sign: int) -> None:
         evictions, free, position = self.evictions, self.free, self.position
@@ -307,12 +351,17 @@ class _FewNodesTrial(_Trial):
             i = position.get(node)
             if i is not None:
                 free[i] += sign * count
+                self.total += sign * count
         if not evictions.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
             self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
 
+    counts = True
+
+    def enough(self) -> bool:
+        return self.total >= self.need
+
     def fits(self) -> bool:
-        evictions, need, free = self.evictions, self.need, self.free
-        total = sum(free)
+        evictions, need, free, total = self.evictions, self.need, self.free, self.total
         if total < need or not evictions.quota_allows(self.j, self.vc_used):
             return False
         return evictions.placer_fits(

@@ -43,10 +43,9 @@ class Reservation:
 
     head: int
     at: float
-    #: GPUs per node (whole cluster) the head's placement at ``at`` takes
-    reserved: np.ndarray | None
     #: GPUs per node that may be taken now by a job still running at ``at``: free at ``at``
-    #: less the reserved ones on the head's nodes, unlimited elsewhere
+    #: less those of the head's placement then on its nodes, unlimited elsewhere (None in
+    #: resource mode, or until ``EasyBackfill.spare_of`` places the head from ``spare_of``)
     spare: np.ndarray | None
     #: with a quota: the GPUs of the quota left at ``at`` once the head has its own (None:
     #: no quota); a job of the same VC running past ``at`` may use only these
@@ -56,13 +55,15 @@ class Reservation:
     releases: int
     #: a start it did not allow took GPUs it needs: it is made again at the head's next try
     broken: bool = False
-    #: the steps at which the running jobs it counted end, sorted, up to its time (None: it
-    #: is made again after any release); how many it counted to end after its time (not
-    #: kept: all after any time before it); and how many times jobs of the group had taken
-    #: GPUs then
+    #: the steps at which the running jobs it counted end by ``at``, sorted (None: it is
+    #: made again after any release), and how many more it counted to end after ``at``; and
+    #: how many times jobs of the group had taken GPUs then
     ends: list[float] | None = None
     ends_after: int = 0
     takes: int = 0
+    #: when ``spare`` is None with whole GPUs: the head's GPUs, the GPUs free on its
+    #: domain's nodes at ``at`` (a list) and the domain, to place it on first asking
+    spare_of: tuple | None = None
     #: resource mode: the book at ``at`` less the head's claims (None in whole-GPU runs),
     #: and the GPUs (node, local GPU) the head takes whole there, swapped within a node
     #: when a job takes one of them now (the head may have any whole GPUs of that node)
@@ -73,12 +74,15 @@ class Reservation:
         """Whether a job seen to end at step ``due`` still holds its GPUs at ``at``."""
         return due > self.at + 1e-9
 
-    def claim(self, nodes: np.ndarray, counts: np.ndarray, gpus: int, vc: int, own: bool) -> None:
-        """A job running past ``at`` took ``counts`` GPUs on ``nodes`` (``own``: counted in
-        its VC's quota): less is spare; broken if it took reserved GPUs."""
-        self.spare[nodes] -= counts
-        if (self.spare[nodes] < 0).any():
-            self.broken = True
+    def claim(self, pairs: tuple[tuple[int, int], ...], gpus: int, vc: int, own: bool) -> None:
+        """A job running past ``at`` took GPUs, ``(node, count)`` ``pairs`` (``own``: counted
+        in its VC's quota): less is spare; broken if it took reserved GPUs."""
+        spare = self.spare
+        for node, count in pairs:  # (a few nodes: an item at a time beats fancy indexing)
+            left = spare[node] - count
+            spare[node] = left
+            if left < 0:
+                self.broken = True
         if self.quota_spare is not None and own and vc == self.vc:
             self.quota_spare -= gpus
             if self.quota_spare < 0:

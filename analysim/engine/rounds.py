@@ -386,9 +386,8 @@ class Rounds:
             first = kept.first_waiting()
             if first is None:
                 return math.inf
-            evictable_from = self.evictable_from
-            later = [evictable_from[r] for r in kept.running_below(first)]
-            return float(min([t for t in later if t > now], default=math.inf))
+            later = map(self.evictable_from.item, kept.running_below(first))
+            return min([t for t in later if t > now], default=math.inf)
         later = [t for t in map(self.evictable_from.item, running) if t > now]
         return min(later, default=math.inf)
 
