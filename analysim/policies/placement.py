@@ -21,7 +21,7 @@ from analysim.policies.registry import Policy, Registry
 #: items (a VC's nodes, the tail of a queue) a rule runs over Python lists, beyond over numpy
 #: arrays; the twins of each rule give the same answers (tested on both sides), only faster
 SMALL = 64
-#: how many answers :attr:`Topology.spread_answers` keeps (all are dropped when it is full)
+#: how many answers ``Topology.spread_answers`` keeps (all are dropped when it is full)
 SPREAD_ANSWERS = 4096
 
 
@@ -53,7 +53,7 @@ class Topology:
     def spread_answers(self) -> dict[tuple[int, bytes], np.ndarray | None]:
         """The ``consolidate`` placer's answers for jobs larger than a node on these few
         nodes, by (GPUs, free GPUs' bytes): a VC's free GPUs take the same few states again
-        and again (at most :data:`SPREAD_ANSWERS` kept)."""
+        and again (at most ``SPREAD_ANSWERS`` kept)."""
         return {}
 
 
