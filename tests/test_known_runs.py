@@ -106,3 +106,25 @@ def test_whole_runs_with_known_runs_are_those_without(scheduler, backfill, vc_no
     _same_runs(fast, slow)
     _same_runs(fast, plain)
     same_decisions(fast, slow)
+
+
+def test_a_round_reads_the_waiting_ranks_as_lent_while_jobs_start_and_arrive():
+    # FIFO on the toy cluster: ranks are job indices; head, x, a, y (3..6) wait in one group
+    config = asim.SimConfig(scheduler="fifo", backfill="easy", placement="consolidate")
+    sim = Simulation(make_jobs(BEHIND_A_HEAD), asim.presets.cluster("toy"), config)
+    ranker, group = sim.decider.ranker, sim.facts.group[3]
+    for j in (3, 4, 5, 6):
+        ranker.queued(j)
+    lent = ranker.lend_waiting_ranks(group)
+    assert lent is ranker.waiting_ranks[group] and lent == [3, 4, 5, 6]  # not copied
+    ranker.unqueued(4)  # x starts in the round: the round reads on as it was lent
+    ranker.queued(8)
+    assert lent == [3, 4, 5, 6] and ranker.waiting_ranks[group] == [3, 5, 6, 8]
+    lent = ranker.lend_waiting_ranks(group)
+    ranker.take_back_waiting_ranks()  # the round is over: changed in place again
+    ranker.unqueued(3)
+    assert lent is ranker.waiting_ranks[group] and lent == [5, 6, 8]
+    # a stream of the lent ranks reads on from any position, past the end too
+    stream = ranker.waiting_stream(lent)
+    assert list(stream.waiting_from(1)) == [(1, 6), (2, 8)]
+    assert list(stream.waiting_from(3)) == list(stream.waiting_from(5)) == []

@@ -61,6 +61,27 @@ def test_consolidate_large_job_spills_to_another_rack_when_none_holds_it():
     assert take == [4, 4, 0, 4, 0, 0]
 
 
+def test_consolidate_keeps_its_answers_per_topology_and_hands_out_copies(monkeypatch):
+    import analysim.policies.placement as placement
+
+    placer, topology, rng = PLACERS.make("consolidate"), topo(SIX, TWO_RACKS), None
+    free = np.array([4, 4, 0, 4, 4, 4], dtype=np.int64)
+    first = placer.spread_over_nodes(10, free, topology, rng)
+    assert first.tolist() == [0, 0, 0, 4, 4, 2]
+    first[:] = 0  # the caller's copy: the kept answer does not change
+    assert placer.spread_over_nodes(10, free, topology, rng).tolist() == [0, 0, 0, 4, 4, 2]
+    # 14 free in all: 8 on whole free nodes, then no node holds the other 6 (none kept too)
+    scattered = np.array([4, 4, 0, 3, 3, 0], dtype=np.int64)
+    assert placer.spread_over_nodes(14, scattered, topology, rng) is None
+    assert placer.spread_over_nodes(14, scattered, topology, rng) is None
+    assert set(topology.spread_answers) == {(10, free.tobytes()), (14, scattered.tobytes())}
+    # another state of the same nodes is another answer; a full store starts afresh
+    monkeypatch.setattr(placement, "SPREAD_ANSWERS", 2)
+    fuller = np.array([4, 4, 4, 4, 4, 4], dtype=np.int64)
+    assert placer.spread_over_nodes(10, fuller, topology, rng).tolist() == [4, 4, 2, 0, 0, 0]
+    assert list(topology.spread_answers) == [(10, fuller.tobytes())]
+
+
 # -- first fit --------------------------------------------------------------------------------
 def test_first_fit():
     assert place("first_fit", 2, [1, 4, 2, 4], [4] * 4) == [0, 2, 0, 0]

@@ -52,6 +52,8 @@ class Ranker:
         #: then read as its job without looking it up
         self.ranks_are_jobs = self.static and self.job_at_rank == list(range(sim.n_jobs))
         self.waiting_ranks: list[list[int]] = [[] for _ in range(groups)]
+        #: the waiting ranks lent to the round under way (:meth:`lend_waiting_ranks`)
+        self._lent: list[int] | None = None
 
     def _rank_all_jobs(self, n_jobs: int, vc_used: list[int]) -> None:
         """Rank every job once by a static scheduler's keys (ties by job order)."""
@@ -67,13 +69,33 @@ class Ranker:
         """The group's ranking is to be made afresh (jobs arrived, or it may have changed)."""
         self.kept_ranking[group] = None
 
+    def lend_waiting_ranks(self, group: int) -> list[int]:
+        """The group's waiting ranks as they are, for a round to read while its jobs start:
+        copied only before they next change (by :meth:`queued` or :meth:`unqueued`; most
+        rounds start none), until :meth:`take_back_waiting_ranks`."""
+        self._lent = ranks = self.waiting_ranks[group]
+        return ranks
+
+    def take_back_waiting_ranks(self) -> None:
+        """The round that read the lent waiting ranks is over: they change in place again."""
+        self._lent = None
+
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
-        bisect.insort(self.waiting_ranks[self._group[j]], self.rank_of[j])
+        group = self._group[j]
+        ranks = self.waiting_ranks[group]
+        if ranks is self._lent:  # a round reads them: it keeps them as they were
+            ranks = self.waiting_ranks[group] = ranks.copy()
+            self._lent = None
+        bisect.insort(ranks, self.rank_of[j])
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
-        ranks = self.waiting_ranks[self._group[j]]
+        group = self._group[j]
+        ranks = self.waiting_ranks[group]
+        if ranks is self._lent:  # (as in :meth:`queued`)
+            ranks = self.waiting_ranks[group] = ranks.copy()
+            self._lent = None
         del ranks[bisect.bisect_left(ranks, self.rank_of[j])]
 
     def view(self, group: int, include_running: bool) -> JobView:

@@ -97,7 +97,9 @@ class WaitingStream:
         self.job_at = job_at
 
     def waiting_from(self, pos: int) -> Iterable[tuple[int, int]]:
-        jobs = self.jobs[pos:] if pos else self.jobs
+        jobs = iter(self.jobs)
+        if pos:  # read on from ``pos``, without copying the rest (a list iterator's index)
+            jobs.__setstate__(pos)
         return enumerate(jobs if self.job_at is None else map(self.job_at, jobs), pos)
 
     def running_below(self, pos: int) -> list[int]:

@@ -407,7 +407,7 @@ class Rounds:
         # replayed (``tails``); ``ranks`` are the waiting jobs' ranks, in order
         replaying = self._replay_tails and not preemptive and not own_room
         if replaying:
-            ranks = self.ranker.waiting_ranks[group].copy()
+            ranks = self.ranker.lend_waiting_ranks(group)  # (they stay as they are)
             ranked: Ranking = self.ranker.waiting_stream(ranks)
             tail = self._tails[group]
             if tail is not None and tail.epoch != self.epoch[group]:
@@ -557,6 +557,7 @@ class Rounds:
                 (active, reserved_queues),
                 marks,
             )
+            self.ranker.take_back_waiting_ranks()
         if self._borrowing and self.sim.queues.n_waiting:
             changed = self._borrow_round(group, active) or changed
         return changed

@@ -21,6 +21,8 @@ from analysim.policies.registry import Policy, Registry
 #: items (a VC's nodes, the tail of a queue) a rule runs over Python lists, beyond over numpy
 #: arrays; the twins of each rule give the same answers (tested on both sides), only faster
 SMALL = 64
+#: how many answers ``Topology.spread_answers`` keeps (all are dropped when it is full)
+SPREAD_ANSWERS = 4096
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,13 @@ class Topology:
     def rack_list(self) -> list[int]:
         """``rack`` as a Python list."""
         return self.rack.tolist()
+
+    @cached_property
+    def spread_answers(self) -> dict[tuple[int, bytes], np.ndarray | None]:
+        """The ``consolidate`` placer's answers for jobs larger than a node on these few
+        nodes, by (GPUs, free GPUs' bytes): a VC's free GPUs take the same few states again
+        and again (at most ``SPREAD_ANSWERS`` kept)."""
+        return {}
 
 
 class Placer(Policy):
@@ -162,9 +171,16 @@ class Consolidate(Placer):
         return left <= 0 or any(f >= left for f, c in zip(room, capacity, strict=True) if f != c)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
-        if len(free) <= SMALL:  # a VC's few nodes: the same rule in plain Python is faster
-            return self._spread_few(num_gpus, free, topo)
-        return self._spread_many(num_gpus, free, topo)
+        if len(free) > SMALL:
+            return self._spread_many(num_gpus, free, topo)
+        # a VC's few nodes: the same rule in plain Python is faster, and its answer is kept
+        answers, key = topo.spread_answers, (num_gpus, free.tobytes())
+        take = answers.get(key, free)  # (``free``: not kept)
+        if take is free:
+            if len(answers) >= SPREAD_ANSWERS:
+                answers.clear()
+            take = answers[key] = self._spread_few(num_gpus, free, topo)
+        return None if take is None else take.copy()
 
     @staticmethod
     def _spread_many(num_gpus: int, free: np.ndarray, topo: Topology) -> np.ndarray | None:
@@ -197,22 +213,37 @@ class Consolidate(Placer):
         room, rack_of = free.tolist(), topo.rack_list
         capacity = topo.capacity_list
         whole = [n for n, f in enumerate(room) if f and f == capacity[n]]  # wholly free
-        per_rack = [0] * topo.n_racks
+        # the racks' wholly free GPUs (racks without any count 0: of those, rack 0 first)
+        per_rack: dict[int, int] = {}
         for node in whole:
-            per_rack[rack_of[node]] += room[node]
-        fitting = [total for total in per_rack if total >= num_gpus]
-        rack = per_rack.index(min(fitting) if fitting else max(per_rack))
-        order = [n for n in whole if rack_of[n] == rack]
-        order += [n for n in whole if rack_of[n] != rack]
-        take, left = _take_whole_nodes(order, room, num_gpus)
-        if left == 0:
-            return np.array(take, dtype=free.dtype)
-        fitting_nodes = [
-            (rack_of[n] != rack, f, n) for n, f in enumerate(room) if not take[n] and f >= left
-        ]
-        if not fitting_nodes:
+            r = rack_of[node]
+            per_rack[r] = per_rack.get(r, 0) + room[node]
+        fitting = [(total, r) for r, total in per_rack.items() if total >= num_gpus]
+        if fitting:  # the tightest, then the lowest rack
+            rack = min(fitting)[1]
+        else:  # the largest, then the lowest rack
+            rack = min([(-total, r) for r, total in per_rack.items()], default=(0, 0))[1]
+        take, left = [0] * len(room), num_gpus
+        # whole free nodes, the rack's first, then by index, while each fits entirely
+        for node in [n for n in whole if rack_of[n] == rack] + [
+            n for n in whole if rack_of[n] != rack
+        ]:
+            if room[node] > left:
+                break
+            take[node] = room[node]
+            left -= room[node]
+            if left == 0:
+                return np.array(take, dtype=free.dtype)
+        # the rest on the best-fitting node left, the rack's first, then by index
+        best, best_key = -1, None
+        for n, f in enumerate(room):
+            if f >= left and not take[n]:
+                key = (rack_of[n] != rack, f)
+                if best_key is None or key < best_key:
+                    best, best_key = n, key
+        if best < 0:
             return None
-        take[min(fitting_nodes)[2]] = left
+        take[best] = left
         return np.array(take, dtype=free.dtype)
 
 
