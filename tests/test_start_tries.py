@@ -91,6 +91,19 @@ class _WithoutRefusedAlike(Shortcuts):
     refused_alike: bool = False
 
 
+def _count_places(monkeypatch) -> list[int]:
+    """The jobs ``StartTries.place`` is asked to place, in order (kept as they come)."""
+    placed: list[int] = []
+    plain_place = StartTries.place
+
+    def counted(self, j, *args, **kwargs):
+        placed.append(j)
+        return plain_place(self, j, *args, **kwargs)
+
+    monkeypatch.setattr(StartTries, "place", counted)
+    return placed
+
+
 @pytest.mark.parametrize("shortcut", [True, False])
 def test_a_failure_for_want_of_room_answers_alike_jobs_whatever_they_keep(shortcut, monkeypatch):
     # the round at t=5: big is full at a glance (4 GPUs free: not placed) and reserves t=100;
@@ -101,14 +114,7 @@ def test_a_failure_for_want_of_room_answers_alike_jobs_whatever_they_keep(shortc
     # starts. Long's records are those of the plain try.
     if not shortcut:
         monkeypatch.setattr(simulation, "Shortcuts", _WithoutRefusedAlike)
-    placed: list[int] = []
-    plain_place = StartTries.place
-
-    def counted(self, j, *args, **kwargs):
-        placed.append(j)
-        return plain_place(self, j, *args, **kwargs)
-
-    monkeypatch.setattr(StartTries, "place", counted)
+    placed = _count_places(monkeypatch)
     sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
     decisions = sim.run().result().decisions
     big, short, long = 4, 5, 6
@@ -163,14 +169,7 @@ def test_the_rounds_alone_read_the_refused_tries_and_an_alike_try_fails_alike(mo
     # (placed once: short). Asked directly, try_start_alike does not look the refused tries
     # up again (the rounds do): it places long (on what big's reservation leaves) and fails
     # alike.
-    placed: list[int] = []
-    plain_place = StartTries.place
-
-    def counted(self, j, *args, **kwargs):
-        placed.append(j)
-        return plain_place(self, j, *args, **kwargs)
-
-    monkeypatch.setattr(StartTries, "place", counted)
+    placed = _count_places(monkeypatch)
     sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
     sim.run(until=5)
     starts, big, short, long = sim.decider.starts, 4, 5, 6
