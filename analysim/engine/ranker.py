@@ -82,21 +82,21 @@ class Ranker:
 
     def queued(self, j: int) -> None:
         """``j`` waits (again): a static scheduler's waiting ranks keep it."""
-        group = self._group[j]
-        ranks = self.waiting_ranks[group]
-        if ranks is self._lent:  # a round reads them: it keeps them as they were
-            ranks = self.waiting_ranks[group] = ranks.copy()
-            self._lent = None
-        bisect.insort(ranks, self.rank_of[j])
+        bisect.insort(self._ranks_to_change(self._group[j]), self.rank_of[j])
 
     def unqueued(self, j: int) -> None:
         """``j`` stopped waiting."""
-        group = self._group[j]
+        ranks = self._ranks_to_change(self._group[j])
+        del ranks[bisect.bisect_left(ranks, self.rank_of[j])]
+
+    def _ranks_to_change(self, group: int) -> list[int]:
+        """The group's waiting ranks, to change in place: a copy first if they are lent (a
+        round reads them: it keeps them as they were)."""
         ranks = self.waiting_ranks[group]
-        if ranks is self._lent:  # (as in :meth:`queued`)
+        if ranks is self._lent:
             ranks = self.waiting_ranks[group] = ranks.copy()
             self._lent = None
-        del ranks[bisect.bisect_left(ranks, self.rank_of[j])]
+        return ranks
 
     def view(self, group: int, include_running: bool) -> JobView:
         """What the scheduler sees of the group's waiting (and running) jobs now."""
