@@ -283,5 +283,5 @@ class EasyBackfill:
             elif book_fit is not None:  # on the reservation's book: its claims
                 book_fit.claim(r, j)
             else:
-                self.spare_of(r)
+                self.spare_of(r)  # placed first if not yet: the claim takes from it
                 r.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])

@@ -223,17 +223,11 @@ class Consolidate(Placer):
             rack = min(fitting)[1]
         else:  # the largest, then the lowest rack
             rack = min([(-total, r) for r, total in per_rack.items()], default=(0, 0))[1]
-        take, left = [0] * len(room), num_gpus
         # whole free nodes, the rack's first, then by index, while each fits entirely
-        for node in [n for n in whole if rack_of[n] == rack] + [
-            n for n in whole if rack_of[n] != rack
-        ]:
-            if room[node] > left:
-                break
-            take[node] = room[node]
-            left -= room[node]
-            if left == 0:
-                return np.array(take, dtype=free.dtype)
+        order = [n for n in whole if rack_of[n] == rack] + [n for n in whole if rack_of[n] != rack]
+        take, left = _take_whole_nodes(order, room, num_gpus)
+        if left == 0:
+            return np.array(take, dtype=free.dtype)
         # the rest on the best-fitting node left, the rack's first, then by index
         best, best_key = -1, None
         for n, f in enumerate(room):
