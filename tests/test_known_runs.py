@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 from jobs_table import make_jobs
+from spies import spy_calls
 from test_fast_paths import _busy_jobs, _same_runs, same_decisions
 
 import analysim as asim
@@ -43,15 +44,7 @@ class _WithoutKnownRuns(Shortcuts):
 
 def _counting_runs(monkeypatch) -> list[int]:
     """How many jobs after the first each run of known tries recorded, run by run."""
-    counts: list[int] = []
-    plain = KnownRuns.record
-
-    def counted(self, *args):
-        counts.append(plain(self, *args))
-        return counts[-1]
-
-    monkeypatch.setattr(KnownRuns, "record", counted)
-    return counts
+    return spy_calls(monkeypatch, KnownRuns, "record", results=True)
 
 
 @pytest.mark.parametrize("shortcut", [True, False])

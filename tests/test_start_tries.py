@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 from jobs_table import make_jobs
+from spies import spy_calls
 from test_easy_backfill import STARVING
 from test_fast_paths import _busy_jobs, _same_runs, same_decisions
 
@@ -91,19 +92,6 @@ class _WithoutRefusedAlike(Shortcuts):
     refused_alike: bool = False
 
 
-def _count_places(monkeypatch) -> list[int]:
-    """The jobs ``StartTries.place`` is asked to place, in order (kept as they come)."""
-    placed: list[int] = []
-    plain_place = StartTries.place
-
-    def counted(self, j, *args, **kwargs):
-        placed.append(j)
-        return plain_place(self, j, *args, **kwargs)
-
-    monkeypatch.setattr(StartTries, "place", counted)
-    return placed
-
-
 @pytest.mark.parametrize("shortcut", [True, False])
 def test_a_failure_for_want_of_room_answers_alike_jobs_whatever_they_keep(shortcut, monkeypatch):
     # the round at t=5: big is full at a glance (4 GPUs free: not placed) and reserves t=100;
@@ -114,7 +102,7 @@ def test_a_failure_for_want_of_room_answers_alike_jobs_whatever_they_keep(shortc
     # starts. Long's records are those of the plain try.
     if not shortcut:
         monkeypatch.setattr(simulation, "Shortcuts", _WithoutRefusedAlike)
-    placed = _count_places(monkeypatch)
+    placed = spy_calls(monkeypatch, StartTries, "place")
     sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
     decisions = sim.run().result().decisions
     big, short, long = 4, 5, 6
@@ -142,14 +130,7 @@ def test_whole_runs_with_failures_read_for_alike_jobs_are_those_without(
     workload = _busy_jobs(160, seed=5)
     cluster = asim.Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
     config = asim.SimConfig(scheduler=scheduler, preemption=preemption, backfill=backfill)
-    tried: list[int] = []
-    plain_try = StartTries.try_start_alike
-
-    def counted(self, j, active):
-        tried.append(j)
-        return plain_try(self, j, active)
-
-    monkeypatch.setattr(StartTries, "try_start_alike", counted)
+    tried = spy_calls(monkeypatch, StartTries, "try_start_alike")
     fast = Simulation(workload, cluster, config).run().result()
     fast_tries = len(tried)
     monkeypatch.setattr(simulation, "Shortcuts", _WithoutRefusedAlike)
@@ -169,7 +150,7 @@ def test_the_rounds_alone_read_the_refused_tries_and_an_alike_try_fails_alike(mo
     # (placed once: short). Asked directly, try_start_alike does not look the refused tries
     # up again (the rounds do): it places long (on what big's reservation leaves) and fails
     # alike.
-    placed = _count_places(monkeypatch)
+    placed = spy_calls(monkeypatch, StartTries, "place")
     sim = _sim(FRAGMENTED_BEHIND_A_HEAD, backfill="easy", placement="consolidate")
     sim.run(until=5)
     starts, big, short, long = sim.decider.starts, 4, 5, 6
