@@ -609,10 +609,10 @@ def test_a_reservation_is_kept_past_starts_that_end_by_its_time(scheduler, monke
     kept_past: list[int] = []
     claim, foresaw = easy.EasyBackfill._claim_reservations, easy.EasyBackfill._foresaw_releases
 
-    def claiming(self, j, nodes, counts):
-        before = {id(r): r.takes for r in self.reservations[self._group[j]].values()}
-        claim(self, j, nodes, counts)
-        for r in self.reservations[self._group[j]].values():
+    def claiming(self, j, group, reservations, due):
+        before = {id(r): r.takes for r in self.reservations[group].values()}
+        claim(self, j, group, reservations, due)
+        for r in self.reservations[group].values():
             if id(r) in before and r.takes > before[id(r)]:
                 counted.add(id(r))
 

@@ -82,15 +82,23 @@ class EasyBackfill:
         # a reservation's spare GPUs placed when first asked for (the placer does not draw)
         self._spare_later = not self.placer.random
 
-    def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """``j`` took GPUs (started or moved)."""
-        self._takes[self._group[j]] += 1
-        self._claim_reservations(j, nodes, counts)
+    def took(self, j: int, group: int) -> None:
+        """``j`` of ``group`` took GPUs (started or moved): its end is kept among the group's,
+        and the group's reservations are claimed (:meth:`_claim_reservations`)."""
+        self._takes[group] += 1
+        due = None
+        if self.ends is not None:  # kept sorted (``_running_ends``)
+            due = self._end_due(j)
+            self._end_of[j] = due
+            bisect.insort(self.ends[group], (due, j))
+        reservations = self.reservations[group]
+        if reservations:
+            self._claim_reservations(j, group, reservations, due)
 
-    def released(self, j: int) -> None:
-        """``j`` gave its GPUs back: its end is no longer kept."""
+    def released(self, j: int, group: int) -> None:
+        """``j`` of ``group`` gave its GPUs back: its end is no longer kept."""
         if self.ends is not None:
-            ends = self.ends[self._group[j]]
+            ends = self.ends[group]
             del ends[bisect.bisect_left(ends, (self._end_of.pop(j), j))]
 
     def forget(self, group: int) -> None:
@@ -242,7 +250,8 @@ class EasyBackfill:
 
     def _end_due(self, j: int) -> float:
         """The step at which ``j``, starting now, is seen to end (as the engine schedules it)."""
-        return self.clock.due(self.clock.now + float(self.remaining[j]) / float(self.rate[j]))
+        clock = self.clock
+        return clock.due(clock.now + self.remaining.item(j) / self.rate.item(j))
 
     def _placement_at(self, need: int, room: np.ndarray, domain: Domain) -> np.ndarray | int:
         """Where the placer would put ``need`` GPUs given ``room`` (it fits), without
@@ -255,33 +264,47 @@ class EasyBackfill:
             raise PolicyError(f"placement policy {self.placer.name!r} is not deterministic")
         return take
 
-    def _claim_reservations(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """``j`` took GPUs: the reservations of its group it runs past have fewer spare (a
-        reservation whose head started is dropped), those it ends before count its end;
-        its end is kept among the group's."""
-        group = self._group[j]
-        due = None
-        if self.ends is not None:  # kept sorted (``_running_ends``)
-            due = self._end_due(j)
-            self._end_of[j] = due
-            bisect.insort(self.ends[group], (due, j))
-        reservations = self.reservations[group]
-        if not reservations:
-            return
+    def _claim_reservations(
+        self, j: int, group: int, reservations: dict[int, Reservation], due: float | None
+    ) -> None:
+        """``j`` of ``group`` took GPUs, to be seen to end at step ``due`` (None: not yet
+        computed): the ``reservations`` of its group it runs past have fewer spare (a
+        reservation whose head started is dropped), those it ends before count its end. A
+        broken reservation is left as it is: it is never kept nor read again (``kept_by``,
+        ``reservation_for``)."""
         if due is None:
             due = self._end_due(j)
-        book_fit = self._book_fit
-        for queue, r in list(reservations.items()):
+        headed = None  # the queue of the reservation ``j`` was the head of
+        for queue, r in reservations.items():
             if r.head == j:
-                del reservations[queue]
+                headed = queue
+            elif r.broken:
+                continue
             elif not r.runs_past(due):
                 if r.ends is not None and r.takes + 1 == self._takes[group]:
                     # it ends by ``at``: made again later, the reservation would count its
                     # end and be the same (``_foresaw_releases``)
                     bisect.insort(r.ends, due)
                     r.takes += 1
-            elif book_fit is not None:  # on the reservation's book: its claims
-                book_fit.claim(r, j)
+            elif self._book_fit is not None:  # on the reservation's book: its claims
+                self._book_fit.claim(r, j)
             else:
-                self.spare_of(r)  # placed first if not yet: the claim takes from it
-                r.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])
+                self._claim(r, j)
+        if headed is not None:
+            del reservations[headed]
+
+    def _claim(self, r: Reservation, j: int) -> None:
+        """``j``, running past reservation ``r``'s time, took GPUs: less of ``r`` is spare.
+        Unplaced yet, ``r`` is broken without placing it when ``j`` took more GPUs on a node
+        than are free there at ``r``'s time (its spare there is fewer still)."""
+        pairs = self._alloc_pairs[j]
+        if r.spare is None:
+            room = r.spare_of[1]
+            position = self._node_position[self._domain_index[r.head]]
+            for node, count in pairs:
+                i = position.get(node)
+                if i is not None and count > room[i]:
+                    r.broken = True
+                    return
+            self.spare_of(r)  # placed first: the claim takes from it
+        r.claim(pairs, self._gpus[j], self._vc[j], not self.borrowed[j])

@@ -79,14 +79,17 @@ class JobState:
     def start(self, j: int, now: float, quantum: float) -> bool:
         """Job ``j`` (re)starts now; it may not be evicted before it has run ``quantum`` past
         its restore cost. Returns whether it resumes (it ran before)."""
-        resumed = self.versions[j] > 0
-        if not resumed:
-            self.first_start[j] = now
+        # (items read with ``item`` and written whole: numpy's scalar arithmetic is slow)
+        if self.versions[j] > 0:
+            self.status[j] = RUNNING
+            self.since[j] = now
+            self.evictable_from[j] = now + quantum + self.cost.item(j)
+            return True
+        self.first_start[j] = now
         self.status[j] = RUNNING
         self.since[j] = now
-        restore = float(self.cost[j]) if resumed else 0.0
-        self.evictable_from[j] = now + quantum + restore
-        return resumed
+        self.evictable_from[j] = now + quantum
+        return False
 
     def new_run(self, j: int, now: float, due: Callable[[float], float]) -> None:
         """Job ``j`` runs from ``now``: a new version of its run (its older ends are stale)
@@ -94,27 +97,31 @@ class JobState:
         seen at step ``due(end)``."""
         version = self.versions[j] + 1
         self.versions[j] = version
-        end = now + float(self.remaining[j]) / float(self.rate[j])
+        end = now + self.remaining.item(j) / self.rate.item(j)
         heapq.heappush(self.completions, (due(end), end, j, version))
 
     def stop(self, j: int, at: float, gpus: int) -> float:
         """Job ``j``'s run on ``gpus`` GPUs stops at ``at``: its service counts, its work
         left shrinks. Returns the seconds it ran."""
-        elapsed = at - float(self.since[j])
-        self.executed[j] += elapsed
-        self.attained[j] += elapsed * gpus
-        self.remaining[j] -= elapsed * float(self.rate[j])  # (x * 1.0 is x)
-        self.since[j] = at
+        since, executed, attained, remaining = (
+            self.since,
+            self.executed,
+            self.attained,
+            self.remaining,
+        )
+        elapsed = at - since.item(j)
+        executed[j] = executed.item(j) + elapsed
+        attained[j] = attained.item(j) + elapsed * gpus
+        remaining[j] = remaining.item(j) - elapsed * self.rate.item(j)  # (x * 1.0 is x)
+        since[j] = at
         return elapsed
 
     def evicted(self, j: int, reclaimed: bool) -> None:
         """Job ``j``, just stopped, was preempted (or its borrowed GPUs ``reclaimed``): it
         waits again and will pay its checkpoint/restore cost."""
-        self.remaining[j] += self.cost[j]
-        if reclaimed:
-            self.reclaims[j] += 1
-        else:
-            self.preemptions[j] += 1
+        self.remaining[j] = self.remaining.item(j) + self.cost.item(j)
+        counts = self.reclaims if reclaimed else self.preemptions
+        counts[j] = counts.item(j) + 1
         self.versions[j] += 1
         self.status[j] = WAITING
 

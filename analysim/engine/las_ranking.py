@@ -125,7 +125,6 @@ class LASRanking:
 
     def ran(self, j: int) -> None:
         """``j`` (re)started or migrated: note when it will reach its queue's limit."""
-        sim = self.sim
         group = self._group[j]
         order, key = self.orders[group], self.queue_of[j] * self.n + j
         waiting = order.waiting
@@ -135,23 +134,27 @@ class LASRanking:
             insort(order.running, key)
         else:  # it migrated: it may have passed a limit whose entry is now out of date
             self.dirty[group].add(j)
-        left = self._left(j)
+        # (``_left``, inline: it runs from now, so its service is that attained by now)
+        sim, las, gpus = self.sim, self.las, self._gpus[j]
+        state, now = sim.job_state, sim.clock.now
+        attained = state.attained.item(j) + (now - state.since.item(j)) * gpus
+        left = las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
         if left < math.inf:
-            heapq.heappush(self.crossings[group], (sim.clock.now + left, j, self._versions[j]))
+            heapq.heappush(self.crossings[group], (now + left, j, self._versions[j]))
 
     def stopped(self, j: int) -> None:
         """``j`` was evicted and waits: note when it is due a promotion, if ever."""
-        sim = self.sim
         group = self._group[j]
         order, key = self.orders[group], self.queue_of[j] * self.n + j
-        del order.running[bisect_left(order.running, key)]
+        running = order.running
+        del running[bisect_left(running, key)]
         insort(order.waiting, key)
         self.dirty[group].add(j)
-        if self.factor is not None and self.las.queue_of(sim.job_state.attained[j]) > 0:
-            due = self.las.promotion_due(
-                float(sim.job_state.since[j]), float(sim.job_state.executed[j])
-            )
-            heapq.heappush(self.dues[group], (due, j, self._versions[j]))
+        if self.factor is not None:
+            state = self.sim.job_state
+            if self.las.queue_of(state.attained.item(j)) > 0:
+                due = self.las.promotion_due(state.since.item(j), state.executed.item(j))
+                heapq.heappush(self.dues[group], (due, j, self._versions[j]))
 
     def finished(self, j: int) -> None:
         """``j`` finished: it leaves the ranking."""

@@ -67,7 +67,7 @@ class Ledger:
         self.alloc_nodes: dict[int, np.ndarray] = {}
         self.alloc_counts: dict[int, np.ndarray] = {}
         self.alloc_pairs: dict[int, tuple[tuple[int, int], ...]] = {}  # (node, GPUs) pairs
-        self.alloc_gpus: dict[int, list[tuple[int, ...]]] = {}  # per node used, the GPUs taken
+        self.alloc_gpus: dict[int, tuple[tuple[int, ...], ...]] = {}  # per node, GPUs taken
         self.last_nodes: dict[int, np.ndarray] = {}  # where each job ran last
         # per VC counters, as Python lists: the hot loop reads them one at a time
         self.vc_used = [0] * n_vc  # GPUs held on the VC's own nodes or quota
@@ -127,19 +127,26 @@ class Ledger:
         takes on each node (GPUs, CPU, memory, milli per GPU), checked on the book."""
         if self.book is not None:
             return self._take_claims(j, nodes, counts, borrowed, now, claims)
-        taken: list[tuple[int, ...]] = []
-        free = self.free
+        free, free_slots = self.free, self.free_slots
         pairs = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
-        for node, count in pairs:
-            slots = self.free_slots[node]
+        if len(pairs) == 1:  # (most jobs take one node: no list to build)
+            node, count = pairs[0]
+            slots = free_slots[node]
             if len(slots) < count:
-                raise PolicyError(
-                    f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
-                    f"{self.node_names[node]}"
-                )
-            taken.append(tuple(slots[:count]))  # tuples of ints: no GC work
+                self._double_booked(j, node)
+            taken = (tuple(slots[:count]),)  # tuples of ints: no GC work
             del slots[:count]
             free[node] -= count  # an item at a time: faster than numpy's fancy indexing
+        else:
+            held: list[tuple[int, ...]] = []
+            for node, count in pairs:
+                slots = free_slots[node]
+                if len(slots) < count:
+                    self._double_booked(j, node)
+                held.append(tuple(slots[:count]))
+                del slots[:count]
+                free[node] -= count
+            taken = tuple(held)
         size = self._gpus[j]
         self.group_free[self._group[j]] -= size
         self.alloc_gpus[j] = taken
@@ -148,7 +155,14 @@ class Ledger:
         self.alloc_pairs[j] = pairs
         self.last_nodes[j] = nodes
         self._charge(j, size, borrowed, now)
-        return tuple(taken)
+        return taken
+
+    def _double_booked(self, j: int, node: int) -> None:
+        """Refuse job ``j``'s take of more GPUs on ``node`` than are free there."""
+        raise PolicyError(
+            f"internal: job {self.job_ids[j]!r} would double-book a GPU on node "
+            f"{self.node_names[node]}"
+        )
 
     def _take_claims(
         self,
@@ -169,27 +183,31 @@ class Ledger:
             self.book.take(claim, kind)
         self._refresh([c[0] for c in claims])
         self.claims[j] = claims
-        taken = [tuple(int(self.gpu_offset[c[0]] + g) for g in c[1]) for c in claims]
+        taken = tuple(tuple(int(self.gpu_offset[c[0]] + g) for g in c[1]) for c in claims)
         self.alloc_gpus[j] = taken
         self.alloc_nodes[j] = nodes
         self.alloc_counts[j] = counts
         self.alloc_pairs[j] = tuple(zip(nodes.tolist(), counts.tolist(), strict=True))
         self.last_nodes[j] = nodes
         self._charge(j, self._gpus[j], borrowed, now)
-        return tuple(taken)
+        return taken
 
     def _charge(self, j: int, size: int, borrowed: bool, now: float) -> None:
         """Count job ``j``'s ``size`` against its VC from ``now``: as borrowed, or as the VC's
         own (checked against its quota)."""
         vc = self._vc[j]
-        self._integrate(vc, now)
+        vc_used, vc_borrowed = self.vc_used, self.vc_borrowed
+        # the VC's busy GPU-seconds up to now, at its usage until now
+        busy_at = self._busy_at
+        self._busy[vc] += (vc_used[vc] + vc_borrowed[vc]) * (now - busy_at[vc])
+        busy_at[vc] = now
         if borrowed:  # borrowed GPUs do not count against the VC's own GPUs or quota
-            self.vc_borrowed[vc] += size
+            vc_borrowed[vc] += size
             self.borrowed[j] = True
             self.borrowers[j] = None
         else:
-            used = self.vc_used[vc] + size
-            self.vc_used[vc] = used
+            used = vc_used[vc] + size
+            vc_used[vc] = used
             quota = self._quota[j]
             if quota is not None and used > quota:
                 raise PolicyError(f"internal: VC {self.vc_names[vc]!r} over its quota")
@@ -197,12 +215,11 @@ class Ledger:
 
     def release(self, j: int, at: float, elapsed: float) -> None:
         """Job ``j`` gives back its GPUs at ``at`` after holding them ``elapsed`` seconds."""
-        nodes = self.alloc_nodes.pop(j)
-        del self.alloc_counts[j]
-        del self.alloc_pairs[j]
+        del self.alloc_nodes[j], self.alloc_counts[j]
+        pairs = self.alloc_pairs.pop(j)
+        taken = self.alloc_gpus.pop(j)
         size = self._gpus[j]
         if self.book is not None:
-            del self.alloc_gpus[j]
             claims = self.claims.pop(j)
             kind = self._kinds[j] if self._kinds is not None else None
             for claim in claims:
@@ -210,21 +227,26 @@ class Ledger:
             self._refresh([c[0] for c in claims])
         else:
             self.group_free[self._group[j]] += size
-            free = self.free
-            for node, taken in zip(nodes.tolist(), self.alloc_gpus.pop(j), strict=True):
-                free[node] += len(taken)
-                slots = self.free_slots[node]
-                slots += taken
+            free, free_slots = self.free, self.free_slots
+            for (node, count), gpus in zip(pairs, taken, strict=True):
+                free[node] += count
+                slots = free_slots[node]
+                slots += gpus
                 slots.sort()
         vc = self._vc[j]
-        self._integrate(vc, at)  # busy until the job ends, not until the step it is seen
-        if self.borrowed[j]:
-            self.vc_borrowed[vc] -= size
+        vc_used, vc_borrowed = self.vc_used, self.vc_borrowed
+        # the VC's busy GPU-seconds up to ``at``: busy until the job ends, not until the step
+        # it is seen
+        busy_at = self._busy_at
+        self._busy[vc] += (vc_used[vc] + vc_borrowed[vc]) * (at - busy_at[vc])
+        busy_at[vc] = at
+        if j in self.borrowers:  # (``borrowed[j]``, read from the dict)
+            vc_borrowed[vc] -= size
             self.borrowed[j] = False
             self.borrowed_gpu_seconds[j] += elapsed * size / self.unit
             del self.borrowers[j]
         else:
-            self.vc_used[vc] -= size
+            vc_used[vc] -= size
         self.vc_running_jobs[vc] -= 1
 
     def _refresh(self, nodes: list[int]) -> None:
@@ -359,9 +381,3 @@ class Ledger:
         used = np.array(self.vc_used, dtype=float) + np.array(self.vc_borrowed, dtype=float)
         busy = np.array(self._busy) + used * (now - np.array(self._busy_at))
         return busy if self.book is None else busy / MILLI
-
-    def _integrate(self, vc: int, at: float) -> None:
-        """Add the VC's busy GPU-seconds from the last change of its usage to ``at``."""
-        held = self.vc_used[vc] + self.vc_borrowed[vc]
-        self._busy[vc] += held * (at - self._busy_at[vc])
-        self._busy_at[vc] = at

@@ -187,13 +187,13 @@ class Rounds:
         self._arrived[group] = True
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
-        """``j`` took GPUs (started or moved)."""
-        if self._easy:
-            self.easy.took(j, nodes, counts)
+        """``j`` took GPUs (started or moved): ``counts[i]`` on node ``nodes[i]``."""
         group = self._group[j]
         self.epoch[group] += 1
         if not self._round_stable:
             self._evict_epoch[group] += 1
+        if self._easy:
+            self.easy.took(j, group)
 
     def released(self, j: int) -> None:
         """``j`` gave its GPUs back (ended, was evicted, or is moving)."""
@@ -202,7 +202,7 @@ class Rounds:
         self.epoch[group] += 1
         self._evict_epoch[group] += 1
         if self._easy:
-            self.easy.released(j)
+            self.easy.released(j, group)
 
     def nodes_changed(self, groups: list[int]) -> None:
         """A node of ``groups`` went down or came back up (failures): every memo and

@@ -422,15 +422,17 @@ class Simulation:
         completions = self.job_state.completions
         if not completions or completions[0][0] > t + EPS:
             return touched  # (inline: most steps see no run end)
-        for end, j in self.job_state.ends_due(t):
+        job_state, las, records = self.job_state, self.las, self.records
+        last_nodes, group = self.ledger.last_nodes, self.facts.group
+        for end, j in job_state.ends_due(t):
             self._stop_running(j, end)
-            self.job_state.finished(j, end)
-            if self.las is not None:
-                self.las.finished(j)
+            job_state.finished(j, end)
+            if las is not None:
+                las.finished(j)
             self.finished += 1
             self.active -= 1
-            self.records.record(end, FINISH, j, self.ledger.last_nodes[j])
-            touched.add(self.facts.group[j])
+            records.record(end, FINISH, j, last_nodes[j])
+            touched.add(group[j])
         return touched
 
     # -- state changes (the only code that mutates state) ---------------------------------------
@@ -450,23 +452,25 @@ class Simulation:
         other VCs when ``borrowed``): the ledger checks they are free and within quota;
         ``j`` leaves the queue, runs from now, and may not be evicted for a quantum past its
         restore cost. ``left``: the failed node a job restarting on a spare left."""
-        if self.job_state.rated:
-            self.job_state.set_rate(j, nodes, counts)
-        self._take(j, nodes, counts, borrowed, claims)
-        self._dequeue(j)
+        job_state = self.job_state
+        if job_state.rated:
+            job_state.set_rate(j, nodes, counts)
+        gpus = self._take(j, nodes, counts, borrowed, claims)
+        self.queues.remove(j)  # it leaves the queue
+        if self._static:
+            self.decider.unqueued(j)
         now = self.clock.now
-        resumed = self.job_state.start(j, now, self.config.quantum)
+        resumed = job_state.start(j, now, self.config.quantum)
         self._run_until_done(j)
-        gpus = tuple(self.ledger.alloc_gpus[j])
-        kind = RESUME if resumed else START
-        self.records.record(now, kind, j, nodes, gpus, borrowed, left=left)
+        self.records.record(now, RESUME if resumed else START, j, nodes, gpus, borrowed, None, left)
 
     def _run_until_done(self, j: int) -> None:
         """Schedule the completion of running job ``j`` (a new version of its run): its
         remaining work at its rate (exact with rate 1.0: x / 1.0 is x)."""
         if self.failures is not None:
             self.failures.started(j)
-        self.job_state.new_run(j, self.clock.now, self.clock.due)
+        clock = self.clock
+        self.job_state.new_run(j, clock.now, clock.due)
         if self.las is not None:
             self.las.ran(j)
         if self.elastic is not None:
@@ -474,21 +478,24 @@ class Simulation:
 
     def _take(
         self, j: int, nodes: np.ndarray, counts: np.ndarray, borrowed: bool, claims: list | None
-    ) -> None:
+    ) -> tuple[tuple[int, ...], ...]:
         """Give job ``j`` GPUs: ``counts[i]`` on node ``nodes[i]`` (and, in resource mode, its
-        ``claims``); the ledger checks."""
+        ``claims``); the ledger checks. Returns the global indices of the GPUs taken, per
+        node."""
         self.changes += 1
-        self.ledger.take(j, nodes, counts, borrowed, self.clock.now, claims)
+        gpus = self.ledger.take(j, nodes, counts, borrowed, self.clock.now, claims)
         self.queues.running[self.facts.group[j]][j] = None
         self.decider.took(j, nodes, counts)
+        return gpus
 
     def _stop_running(self, j: int, at: float) -> None:
         self.changes += 1
-        elapsed = self.job_state.stop(j, at, self.facts.gpus[j])
+        facts = self.facts
+        elapsed = self.job_state.stop(j, at, facts.gpus[j])
         if self.failures is not None:
             self.failures.stopped(j, at)
         self.ledger.release(j, at, elapsed)
-        del self.queues.running[self.facts.group[j]][j]
+        del self.queues.running[facts.group[j]][j]
         self.decider.released(j)
         if self.elastic is not None:
             self.elastic.stopped(j, elapsed)
@@ -499,11 +506,11 @@ class Simulation:
         borrowed GPUs it held wants them back."""
         nodes, now = self.ledger.last_nodes[j], self.clock.now
         self._stop_running(j, now)
-        self.job_state.evicted(j, reclaimed=kind == RECLAIM)
+        self.job_state.evicted(j, kind == RECLAIM)
         self._enqueue(j)
         if self.las is not None:
             self.las.stopped(j)
-        self.records.record(now, kind, j, nodes, cause=cause)
+        self.records.record(now, kind, j, nodes, None, False, cause)
 
     def kill(self, j: int, at: float, restart: bool, node: int | None = None) -> None:
         """Running job ``j`` is killed at ``at`` by a failure (of ``node``, or its own): it
@@ -562,9 +569,8 @@ class Simulation:
         self.job_state.moved(j)
         if self.job_state.rated:
             self.job_state.set_rate(j, nodes, counts)
-        self._take(j, nodes, counts, borrowed, claims)
+        gpus = self._take(j, nodes, counts, borrowed, claims)
         self._run_until_done(j)
-        gpus = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, MIGRATE, j, nodes, gpus, borrowed, cause=cause, left=left)
 
     def resize(
@@ -578,9 +584,8 @@ class Simulation:
         self.job_state.resized(j, self.config.rescale_cost if rescale else 0.0)
         self.elastic.resized(j, gpus, rescale)  # type: ignore[union-attr]
         self.job_state.set_rate(j, nodes, counts)
-        self._take(j, nodes, counts, False, None)
+        gpus_taken = self._take(j, nodes, counts, False, None)
         self._run_until_done(j)
-        gpus_taken = tuple(self.ledger.alloc_gpus[j])
         self.records.record(now, RESIZE, j, nodes, gpus_taken, left=left)
 
     # -- read-only views of state the parts own (the ledger, the job state, the queues) ----
@@ -628,11 +633,6 @@ class Simulation:
         self.queues.add(j)
         if self._static:
             self.decider.queued(j)
-
-    def _dequeue(self, j: int) -> None:
-        self.queues.remove(j)
-        if self._static:
-            self.decider.unqueued(j)
 
     def _progress_bar(self):
         if not self.progress:
