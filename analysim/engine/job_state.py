@@ -21,6 +21,9 @@ from analysim.policies.scheduling import DONE, FAILED, PENDING, RUNNING, WAITING
 if TYPE_CHECKING:
     from analysim.engine.speed import JobSpeed
 
+#: how many stale entries the heap of the runs' ends may hold (at least) before they are dropped
+_COMPACT_AT = 512
+
 
 class JobState:
     """The changing per-job state: work left, rate, service, times, counts of restarts, the
@@ -69,6 +72,9 @@ class JobState:
         self.versions = [0] * n
         #: the runs' ends: (step, end, job, version); an entry of an older version is stale
         self.completions: list[tuple[float, float, int, int]] = []
+        # the heap's size past which its stale entries are dropped all at once (most runs are
+        # cut short by evictions: their entries would stay until their time comes)
+        self._compact_at = _COMPACT_AT
 
     # -- the changes (the simulation calls them from its state changes) ----------------------
     def set_rate(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
@@ -98,7 +104,19 @@ class JobState:
         version = self.versions[j] + 1
         self.versions[j] = version
         end = now + self.remaining.item(j) / self.rate.item(j)
-        heapq.heappush(self.completions, (due(end), end, j, version))
+        completions = self.completions
+        heapq.heappush(completions, (due(end), end, j, version))
+        if len(completions) > self._compact_at:
+            self._drop_stale()
+
+    def _drop_stale(self) -> None:
+        """Drop the stale entries of the heap of the runs' ends (in place: the order in which
+        the others come out is the same, no two entries being equal)."""
+        versions = self.versions
+        live = [e for e in self.completions if e[3] == versions[e[2]]]
+        heapq.heapify(live)
+        self.completions[:] = live
+        self._compact_at = 2 * len(live) + _COMPACT_AT
 
     def stop(self, j: int, at: float, gpus: int) -> float:
         """Job ``j``'s run on ``gpus`` GPUs stops at ``at``: its service counts, its work
