@@ -8,6 +8,9 @@ behind it starts only if it ends by then or takes only GPUs the reservation does
 
 from __future__ import annotations
 
+import copy
+from bisect import insort
+
 import pandas as pd
 import pytest
 from jobs_table import make_jobs
@@ -263,3 +266,65 @@ def test_a_reservation_counts_the_ends_after_its_time_without_keeping_them(monke
     expected = {"j1": (0, 100), "j6": (0, 300), "j2": (100, 150), "j5": (20, 50)}
     assert {j: t[:2] for j, t in times(sim.run().result()).items()} == expected
     assert _times_on_one_node(ENDS_AFTER_ITS_TIME, reference=True) == expected
+
+
+# nodes of 4 GPUs: claims that break a reservation unplaced; of 8: a job may take all a node
+# has free at a reservation's time where its head goes elsewhere, which does not break it
+CLAIMED_CLUSTERS = [(4, 4), (2, 8)]
+
+
+@pytest.mark.parametrize("scheduler", ["las", "fifo"])
+def test_a_claim_breaks_an_unplaced_reservation_as_placing_it_would(scheduler, monkeypatch):
+    """A job running past a reservation's time that takes more GPUs on a node than are free
+    there then breaks the reservation without its spare GPUs being placed (fewer still are
+    spare), and a claim on a broken reservation changes nothing: each claim breaks a
+    reservation as placing its spare and claiming from it does, and the runs and their
+    decision records are those of placing every claimed reservation's spare."""
+    from test_fast_paths import _busy_jobs, _run, _same_runs, same_decisions
+
+    from analysim.engine.easy import EasyBackfill
+
+    workload = _busy_jobs(160, seed=5)
+    config = asim.SimConfig(scheduler=scheduler, preemption=True, backfill="easy", quantum=60)
+    clusters = [
+        asim.Cluster.uniform(nodes, 2, gpus, vc_nodes={"a": nodes, "b": nodes})
+        for nodes, gpus in CLAIMED_CLUSTERS
+    ]
+    broke_unplaced: list[int] = []
+    claim = EasyBackfill._claim
+
+    def noted(self, r, j):
+        # the plain rule on a copy: place the spare GPUs, then claim from them
+        twin = copy.copy(r)
+        twin.spare = None if r.spare is None else r.spare.copy()
+        self.spare_of(twin)
+        twin.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])
+        claim(self, r, j)
+        assert r.broken == twin.broken
+        if r.spare is None:  # broken without placing
+            broke_unplaced.append(r.head)
+        else:
+            assert r.spare.tolist() == twin.spare.tolist()
+
+    monkeypatch.setattr(EasyBackfill, "_claim", noted)
+    fast = [_run(workload, cluster, config, reference=False)[1] for cluster in clusters]
+    assert broke_unplaced
+
+    def placed_first(self, j, group, reservations, due):  # the rule as it was: every claim
+        due = self._end_due(j) if due is None else due
+        for queue, r in list(reservations.items()):
+            if r.head == j:
+                del reservations[queue]
+            elif not r.runs_past(due):
+                if r.ends is not None and r.takes + 1 == self._takes[group]:
+                    insort(r.ends, due)
+                    r.takes += 1
+            else:
+                self.spare_of(r)
+                r.claim(self._alloc_pairs[j], self._gpus[j], self._vc[j], not self.borrowed[j])
+
+    monkeypatch.setattr(EasyBackfill, "_claim_reservations", placed_first)
+    for cluster, result in zip(clusters, fast, strict=True):
+        _, plain = _run(workload, cluster, config, reference=False)
+        _same_runs(result, plain)
+        same_decisions(result, plain)

@@ -172,3 +172,30 @@ def test_the_simulation_shows_the_parts_state_through_read_only_views():
         sim.remaining = np.zeros(sim.n_jobs)  # type: ignore[misc]
     # the state the simulation holds itself is its wiring and its progress counters
     assert len(vars(sim)) <= 36, sorted(vars(sim))
+
+
+def test_the_stale_ends_of_evicted_runs_are_dropped_and_the_others_end_in_order(monkeypatch):
+    from analysim.engine import job_state as job_state_module
+
+    monkeypatch.setattr(job_state_module, "_COMPACT_AT", 8)
+    n = 6
+    jobs = JobState(
+        np.full(n, 1000.0), np.zeros(n), np.zeros(n), np.zeros(n), _Speed()  # type: ignore[arg-type]
+    )
+    for j in range(n):
+        jobs.start(j, now=0.0, quantum=60.0)
+        jobs.new_run(j, 0.0, _step_of)
+    # job 0 is evicted and resumed every 10 s: a stale entry each time; past 8 entries the
+    # stale ones are dropped (6 live left), and the next time past 2 * 6 + 8
+    sizes = []
+    for t in range(10, 110, 10):
+        jobs.stop(0, at=float(t), gpus=1)
+        jobs.evicted(0, reclaimed=False)
+        jobs.start(0, now=float(t), quantum=60.0)
+        jobs.new_run(0, float(t), _step_of)
+        sizes.append(len(jobs.completions))
+    assert sizes == [7, 8, 6, 7, 8, 9, 10, 11, 12, 13]
+    assert jobs._compact_at == 20
+    # every run ends once, in order (job 0 too: 100 s run, 900 s left from t=100)
+    assert list(jobs.ends_due(2000.0)) == [(1000.0, j) for j in range(n)]
+    assert jobs.completions == []
