@@ -49,6 +49,13 @@ class Evictions:
         self._book_fit = book_fit
         self._picks_one_node = flags.picks_one_node
         self._picks_any_fitting_node = flags.picks_any_fitting_node
+        #: the placer's ``can_spread_few`` (trials over a few nodes kept in a list), when it
+        #: keeps the placer's own ``can_spread`` rule
+        self._spread_few = (
+            self.placer.can_spread_few
+            if flags.picks_one_node and _defined_together(type(self.placer))
+            else None
+        )
         # read, never written here: the ledger's state, the jobs' facts, the rounds' epochs
         self.free, self.free_slots, self.group_free = (
             ledger.free,
@@ -329,20 +336,28 @@ class _FreeMapTrial(_Trial):
 
 
 class _FewNodesTrial(_Trial):
-    """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
+    """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list
+    (and its VC's usage, if its domain has a quota, as one number): a job larger than a
+    node is asked of the placer's ``can_spread_few`` on that list, when it has one."""
 
     def __init__(self, evictions: Evictions, j: int) -> None:
         domain = evictions._domain[j]
-        self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
+        self.evictions, self.j, self.need, self.domain = evictions, j, evictions._gpus[j], domain
         self.position = evictions._node_position[
             evictions._domain_index[j]
         ]  # node -> index in domain
         self.start_free = evictions.free[domain.nodes].tolist()
         self.start_total = sum(self.start_free)
+        # the quota: the VC's usage, counted as ``StartTries.quota_allows`` reads it
+        self.quota, self.vc = domain.quota, evictions._vc[j]
+        self.start_used = 0 if self.quota is None else int(evictions.vc_used[self.vc])
+        self.spread_few = (
+            evictions._spread_few if self.need > domain.topology.largest else None
+        )
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.vc_used = list(self.start_free), list(self.evictions.vc_used)
+        self.free, self.used = list(self.start_free), self.start_used
         self.total = self.start_total  # sum(self.free), kept as jobs are released
 
     def release(self, r: int, sign: int) -> None:
@@ -352,8 +367,9 @@ class _FewNodesTrial(_Trial):
             if i is not None:
                 free[i] += sign * count
                 self.total += sign * count
-        if not evictions.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
-            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
+        # borrowed GPUs are not counted in the VC's usage
+        if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
+            self.used -= sign * evictions._gpus[r]
 
     counts = True
 
@@ -361,11 +377,15 @@ class _FewNodesTrial(_Trial):
         return self.total >= self.need
 
     def fits(self) -> bool:
-        evictions, need, free, total = self.evictions, self.need, self.free, self.total
-        if total < need or not evictions.quota_allows(self.j, self.vc_used):
+        need, total = self.need, self.total
+        if total < need or (self.quota is not None and self.used + need > self.quota):
             return False
-        return evictions.placer_fits(
-            need, np.array(free, dtype=np.int64), evictions._domain[self.j], total
+        if self.spread_few is not None:
+            answer = self.spread_few(need, self.free, self.domain.topology)
+            if answer is not None:  # said without placing
+                return answer
+        return self.evictions.placer_fits(
+            need, np.array(self.free, dtype=np.int64), self.domain, total
         )
 
 
@@ -405,3 +425,13 @@ class _OneNodeTrial(_Trial):
         return (self.fits_now or self.roomy > 0) and self.evictions.quota_allows(
             self.j, self.vc_used
         )
+
+
+def _defined_together(cls: type) -> bool:
+    """Whether placer class ``cls`` has its ``can_spread_few`` from the class that gives it
+    its ``can_spread`` (so the two say the same)."""
+
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in vars(k))
+
+    return owner("can_spread") is owner("can_spread_few")

@@ -100,6 +100,13 @@ class Placer(Policy):
         default) if the engine must ask it."""
         return None
 
+    def can_spread_few(self, num_gpus: int, free: list[int], topo: Topology) -> bool | None:
+        """:meth:`can_spread` for at most ``SMALL`` nodes, their free GPUs given as a list
+        (the engine's trial evictions keep them so). The engine asks it only of a placer
+        whose class defines it together with ``can_spread`` (a subclass that overrides
+        ``can_spread`` alone is asked that); ``None`` (the default): ask the placer."""
+        return None
+
 
 PLACERS: Registry[Placer] = Registry("placement", Placer)
 
@@ -129,8 +136,9 @@ def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     return None if room[node] == _NEVER else node
 
 
-def _fills_in_order(num_gpus: int, free: np.ndarray, topo: Topology) -> bool:
-    """:meth:`Placer.can_spread` of a placer that fills nodes in some order: it always can."""
+def _fills_in_order(num_gpus: int, free: np.ndarray | list[int], topo: Topology) -> bool:
+    """:meth:`Placer.can_spread` (and ``can_spread_few``) of a placer that fills nodes in
+    some order: it always can."""
     return True
 
 
@@ -166,9 +174,18 @@ class Consolidate(Placer):
             whole = (free == topo.capacity) & (free > 0)
             left = num_gpus - int(free[whole].sum())
             return left <= 0 or bool((free[free != topo.capacity] >= left).any())
-        room, capacity = free.tolist(), topo.capacity_list
-        left = num_gpus - sum(f for f, c in zip(room, capacity, strict=True) if f and f == c)
-        return left <= 0 or any(f >= left for f, c in zip(room, capacity, strict=True) if f != c)
+        return self.can_spread_few(num_gpus, free.tolist(), topo)
+
+    def can_spread_few(self, num_gpus, free, topo):
+        # can_spread's rule in one pass: the wholly free nodes' GPUs, plus the most free on
+        # one node that is not wholly free (where the rest goes), are enough
+        whole = most = 0
+        for f, c in zip(free, topo.capacity_list, strict=True):
+            if f == c:
+                whole += f
+            elif f > most:
+                most = f
+        return whole + most >= num_gpus
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         if len(free) > SMALL:
@@ -251,7 +268,7 @@ class FirstFit(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(fits[0]) if fits.size else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.arange(len(free)))
@@ -267,7 +284,7 @@ class Spread(Placer):
         node = int(free.argmax())
         return node if free[node] >= num_gpus else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.argsort(-free, kind="stable"))
@@ -286,7 +303,7 @@ class RandomPlacer(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(rng.choice(fits)) if fits.size else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         order = rng.permutation(np.flatnonzero(free > 0))
@@ -304,7 +321,7 @@ class TopologyAware(Placer):
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
 
-    can_spread = staticmethod(_fills_in_order)  # within one rack or across racks
+    can_spread = can_spread_few = staticmethod(_fills_in_order)  # in one rack or across racks
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         by_free = np.lexsort((np.arange(len(free)), -free))  # emptiest nodes first
