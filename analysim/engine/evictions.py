@@ -178,6 +178,7 @@ class Evictions:
         trial = self._trial_for(j, candidates)
         if trial is None:
             return None
+        release, fits = trial.release, trial.fits
         # evicting more never hurts: if evicting them all does not make room, nothing will
         # (a quick way to fail when asking whether it fits costs much; a trial that counts
         # the GPUs it frees asks only at the first prefix with GPUs enough that does not fit)
@@ -185,51 +186,58 @@ class Evictions:
             victims = self._shortest_counted(trial, candidates)
             if victims is None:
                 return None
-        else:
-            if not trial.cheap:
-                for r in candidates:
-                    trial.release(r, +1)
-                if not trial.fits():
-                    return None
-                trial.reset()
-            victims = []
+            need = trial.need
+            for r in victims[-2::-1]:  # keep any victim not needed, latest first
+                release(r, -1)
+                if trial.total >= need and fits():  # (too few GPUs free: it does not)
+                    victims.remove(r)
+                else:
+                    release(r, +1)
+            return victims
+        if not trial.cheap:
             for r in candidates:
-                trial.release(r, +1)
-                victims.append(r)
-                if trial.fits():
-                    break
-            else:
+                release(r, +1)
+            if not fits():
                 return None
+            trial.reset()
+        for i, r in enumerate(candidates):
+            release(r, +1)
+            if fits():
+                victims = candidates[: i + 1]
+                break
+        else:
+            return None
         for r in victims[-2::-1]:  # keep any victim not needed, latest first
-            trial.release(r, -1)
-            if trial.fits():
+            release(r, -1)
+            if fits():
                 victims.remove(r)
             else:
-                trial.release(r, +1)
+                release(r, +1)
         return victims
 
     @staticmethod
     def _shortest_counted(trial: _Trial, candidates: list[int]) -> list[int] | None:
         """The shortest prefix of ``candidates`` whose eviction lets the job fit (left
-        released in ``trial``), on a trial that counts the GPUs it frees; None if evicting
-        them all would not do (asked once, at the first prefix with GPUs enough that does
-        not fit)."""
-        victims: list[int] = []
+        released in ``trial``), on a trial that counts the GPUs it frees (``total``); None
+        if evicting them all would not do (asked once, at the first prefix with GPUs enough
+        that does not fit)."""
+        release, fits, need = trial.release, trial.fits, trial.need
         checked_all = False
         for i, r in enumerate(candidates):
-            trial.release(r, +1)
-            victims.append(r)
-            if trial.fits():
-                return victims
-            if not checked_all and trial.enough():
+            release(r, +1)
+            if trial.total < need:  # too few GPUs free: it does not fit
+                continue
+            if fits():
+                return candidates[: i + 1]
+            if not checked_all:
                 checked_all = True
                 rest = candidates[i + 1 :]
                 for q in rest:
-                    trial.release(q, +1)
-                if not trial.fits():
+                    release(q, +1)
+                if not fits():
                     return None
                 for q in rest:
-                    trial.release(q, -1)
+                    release(q, -1)
         return None
 
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
@@ -242,7 +250,8 @@ class Evictions:
             room = self.group_free[self._group[j]]  # counted already
         else:
             room = int(self.free[domain.nodes].sum())
-        if room + sum(self._gpus[r] for r in candidates) < need:
+        gpus = self._gpus
+        if room + sum([gpus[r] for r in candidates]) < need:
             return None
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             return _OneNodeTrial(self, j)
@@ -291,8 +300,11 @@ class _Trial:
 
     #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
     cheap = False
-    #: whether ``enough`` counts (then evicting them all is tried only once it says yes)
+    #: whether it counts the GPUs free with the trial evictions (``total``, at most) against
+    #: the GPUs ``j`` asks for (``need``): ``fits`` says no while they are fewer (evicting
+    #: them all is then tried only once they are as many)
     counts = False
+    total = need = 0
 
     def reset(self) -> None:
         raise NotImplementedError
@@ -303,14 +315,11 @@ class _Trial:
     def fits(self) -> bool:
         raise NotImplementedError
 
-    def enough(self) -> bool:
-        """Whether the GPUs free with the trial evictions are as many as ``j`` asks for (a
-        count: ``fits`` may still say no); True when not counted."""
-        return True
-
 
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
+
+    counts = True
 
     def __init__(self, evictions: Evictions, j: int, room: int) -> None:
         self.evictions, self.j, self.need, self.start_room = evictions, j, evictions._gpus[j], room
@@ -318,19 +327,14 @@ class _FreeMapTrial(_Trial):
 
     def reset(self) -> None:
         self.free, self.vc_used = self.evictions.free.copy(), self.evictions.vc_used.copy()
-        self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
+        self.total = self.start_room  # free GPUs of j's domain, at most (a quick bound)
 
     def release(self, r: int, sign: int) -> None:
         self.evictions._release_into(r, self.free, self.vc_used, sign)
-        self.room += sign * self.evictions._gpus[r]
-
-    counts = True
-
-    def enough(self) -> bool:
-        return self.room >= self.need
+        self.total += sign * self.evictions._gpus[r]
 
     def fits(self) -> bool:
-        return self.room >= self.need and self.evictions.fits_hypothetically(
+        return self.total >= self.need and self.evictions.fits_hypothetically(
             self.j, self.free, self.vc_used
         )
 
@@ -340,25 +344,24 @@ class _FewNodesTrial(_Trial):
     (and its VC's usage, if its domain has a quota, as one number): a job larger than a
     node is asked of the placer's ``can_spread_few`` on that list, when it has one."""
 
+    counts = True
+
     def __init__(self, evictions: Evictions, j: int) -> None:
         domain = evictions._domain[j]
         self.evictions, self.j, self.need, self.domain = evictions, j, evictions._gpus[j], domain
         self.position = evictions._node_position[
             evictions._domain_index[j]
         ]  # node -> index in domain
-        self.start_free = evictions.free[domain.nodes].tolist()
-        self.start_total = sum(self.start_free)
         # the quota: the VC's usage, counted as ``StartTries.quota_allows`` reads it
         self.quota, self.vc = domain.quota, evictions._vc[j]
-        self.start_used = 0 if self.quota is None else int(evictions.vc_used[self.vc])
-        self.spread_few = (
-            evictions._spread_few if self.need > domain.topology.largest else None
-        )
+        self.spread_few = evictions._spread_few if self.need > domain.topology.largest else None
         self.reset()
 
     def reset(self) -> None:
-        self.free, self.used = list(self.start_free), self.start_used
-        self.total = self.start_total  # sum(self.free), kept as jobs are released
+        evictions = self.evictions
+        self.free = evictions.free[self.domain.nodes].tolist()
+        self.total = sum(self.free)  # kept as jobs are released
+        self.used = 0 if self.quota is None else int(evictions.vc_used[self.vc])
 
     def release(self, r: int, sign: int) -> None:
         evictions, free, position = self.evictions, self.free, self.position
@@ -370,11 +373,6 @@ class _FewNodesTrial(_Trial):
         # borrowed GPUs are not counted in the VC's usage
         if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
             self.used -= sign * evictions._gpus[r]
-
-    counts = True
-
-    def enough(self) -> bool:
-        return self.total >= self.need
 
     def fits(self) -> bool:
         need, total = self.need, self.total
@@ -401,29 +399,32 @@ class _OneNodeTrial(_Trial):
         domain = evictions._domain[j]
         self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
         self.position = evictions._node_position[evictions._domain_index[j]]  # the domain's nodes
-        self.fits_now = int(evictions.free[domain.nodes].max()) >= self.need  # the quota may block
+        # (the quota may block it)
+        self.fits_now = max(evictions.free[domain.nodes].tolist()) >= self.need
+        # the quota: the VC's usage, counted as ``StartTries.quota_allows`` reads it
+        self.quota, self.vc = domain.quota, evictions._vc[j]
         self.reset()
 
     def reset(self) -> None:
         self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
-        self.vc_used = list(self.evictions.vc_used)
+        self.used = 0 if self.quota is None else int(self.evictions.vc_used[self.vc])
         self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
 
     def release(self, r: int, sign: int) -> None:
-        evictions, added, need = self.evictions, self.added, self.need
-        if not evictions.borrowed[r]:
-            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
+        evictions, added, need, position = self.evictions, self.added, self.need, self.position
+        if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
+            self.used -= sign * evictions._gpus[r]  # (borrowed GPUs are not counted)
         for node, count in evictions._alloc_pairs[r]:
             before = added.get(node, 0)
             added[node] = before + sign * count
-            if node in self.position:
+            if node in position:
                 free = len(evictions.free_slots[node])
                 if (free + before >= need) != (free + before + sign * count >= need):
                     self.roomy += sign
 
     def fits(self) -> bool:
-        return (self.fits_now or self.roomy > 0) and self.evictions.quota_allows(
-            self.j, self.vc_used
+        return (self.fits_now or self.roomy > 0) and (
+            self.quota is None or self.used + self.need <= self.quota
         )
 
 
