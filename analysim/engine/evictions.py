@@ -65,7 +65,7 @@ class Evictions:
         self.vc_used, self.borrowed = ledger.vc_used, ledger.borrowed
         self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
         self._alloc_pairs = ledger.alloc_pairs
-        self.job_domain, self.evictable_from = sim.job_domain, sim.evictable_from
+        self.evictable_from = sim.evictable_from
         self._gpus, self._vc, self._group = facts.gpus, facts.vc, facts.group
         self._domain, self._domain_index = facts.domain, facts.domain_index
         self._node_position, self._covers_group = facts.node_position, covers_group
@@ -155,7 +155,7 @@ class Evictions:
         """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``
         start, and start it; False if none would."""
         domain, vc = self._domain[j], self._vc[j]
-        if not self._covers_group[self.job_domain[j]]:
+        if not self._covers_group[self._domain_index[j]]:
             candidates = [
                 r
                 for r in candidates
@@ -186,6 +186,10 @@ class Evictions:
             victims = self._shortest_counted(trial, candidates)
             if victims is None:
                 return None
+            if len(victims) > 2 and trial.fits_alone(victims[-1]):
+                # the last victim alone makes room: evicting more never hurts, so each of
+                # the others turns out not to be needed, latest first
+                return victims[-1:]
             need = trial.need
             for r in victims[-2::-1]:  # keep any victim not needed, latest first
                 release(r, -1)
@@ -315,6 +319,11 @@ class _Trial:
     def fits(self) -> bool:
         raise NotImplementedError
 
+    def fits_alone(self, r: int) -> bool:
+        """Whether ``j`` would fit once ``r`` alone is evicted (a trial that counts may say;
+        False: not known). The trial is left as it was."""
+        return False
+
 
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
@@ -356,6 +365,7 @@ class _FewNodesTrial(_Trial):
         self.quota, self.vc = domain.quota, evictions._vc[j]
         self.spread_few = evictions._spread_few if self.need > domain.topology.largest else None
         self.reset()
+        self.start = (self.free.copy(), self.total, self.used)  # as it began
 
     def reset(self) -> None:
         evictions = self.evictions
@@ -385,6 +395,17 @@ class _FewNodesTrial(_Trial):
         return self.evictions.placer_fits(
             need, np.array(self.free, dtype=np.int64), self.domain, total
         )
+
+    def fits_alone(self, r: int) -> bool:
+        if self.spread_few is None:  # (a placer asked for placements: the plain pass)
+            return False
+        now = self.free, self.total, self.used
+        free, self.total, self.used = self.start
+        self.free = free.copy()
+        self.release(r, +1)
+        answer = self.fits()
+        self.free, self.total, self.used = now
+        return answer
 
 
 class _OneNodeTrial(_Trial):
