@@ -50,6 +50,12 @@ class Topology:
         return self.rack.tolist()
 
     @cached_property
+    def uniform_capacity(self) -> int:
+        """The GPUs of every node when all have the same number, else 0."""
+        first = self.capacity_list[0] if self.capacity_list else 0
+        return first if all(c == first for c in self.capacity_list) else 0
+
+    @cached_property
     def spread_answers(self) -> dict[tuple[int, bytes], np.ndarray | None]:
         """The ``consolidate`` placer's answers for jobs larger than a node on these few
         nodes, by (GPUs, free GPUs' bytes): a VC's free GPUs take the same few states again
@@ -177,10 +183,19 @@ class Consolidate(Placer):
         return self.can_spread_few(num_gpus, free.tolist(), topo)
 
     def can_spread_few(self, num_gpus, free, topo):
-        # can_spread's rule in one pass: the wholly free nodes' GPUs, plus the most free on
-        # one node that is not wholly free (where the rest goes), are enough
+        # can_spread's rule: the wholly free nodes' GPUs, plus the most free on one node that
+        # is not wholly free (where the rest goes), are enough
+        size = topo.uniform_capacity
+        if size:  # nodes alike: count the wholly free; one partly free has size - 1 at most
+            left = num_gpus - size * free.count(size)
+            return left <= 0 or (left < size and any(f >= left for f in free if f != size))
+        return self._can_spread_on(num_gpus, free, topo.capacity_list)
+
+    @staticmethod
+    def _can_spread_on(num_gpus: int, free: list[int], capacity: list[int]) -> bool:
+        """:meth:`can_spread_few` on nodes of any ``capacity``, in one pass."""
         whole = most = 0
-        for f, c in zip(free, topo.capacity_list, strict=True):
+        for f, c in zip(free, capacity, strict=True):
             if f == c:
                 whole += f
             elif f > most:
