@@ -225,23 +225,22 @@ class Evictions:
         released in ``trial``), on a trial that counts the GPUs it frees (``total``); None
         if evicting them all would not do (asked once, at the first prefix with GPUs enough
         that does not fit)."""
-        release, fits, need = trial.release, trial.fits, trial.need
-        checked_all = False
-        for i, r in enumerate(candidates):
-            release(r, +1)
-            if trial.total < need:  # too few GPUs free: it does not fit
-                continue
+        # the prefixes with too few GPUs free do not fit: released without asking
+        first = trial.release_until_enough(candidates)
+        if first == len(candidates):
+            return None
+        if trial.fits():
+            return candidates[: first + 1]
+        rest = candidates[first + 1 :]
+        trial.release_all(rest, +1)
+        if not trial.fits():
+            return None
+        trial.release_all(rest, -1)
+        release, fits = trial.release, trial.fits
+        for i in range(first + 1, len(candidates)):
+            release(candidates[i], +1)
             if fits():
                 return candidates[: i + 1]
-            if not checked_all:
-                checked_all = True
-                rest = candidates[i + 1 :]
-                for q in rest:
-                    release(q, +1)
-                if not fits():
-                    return None
-                for q in rest:
-                    release(q, -1)
         return None
 
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
@@ -324,6 +323,22 @@ class _Trial:
         False: not known). The trial is left as it was."""
         return False
 
+    def release_all(self, jobs: list[int], sign: int) -> None:
+        """``release`` each of ``jobs``."""
+        for r in jobs:
+            self.release(r, sign)
+
+    def release_until_enough(self, jobs: list[int]) -> int:
+        """Release ``jobs`` in order until the GPUs free are as many as ``j`` asks for (a
+        trial that counts): the index of the one that made them so (``len(jobs)``, all
+        released, if none did)."""
+        release = self.release
+        for i, r in enumerate(jobs):
+            release(r, +1)
+            if self.total >= self.need:
+                return i
+        return len(jobs)
+
 
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
@@ -383,6 +398,36 @@ class _FewNodesTrial(_Trial):
         # borrowed GPUs are not counted in the VC's usage
         if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
             self.used -= sign * evictions._gpus[r]
+
+    def release_all(self, jobs: list[int], sign: int) -> None:
+        if self.quota is not None:  # (its usage too)
+            super().release_all(jobs, sign)
+            return
+        free, position, pairs, total = self.free, self.position, self.evictions._alloc_pairs, 0
+        for r in jobs:  # ``release``, inline
+            for node, count in pairs[r]:
+                i = position.get(node)
+                if i is not None:
+                    free[i] += sign * count
+                    total += count
+        self.total += sign * total
+
+    def release_until_enough(self, jobs: list[int]) -> int:
+        if self.quota is not None:  # (its usage too)
+            return super().release_until_enough(jobs)
+        free, position, pairs = self.free, self.position, self.evictions._alloc_pairs
+        total, need = self.total, self.need
+        for at, r in enumerate(jobs):  # ``release``, inline
+            for node, count in pairs[r]:
+                i = position.get(node)
+                if i is not None:
+                    free[i] += count
+                    total += count
+            if total >= need:
+                self.total = total
+                return at
+        self.total = total
+        return len(jobs)
 
     def fits(self) -> bool:
         need, total = self.need, self.total
