@@ -67,9 +67,16 @@ def _busy_jobs(n: int, seed: int) -> Workload:
 def test_trial_evictions_choose_the_victims_of_the_plain_order(placer, monkeypatch):
     """At every trial of a busy LAS + preemption + EASY run (one-node and many-node jobs,
     trials that fail), the victims are those of the plain order; some trials fail though
-    evicting every candidate frees GPUs enough in count."""
+    evicting every candidate frees GPUs enough in count, and with more than two victims
+    found the last alone made room (the others dropped at once) or did not."""
     fast = evictions.Evictions.fewest_to_free
-    seen = {"trials": 0, "failed": 0}
+    seen = {"trials": 0, "failed": 0, True: 0, False: 0}
+    fits_alone = evictions._FewNodesTrial.fits_alone
+
+    def alone(self, r):
+        answer = fits_alone(self, r)
+        seen[answer] += 1
+        return answer
 
     def compared(self, j, candidates):
         got = fast(self, j, candidates)
@@ -79,12 +86,13 @@ def test_trial_evictions_choose_the_victims_of_the_plain_order(placer, monkeypat
         return got
 
     monkeypatch.setattr(evictions.Evictions, "fewest_to_free", compared)
+    monkeypatch.setattr(evictions._FewNodesTrial, "fits_alone", alone)
     cluster = Cluster.uniform(4, 2, 4, vc_nodes={"a": 4, "b": 4})
     config = SimConfig(
         scheduler="las", preemption=True, backfill="easy", quantum=60, placement=placer
     )
     _run(_busy_jobs(160, seed=3), cluster, config, reference=False)
-    assert seen["trials"] > 30 and seen["failed"] > 0
+    assert seen["trials"] > 30 and seen["failed"] > 0 and seen[True] and seen[False]
 
 
 @pytest.mark.parametrize(("scheduler", "preemption"), [("las", True), ("fifo", False)])

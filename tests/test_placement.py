@@ -288,3 +288,75 @@ def test_a_cheating_placer_is_refused_naming_policy_and_job(placer, cluster, row
     assert repr(placer.name) in message
     assert repr(culprit) in message
     assert words in message
+
+
+# -- can_spread_few: can_spread on a list of a few nodes' free GPUs -----------------------------
+@pytest.mark.parametrize("name", PLACERS.names)
+@settings(max_examples=200, deadline=None)
+@given(case=free_maps(), seed=st.integers(0, 1000))
+def test_can_spread_few_says_what_can_spread_says_and_the_placer_does(name, case, seed):
+    num, free, topology = case
+    placer = PLACERS.make(name)
+    few = placer.can_spread_few(num, free.tolist(), topology)
+    assert few is placer.can_spread(num, free, topology)
+    if few is not None and topology.largest < num <= free.sum():  # when the engine asks
+        taken = placer.spread_over_nodes(num, free.copy(), topology, np.random.default_rng(seed))
+        assert few is (taken is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    size=st.sampled_from([1, 2, 4, 8]),
+    data=st.data(),
+)
+def test_consolidate_can_spread_few_on_alike_nodes_counts_the_wholly_free(size, data):
+    """Nodes alike: the count of wholly free nodes (and a partly free one for the rest)
+    says what the one-pass rule for any capacities says, and what the placer does."""
+    n = data.draw(st.integers(1, 12))
+    free = data.draw(st.lists(st.integers(0, size), min_size=n, max_size=n))
+    num = data.draw(st.integers(1, size * n + 2))
+    topology = topo([size] * n, data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    assert topology.uniform_capacity == size
+    consolidate = PLACERS.make("consolidate")
+    answer = consolidate.can_spread_few(num, free, topology)
+    assert answer is consolidate._can_spread_on(num, free, [size] * n)
+    if size < num <= sum(free):
+        taken = consolidate.spread_over_nodes(num, np.array(free), topology, None)
+        assert answer is (taken is not None)
+
+
+def test_consolidate_can_spread_few_examples():
+    consolidate, topology = PLACERS.make("consolidate"), topo([8, 8, 8, 4, 0], [0, 0, 1, 1, 1])
+    assert consolidate.can_spread_few(16, [8, 8, 0, 0, 0], topology)  # two whole nodes
+    assert consolidate.can_spread_few(12, [8, 3, 0, 4, 0], topology)  # 8 whole, 4 on n1 or n3
+    assert not consolidate.can_spread_few(12, [8, 3, 1, 0, 0], topology)  # no node has 4
+    assert not consolidate.can_spread_few(20, [8, 8, 3, 1, 0], topology)  # 4 left: only whole
+    assert consolidate.can_spread_few(10, [8, 8, 0, 0, 0], topology)  # a whole node takes 2
+    assert topology.uniform_capacity == 0
+    alike = topo([8, 8, 8, 8])
+    assert alike.uniform_capacity == 8
+    assert consolidate.can_spread_few(16, [8, 8, 0, 7], alike)
+    assert consolidate.can_spread_few(15, [8, 0, 7, 3], alike)  # 7 left: on n2
+    assert not consolidate.can_spread_few(16, [8, 0, 7, 7], alike)  # 8 left: no node but n0
+    assert not consolidate.can_spread_few(12, [8, 3, 3, 3], alike)
+
+
+def test_the_engine_asks_can_spread_few_only_with_its_own_can_spread():
+    from analysim.engine.evictions import _defined_together
+    from analysim.policies.placement import Consolidate
+
+    class Stricter(Consolidate):
+        def can_spread(self, num_gpus, free, topo):
+            return False
+
+    class Both(Consolidate):
+        def can_spread(self, num_gpus, free, topo):
+            return False
+
+        def can_spread_few(self, num_gpus, free, topo):
+            return False
+
+    assert _defined_together(Consolidate)
+    assert _defined_together(Placer)  # (both say "ask")
+    assert not _defined_together(Stricter)  # its can_spread is asked, not consolidate's list
+    assert _defined_together(Both)

@@ -49,6 +49,13 @@ class Evictions:
         self._book_fit = book_fit
         self._picks_one_node = flags.picks_one_node
         self._picks_any_fitting_node = flags.picks_any_fitting_node
+        #: the placer's ``can_spread_few`` (trials over a few nodes kept in a list), when it
+        #: keeps the placer's own ``can_spread`` rule
+        self._spread_few = (
+            self.placer.can_spread_few
+            if flags.picks_one_node and _defined_together(type(self.placer))
+            else None
+        )
         # read, never written here: the ledger's state, the jobs' facts, the rounds' epochs
         self.free, self.free_slots, self.group_free = (
             ledger.free,
@@ -58,7 +65,7 @@ class Evictions:
         self.vc_used, self.borrowed = ledger.vc_used, ledger.borrowed
         self.alloc_nodes, self.alloc_counts = ledger.alloc_nodes, ledger.alloc_counts
         self._alloc_pairs = ledger.alloc_pairs
-        self.job_domain, self.evictable_from = sim.job_domain, sim.evictable_from
+        self.evictable_from = sim.evictable_from
         self._gpus, self._vc, self._group = facts.gpus, facts.vc, facts.group
         self._domain, self._domain_index = facts.domain, facts.domain_index
         self._node_position, self._covers_group = facts.node_position, covers_group
@@ -148,7 +155,7 @@ class Evictions:
         """Evict the fewest of ``candidates`` (in the order they should go) that let ``j``
         start, and start it; False if none would."""
         domain, vc = self._domain[j], self._vc[j]
-        if not self._covers_group[self.job_domain[j]]:
+        if not self._covers_group[self._domain_index[j]]:
             candidates = [
                 r
                 for r in candidates
@@ -171,6 +178,7 @@ class Evictions:
         trial = self._trial_for(j, candidates)
         if trial is None:
             return None
+        release, fits = trial.release, trial.fits
         # evicting more never hurts: if evicting them all does not make room, nothing will
         # (a quick way to fail when asking whether it fits costs much; a trial that counts
         # the GPUs it frees asks only at the first prefix with GPUs enough that does not fit)
@@ -178,51 +186,61 @@ class Evictions:
             victims = self._shortest_counted(trial, candidates)
             if victims is None:
                 return None
-        else:
-            if not trial.cheap:
-                for r in candidates:
-                    trial.release(r, +1)
-                if not trial.fits():
-                    return None
-                trial.reset()
-            victims = []
+            if len(victims) > 2 and trial.fits_alone(victims[-1]):
+                # the last victim alone makes room: evicting more never hurts, so each of
+                # the others turns out not to be needed, latest first
+                return victims[-1:]
+            need = trial.need
+            for r in victims[-2::-1]:  # keep any victim not needed, latest first
+                release(r, -1)
+                if trial.total >= need and fits():  # (too few GPUs free: it does not)
+                    victims.remove(r)
+                else:
+                    release(r, +1)
+            return victims
+        if not trial.cheap:
             for r in candidates:
-                trial.release(r, +1)
-                victims.append(r)
-                if trial.fits():
-                    break
-            else:
+                release(r, +1)
+            if not fits():
                 return None
+            trial.reset()
+        for i, r in enumerate(candidates):
+            release(r, +1)
+            if fits():
+                victims = candidates[: i + 1]
+                break
+        else:
+            return None
         for r in victims[-2::-1]:  # keep any victim not needed, latest first
-            trial.release(r, -1)
-            if trial.fits():
+            release(r, -1)
+            if fits():
                 victims.remove(r)
             else:
-                trial.release(r, +1)
+                release(r, +1)
         return victims
 
     @staticmethod
     def _shortest_counted(trial: _Trial, candidates: list[int]) -> list[int] | None:
         """The shortest prefix of ``candidates`` whose eviction lets the job fit (left
-        released in ``trial``), on a trial that counts the GPUs it frees; None if evicting
-        them all would not do (asked once, at the first prefix with GPUs enough that does
-        not fit)."""
-        victims: list[int] = []
-        checked_all = False
-        for i, r in enumerate(candidates):
-            trial.release(r, +1)
-            victims.append(r)
-            if trial.fits():
-                return victims
-            if not checked_all and trial.enough():
-                checked_all = True
-                rest = candidates[i + 1 :]
-                for q in rest:
-                    trial.release(q, +1)
-                if not trial.fits():
-                    return None
-                for q in rest:
-                    trial.release(q, -1)
+        released in ``trial``), on a trial that counts the GPUs it frees (``total``); None
+        if evicting them all would not do (asked once, at the first prefix with GPUs enough
+        that does not fit)."""
+        # the prefixes with too few GPUs free do not fit: released without asking
+        first = trial.release_until_enough(candidates)
+        if first == len(candidates):
+            return None
+        if trial.fits():
+            return candidates[: first + 1]
+        rest = candidates[first + 1 :]
+        trial.release_all(rest, +1)
+        if not trial.fits():
+            return None
+        trial.release_all(rest, -1)
+        release, fits = trial.release, trial.fits
+        for i in range(first + 1, len(candidates)):
+            release(candidates[i], +1)
+            if fits():
+                return candidates[: i + 1]
         return None
 
     def _trial_for(self, j: int, candidates: list[int]) -> _Trial | BookTrial | None:
@@ -235,7 +253,8 @@ class Evictions:
             room = self.group_free[self._group[j]]  # counted already
         else:
             room = int(self.free[domain.nodes].sum())
-        if room + sum(self._gpus[r] for r in candidates) < need:
+        gpus = self._gpus
+        if room + sum([gpus[r] for r in candidates]) < need:
             return None
         if self._picks_any_fitting_node and need <= domain.topology.largest:
             return _OneNodeTrial(self, j)
@@ -284,8 +303,11 @@ class _Trial:
 
     #: whether ``fits`` costs next to nothing (then no need to try evicting them all first)
     cheap = False
-    #: whether ``enough`` counts (then evicting them all is tried only once it says yes)
+    #: whether it counts the GPUs free with the trial evictions (``total``, at most) against
+    #: the GPUs ``j`` asks for (``need``): ``fits`` says no while they are fewer (evicting
+    #: them all is then tried only once they are as many)
     counts = False
+    total = need = 0
 
     def reset(self) -> None:
         raise NotImplementedError
@@ -296,14 +318,32 @@ class _Trial:
     def fits(self) -> bool:
         raise NotImplementedError
 
-    def enough(self) -> bool:
-        """Whether the GPUs free with the trial evictions are as many as ``j`` asks for (a
-        count: ``fits`` may still say no); True when not counted."""
-        return True
+    def fits_alone(self, r: int) -> bool:
+        """Whether ``j`` would fit once ``r`` alone is evicted (a trial that counts may say;
+        False: not known). The trial is left as it was."""
+        return False
+
+    def release_all(self, jobs: list[int], sign: int) -> None:
+        """``release`` each of ``jobs``."""
+        for r in jobs:
+            self.release(r, sign)
+
+    def release_until_enough(self, jobs: list[int]) -> int:
+        """Release ``jobs`` in order until the GPUs free are as many as ``j`` asks for (a
+        trial that counts): the index of the one that made them so (``len(jobs)``, all
+        released, if none did)."""
+        release = self.release
+        for i, r in enumerate(jobs):
+            release(r, +1)
+            if self.total >= self.need:
+                return i
+        return len(jobs)
 
 
 class _FreeMapTrial(_Trial):
     """On a copy of the free map, asking the placer (any job, any placer)."""
+
+    counts = True
 
     def __init__(self, evictions: Evictions, j: int, room: int) -> None:
         self.evictions, self.j, self.need, self.start_room = evictions, j, evictions._gpus[j], room
@@ -311,39 +351,42 @@ class _FreeMapTrial(_Trial):
 
     def reset(self) -> None:
         self.free, self.vc_used = self.evictions.free.copy(), self.evictions.vc_used.copy()
-        self.room = self.start_room  # free GPUs of j's domain, at most (a quick bound)
+        self.total = self.start_room  # free GPUs of j's domain, at most (a quick bound)
 
     def release(self, r: int, sign: int) -> None:
         self.evictions._release_into(r, self.free, self.vc_used, sign)
-        self.room += sign * self.evictions._gpus[r]
-
-    counts = True
-
-    def enough(self) -> bool:
-        return self.room >= self.need
+        self.total += sign * self.evictions._gpus[r]
 
     def fits(self) -> bool:
-        return self.room >= self.need and self.evictions.fits_hypothetically(
+        return self.total >= self.need and self.evictions.fits_hypothetically(
             self.j, self.free, self.vc_used
         )
 
 
 class _FewNodesTrial(_Trial):
-    """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list."""
+    """Asking the placer, with the free GPUs of ``j``'s few nodes kept in a Python list
+    (and its VC's usage, if its domain has a quota, as one number): a job larger than a
+    node is asked of the placer's ``can_spread_few`` on that list, when it has one."""
+
+    counts = True
 
     def __init__(self, evictions: Evictions, j: int) -> None:
         domain = evictions._domain[j]
-        self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
+        self.evictions, self.j, self.need, self.domain = evictions, j, evictions._gpus[j], domain
         self.position = evictions._node_position[
             evictions._domain_index[j]
         ]  # node -> index in domain
-        self.start_free = evictions.free[domain.nodes].tolist()
-        self.start_total = sum(self.start_free)
+        # the quota: the VC's usage, counted as ``StartTries.quota_allows`` reads it
+        self.quota, self.vc = domain.quota, evictions._vc[j]
+        self.spread_few = evictions._spread_few if self.need > domain.topology.largest else None
         self.reset()
+        self.start = (self.free.copy(), self.total, self.used)  # as it began
 
     def reset(self) -> None:
-        self.free, self.vc_used = list(self.start_free), list(self.evictions.vc_used)
-        self.total = self.start_total  # sum(self.free), kept as jobs are released
+        evictions = self.evictions
+        self.free = evictions.free[self.domain.nodes].tolist()
+        self.total = sum(self.free)  # kept as jobs are released
+        self.used = 0 if self.quota is None else int(evictions.vc_used[self.vc])
 
     def release(self, r: int, sign: int) -> None:
         evictions, free, position = self.evictions, self.free, self.position
@@ -352,21 +395,62 @@ class _FewNodesTrial(_Trial):
             if i is not None:
                 free[i] += sign * count
                 self.total += sign * count
-        if not evictions.borrowed[r]:  # borrowed GPUs are not counted in the VC's usage
-            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
+        # borrowed GPUs are not counted in the VC's usage
+        if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
+            self.used -= sign * evictions._gpus[r]
 
-    counts = True
+    def release_all(self, jobs: list[int], sign: int) -> None:
+        if self.quota is not None:  # (its usage too)
+            super().release_all(jobs, sign)
+            return
+        free, position, pairs, total = self.free, self.position, self.evictions._alloc_pairs, 0
+        for r in jobs:  # ``release``, inline
+            for node, count in pairs[r]:
+                i = position.get(node)
+                if i is not None:
+                    free[i] += sign * count
+                    total += count
+        self.total += sign * total
 
-    def enough(self) -> bool:
-        return self.total >= self.need
+    def release_until_enough(self, jobs: list[int]) -> int:
+        if self.quota is not None:  # (its usage too)
+            return super().release_until_enough(jobs)
+        free, position, pairs = self.free, self.position, self.evictions._alloc_pairs
+        total, need = self.total, self.need
+        for at, r in enumerate(jobs):  # ``release``, inline
+            for node, count in pairs[r]:
+                i = position.get(node)
+                if i is not None:
+                    free[i] += count
+                    total += count
+            if total >= need:
+                self.total = total
+                return at
+        self.total = total
+        return len(jobs)
 
     def fits(self) -> bool:
-        evictions, need, free, total = self.evictions, self.need, self.free, self.total
-        if total < need or not evictions.quota_allows(self.j, self.vc_used):
+        need, total = self.need, self.total
+        if total < need or (self.quota is not None and self.used + need > self.quota):
             return False
-        return evictions.placer_fits(
-            need, np.array(free, dtype=np.int64), evictions._domain[self.j], total
+        if self.spread_few is not None:
+            answer = self.spread_few(need, self.free, self.domain.topology)
+            if answer is not None:  # said without placing
+                return answer
+        return self.evictions.placer_fits(
+            need, np.array(self.free, dtype=np.int64), self.domain, total
         )
+
+    def fits_alone(self, r: int) -> bool:
+        if self.spread_few is None:  # (a placer asked for placements: the plain pass)
+            return False
+        now = self.free, self.total, self.used
+        free, self.total, self.used = self.start
+        self.free = free.copy()
+        self.release(r, +1)
+        answer = self.fits()
+        self.free, self.total, self.used = now
+        return answer
 
 
 class _OneNodeTrial(_Trial):
@@ -381,27 +465,40 @@ class _OneNodeTrial(_Trial):
         domain = evictions._domain[j]
         self.evictions, self.j, self.need = evictions, j, evictions._gpus[j]
         self.position = evictions._node_position[evictions._domain_index[j]]  # the domain's nodes
-        self.fits_now = int(evictions.free[domain.nodes].max()) >= self.need  # the quota may block
+        # (the quota may block it)
+        self.fits_now = max(evictions.free[domain.nodes].tolist()) >= self.need
+        # the quota: the VC's usage, counted as ``StartTries.quota_allows`` reads it
+        self.quota, self.vc = domain.quota, evictions._vc[j]
         self.reset()
 
     def reset(self) -> None:
         self.added: dict[int, int] = {}  # node -> GPUs the trial evictions free on it
-        self.vc_used = list(self.evictions.vc_used)
+        self.used = 0 if self.quota is None else int(self.evictions.vc_used[self.vc])
         self.roomy = 0  # nodes of the domain that have room for j only thanks to the trial
 
     def release(self, r: int, sign: int) -> None:
-        evictions, added, need = self.evictions, self.added, self.need
-        if not evictions.borrowed[r]:
-            self.vc_used[evictions._vc[r]] -= sign * evictions._gpus[r]
+        evictions, added, need, position = self.evictions, self.added, self.need, self.position
+        if self.quota is not None and evictions._vc[r] == self.vc and not evictions.borrowed[r]:
+            self.used -= sign * evictions._gpus[r]  # (borrowed GPUs are not counted)
         for node, count in evictions._alloc_pairs[r]:
             before = added.get(node, 0)
             added[node] = before + sign * count
-            if node in self.position:
+            if node in position:
                 free = len(evictions.free_slots[node])
                 if (free + before >= need) != (free + before + sign * count >= need):
                     self.roomy += sign
 
     def fits(self) -> bool:
-        return (self.fits_now or self.roomy > 0) and self.evictions.quota_allows(
-            self.j, self.vc_used
+        return (self.fits_now or self.roomy > 0) and (
+            self.quota is None or self.used + self.need <= self.quota
         )
+
+
+def _defined_together(cls: type) -> bool:
+    """Whether placer class ``cls`` has its ``can_spread_few`` from the class that gives it
+    its ``can_spread`` (so the two say the same)."""
+
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in vars(k))
+
+    return owner("can_spread") is owner("can_spread_few")

@@ -50,6 +50,12 @@ class Topology:
         return self.rack.tolist()
 
     @cached_property
+    def uniform_capacity(self) -> int:
+        """The GPUs of every node when all have the same number, else 0."""
+        first = self.capacity_list[0] if self.capacity_list else 0
+        return first if all(c == first for c in self.capacity_list) else 0
+
+    @cached_property
     def spread_answers(self) -> dict[tuple[int, bytes], np.ndarray | None]:
         """The ``consolidate`` placer's answers for jobs larger than a node on these few
         nodes, by (GPUs, free GPUs' bytes): a VC's free GPUs take the same few states again
@@ -100,6 +106,13 @@ class Placer(Policy):
         default) if the engine must ask it."""
         return None
 
+    def can_spread_few(self, num_gpus: int, free: list[int], topo: Topology) -> bool | None:
+        """:meth:`can_spread` for at most ``SMALL`` nodes, their free GPUs given as a list
+        (the engine's trial evictions keep them so). The engine asks it only of a placer
+        whose class defines it together with ``can_spread`` (a subclass that overrides
+        ``can_spread`` alone is asked that); ``None`` (the default): ask the placer."""
+        return None
+
 
 PLACERS: Registry[Placer] = Registry("placement", Placer)
 
@@ -129,8 +142,9 @@ def best_fit(num_gpus: int, free: np.ndarray) -> int | None:
     return None if room[node] == _NEVER else node
 
 
-def _fills_in_order(num_gpus: int, free: np.ndarray, topo: Topology) -> bool:
-    """:meth:`Placer.can_spread` of a placer that fills nodes in some order: it always can."""
+def _fills_in_order(num_gpus: int, free: np.ndarray | list[int], topo: Topology) -> bool:
+    """:meth:`Placer.can_spread` (and ``can_spread_few``) of a placer that fills nodes in
+    some order: it always can."""
     return True
 
 
@@ -166,9 +180,27 @@ class Consolidate(Placer):
             whole = (free == topo.capacity) & (free > 0)
             left = num_gpus - int(free[whole].sum())
             return left <= 0 or bool((free[free != topo.capacity] >= left).any())
-        room, capacity = free.tolist(), topo.capacity_list
-        left = num_gpus - sum(f for f, c in zip(room, capacity, strict=True) if f and f == c)
-        return left <= 0 or any(f >= left for f, c in zip(room, capacity, strict=True) if f != c)
+        return self.can_spread_few(num_gpus, free.tolist(), topo)
+
+    def can_spread_few(self, num_gpus, free, topo):
+        # can_spread's rule: the wholly free nodes' GPUs, plus the most free on one node that
+        # is not wholly free (where the rest goes), are enough
+        size = topo.uniform_capacity
+        if size:  # nodes alike: count the wholly free; one partly free has size - 1 at most
+            left = num_gpus - size * free.count(size)
+            return left <= 0 or (left < size and any(f >= left for f in free if f != size))
+        return self._can_spread_on(num_gpus, free, topo.capacity_list)
+
+    @staticmethod
+    def _can_spread_on(num_gpus: int, free: list[int], capacity: list[int]) -> bool:
+        """:meth:`can_spread_few` on nodes of any ``capacity``, in one pass."""
+        whole = most = 0
+        for f, c in zip(free, capacity, strict=True):
+            if f == c:
+                whole += f
+            elif f > most:
+                most = f
+        return whole + most >= num_gpus
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         if len(free) > SMALL:
@@ -251,7 +283,7 @@ class FirstFit(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(fits[0]) if fits.size else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.arange(len(free)))
@@ -267,7 +299,7 @@ class Spread(Placer):
         node = int(free.argmax())
         return node if free[node] >= num_gpus else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         return fill_in_order(num_gpus, free, np.argsort(-free, kind="stable"))
@@ -286,7 +318,7 @@ class RandomPlacer(Placer):
         fits = np.flatnonzero(free >= num_gpus)
         return int(rng.choice(fits)) if fits.size else None
 
-    can_spread = staticmethod(_fills_in_order)
+    can_spread = can_spread_few = staticmethod(_fills_in_order)
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         order = rng.permutation(np.flatnonzero(free > 0))
@@ -304,7 +336,7 @@ class TopologyAware(Placer):
     def pick_node(self, num_gpus, free, topo, rng):
         return best_fit(num_gpus, free)
 
-    can_spread = staticmethod(_fills_in_order)  # within one rack or across racks
+    can_spread = can_spread_few = staticmethod(_fills_in_order)  # in one rack or across racks
 
     def spread_over_nodes(self, num_gpus, free, topo, rng):
         by_free = np.lexsort((np.arange(len(free)), -free))  # emptiest nodes first
