@@ -129,41 +129,25 @@ class EvictableBelow:
         job is below ``key`` too (the reason stays), and, with ``reserved``, its queue has
         its reservation (it makes none). Read a run of jobs at a time between running jobs,
         where the GPUs below stay the same."""
-        below = (self.keys, self.held_from, self.lowest_protected)
-        return glance_run(waiting, key, room, self._n, below, self._of, reserved)
-
-
-def glance_run(
-    waiting: list[int],
-    key: int,
-    room: int,
-    n: int,
-    below: tuple[list[int], list[int], int],
-    of_jobs: tuple[list[int], list[int]],
-    reserved: set[int] | None,
-) -> tuple[list[int], int]:
-    """:meth:`EvictableBelow.run_after` given its counts ``below`` (keys, GPUs held from
-    each index on, the lowest protected key), the jobs' needs and queues ``of_jobs`` and
-    the order's ``n``."""
-    keys, held_from, lowest = below
-    need_of, queue_of = of_jobs
-    last = len(keys)
-    end = bisect_left(waiting, lowest) if lowest > key else len(waiting)
-    first = at = bisect_right(waiting, key)
-    seg = bisect_right(keys, key)
-    bound, threshold = keys[seg] if seg < last else math.inf, room + held_from[seg]
-    run: list[int] = []
-    while at < end:  # (plain Python: few running jobs lie between waiting ones)
-        k = waiting[at]
-        if k > bound:  # past a running job: fewer GPUs below
-            seg = bisect_right(keys, k, seg)
-            bound, threshold = keys[seg] if seg < last else math.inf, room + held_from[seg]
-        r = k % n
-        if need_of[r] <= threshold or (reserved is not None and queue_of[r] not in reserved):
-            break
-        run.append(r)
-        at += 1
-    return run, (waiting[at - 1] + 1 if at > first else key + 1)
+        keys, held_from, n = self.keys, self.held_from, self._n
+        need_of, queue_of = self._of
+        lowest, last = self.lowest_protected, len(keys)
+        end = bisect_left(waiting, lowest) if lowest > key else len(waiting)
+        first = at = bisect_right(waiting, key)
+        seg = bisect_right(keys, key)
+        bound, threshold = keys[seg] if seg < last else math.inf, room + held_from[seg]
+        run: list[int] = []
+        while at < end:  # (plain Python: few running jobs lie between waiting ones)
+            k = waiting[at]
+            if k > bound:  # past a running job: fewer GPUs below
+                seg = bisect_right(keys, k, seg)
+                bound, threshold = keys[seg] if seg < last else math.inf, room + held_from[seg]
+            r = k % n
+            if need_of[r] <= threshold or (reserved is not None and queue_of[r] not in reserved):
+                break
+            run.append(r)
+            at += 1
+        return run, (waiting[at - 1] + 1 if at > first else key + 1)
 
 
 class Belows:

@@ -262,7 +262,8 @@ class Rounds:
             if waiting:
                 if pending or wake <= due:
                     return after
-                change = min(change, wake)
+                if wake < change:
+                    change = wake
         if math.isinf(change):
             return None
         due = max(after, ceil_to(change, quantum))
