@@ -215,28 +215,25 @@ class LASRanking:
     def _left(self, j: int) -> float:
         """Seconds until running job ``j`` reaches its present queue's limit (LAS's rule, on
         the service attained by now as ``JobView.attained`` counts it)."""
-        sim = self.sim
+        state = self.sim.job_state
         gpus = self._gpus[j]
-        attained = (
-            float(sim.job_state.attained[j])
-            + (sim.clock.now - float(sim.job_state.since[j])) * gpus
-        )
+        attained = state.attained.item(j) + (self.sim.clock.now - state.since.item(j)) * gpus
         las = self.las
         return las.time_to_limit(self.limits[las.queue_of(attained)], attained, gpus)
 
     def _running(self, entry: tuple[float, int, int]) -> bool:
         """Whether a crossing entry belongs to the job's present run."""
         j = entry[1]
-        return entry[2] == self._versions[j] and self.sim.job_state.status[j] == RUNNING
+        return entry[2] == self._versions[j] and self.sim.job_state.status.item(j) == RUNNING
 
     def _starving(self, entry: tuple[float, int, int]) -> bool:
         """Whether a due entry still belongs to a waiting job out of the top queue."""
         _, j, version = entry
-        sim = self.sim
+        state = self.sim.job_state
         return (
             version == self._versions[j]
-            and sim.job_state.status[j] == WAITING
-            and self.las.queue_of(sim.job_state.attained[j]) > 0
+            and state.status.item(j) == WAITING
+            and self.las.queue_of(state.attained.item(j)) > 0
         )
 
     def _next_crossing(self, group: int) -> float:
@@ -250,7 +247,8 @@ class LASRanking:
             if not crossings:
                 return math.inf
             t, j, _ = crossings[0]
-            if all(c >= len(crossings) or crossings[c][0] > t + _SLACK for c in (1, 2)):
+            size, near_by = len(crossings), t + _SLACK
+            if (size < 2 or crossings[1][0] > near_by) and (size < 3 or crossings[2][0] > near_by):
                 left = self._left(j)  # the top alone is near (the usual case)
                 if now + left <= t + _SLACK:
                     return now + left

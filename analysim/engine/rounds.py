@@ -34,13 +34,15 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from itertools import islice
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from analysim.engine.allocation_rounds import allocation_rounds
-from analysim.engine.below import EvictableBelow
+from analysim.engine.below import Belows, EvictableBelow
 from analysim.engine.book_fit import BookFit
+from analysim.engine.borrow_round import borrow_round
 from analysim.engine.clock import EPS, ceil_to, on_multiple
 from analysim.engine.easy import EasyBackfill
 from analysim.engine.evictions import Evictions
@@ -49,7 +51,6 @@ from analysim.engine.las_ranking import KeyedOrder
 from analysim.engine.ranker import Ranker
 from analysim.engine.ranking import Ranking
 from analysim.engine.records import (
-    BORROW_FAILED,
     FULL,
     PREEMPT_NO_ROOM,
     PREEMPT_PROTECTED,
@@ -167,6 +168,12 @@ class Rounds:
             g if self._covers_group[d] else -1
             for g, d in zip(self._gpus, sim.facts.domain_index, strict=True)
         ]
+        # ... counted per group (kept while they hold); the runs of jobs after one that it
+        # answers alike recorded at once (with backfill)
+        self._belows = Belows(
+            groups, self._gpus, sim.evictable_from, (self._glance_need, self._queue), self._releases
+        )
+        self._glance_runs = shortcuts.glance_runs and bool(self.config.backfill)
         #: the parts the rounds ask: the tries to start a job (with their memos), trial
         #: evictions, and EASY backfill's reservations
         self.starts = StartTries(self, self._book_fit, self._covers_group, self._releases)
@@ -255,7 +262,8 @@ class Rounds:
             if waiting:
                 if pending or wake <= due:
                     return after
-                change = min(change, wake)
+                if wake < change:
+                    change = wake
         if math.isinf(change):
             return None
         due = max(after, ceil_to(change, quantum))
@@ -454,6 +462,9 @@ class Rounds:
             and isinstance(ranked, KeyedOrder)
         )
         below: EvictableBelow | None = None
+        # ... and the jobs after such a job that it answers alike (``Shortcuts.glance_runs``)
+        glance_runs = below_glance and self._glance_runs
+        reserved = reserved_queues if self._easy else None
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -485,9 +496,7 @@ class Rounds:
                     glanced, why, room = True, FULL, group_free[group]  # it reserves, below
                 elif below_glance and glance_need[j] > group_free[group]:
                     if below is None:
-                        below = EvictableBelow(
-                            ranked, self._gpus, self.evictable_from, self.clock.now + EPS
-                        )
+                        below = self._belows.of(ranked, group, self.clock.now + EPS)
                         below_keys, held_from = below.keys, below.held_from
                     # (``below.gpus_below(pos)``, inline: asked for most jobs tried)
                     room = group_free[group]
@@ -496,12 +505,26 @@ class Rounds:
                         glanced = True
                         protected = below.lowest_protected > pos
                         why = FULL | (PREEMPT_PROTECTED if protected else PREEMPT_NO_ROOM)
+                        if glance_runs and (vc in reserved_queues or not self._easy):
+                            # ... and the jobs after it a glance answers alike, at once
+                            run, after = below.run_after(ranked.waiting, pos, room, reserved)
+                            if run:
+                                try_job += [j, *run]
+                                try_code += [why] * (len(run) + 1)
+                                try_free += [room] * (len(run) + 1)
+                                if len(run) > 12:  # read on from after them, or skip them
+                                    start = after
+                                    break
+                                next(islice(order, len(run), len(run)), None)
+                                continue
                 if not glanced:
                     tried = (
                         refused.get(needs_of[j]) if refused_at[group] == epoch[group] else None
                     ) or try_start(j, active)
                     if tried.started:
-                        changed, below = True, None
+                        changed = True
+                        if below is not None:
+                            below.started(pos)
                         if replaying:
                             mark_pos, mark_try = pos + 1, len(try_job)
                             marks_before = (list(active), set(reserved_queues))
@@ -559,38 +582,10 @@ class Rounds:
             )
             self.ranker.take_back_waiting_ranks()
         if self._borrowing and self.sim.queues.n_waiting:
-            changed = self._borrow_round(group, active) or changed
+            changed = borrow_round(self, group, active) or changed
         return changed
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
         """The reservation (its head and time) that stops ``j`` now among ``active``."""
         first = self.easy.kept_by(j, active)[0]
         return first.head, first.at
-
-    def _borrow_round(self, group: int, active: list[Reservation]) -> bool:
-        """After every job has had its chance on its own GPUs: waiting jobs, in order, try
-        idle GPUs of other VCs (each queue's head only, without backfill). A job that comes
-        to the head once the one before it has borrowed tries its own GPUs first."""
-        changed = False
-        done: set[int] = set()
-        records = self.records
-        for _, j in self.ranker.ranked(group, False).waiting_from(0):
-            vc = self._queue[j]
-            if vc in done:
-                continue
-            tried = self.starts.try_start(j, active)
-            if tried.started:  # the head may have moved on
-                changed = True
-                continue
-            why, room = tried.why, tried.room
-            if why == RESERVED:
-                records.try_reserved[len(records.try_job)] = tried.blocking
-            if self.sim.tenancy.try_borrow(j):
-                changed = True
-                continue
-            records.try_job.append(j)
-            records.try_code.append(why | BORROW_FAILED)
-            records.try_free.append(room)
-            if not self.config.backfill:
-                done.add(vc)
-        return changed

@@ -81,6 +81,10 @@ class Shortcuts:
     #: ranked below it is recorded full, its migration and evictions failed, without a try
     #: (``below``)
     evictions_at_a_glance: bool = True
+    #: with ``evictions_at_a_glance`` and backfill: the jobs right after one answered so
+    #: that the same glance answers alike (their queue reserved, the reason the same) are
+    #: recorded at once, read a run at a time between running jobs (``below``)
+    glance_runs: bool = True
 
     @classmethod
     def none(cls) -> Shortcuts:
@@ -102,6 +106,7 @@ class Shortcuts:
             known_runs=False,
             kept_ends=False,
             evictions_at_a_glance=False,
+            glance_runs=False,
         )
 
     def memo(self, on: bool | None = None) -> dict[Any, Any]:
