@@ -106,6 +106,43 @@ def test_a_cpu_request_does_not_take_cpu_reserved_for_the_head():
     assert spare.loc["j4", "start_time"] == 20 and spare.loc["j3", "start_time"] == 100
 
 
+def test_a_job_on_nodes_the_head_cannot_use_never_waits_for_its_reservation():
+    # n0 has 1 A100, n1 2 V100s; priority scheduler (0 outranks 1), preemption, EASY.
+    # a holds n0 until 100, so head h (A100) is promised n0 at 100; l (2 GPUs, any type)
+    # takes n1 at 0. At 10, p (rank 0, 1 s) preempts l and takes one GPU of n1; l (2 GPUs)
+    # cannot start, w (1 GPU, 300 s, runs past 100) can, on n1's other GPU: h can never use
+    # a V100, so w does not delay it and starts at 10 (l preempts it back at 11). Before,
+    # resource mode kept w to what its reservation's book left at 100 on every node, where
+    # n1 was still l's (the reservation was made before the preemption): w waited until h
+    # ended (110), though the whole-GPU run started it at 10
+    nodes = pd.DataFrame(
+        {
+            "node": ["n0", "n1"],
+            "rack": ["r0", "r0"],
+            "gpus": [1, 2],
+            "gpu_type": ["A100", "V100"],
+            "vc": [None, None],
+        }
+    )
+    rows = [("a", 0, 100, 1), ("h", 0, 10, 1), ("l", 0, 500, 2), ("w", 5, 300, 1), ("p", 10, 1, 1)]
+    whole = _jobs(rows, priority=[0, 0, 1, 1, 0], gpu_type=["A100", "A100", None, None, None])
+    config = asim.SimConfig(
+        scheduler="priority",
+        preemption=True,
+        backfill="easy",
+        placement="consolidate",
+        quantum=1,
+        checkpoint_cost=0,
+    )
+    expected = outcome(whole, Cluster.from_frame(nodes), config)
+    got = outcome(with_milli(whole), Cluster.from_frame(nodes), config)
+    pd.testing.assert_frame_equal(got, expected)
+    jobs = got.set_index("job_id")
+    assert jobs["start_time"].to_dict() == {"a": 0, "h": 100, "l": 0, "w": 10, "p": 10}
+    assert jobs["end_time"].to_dict() == {"a": 100, "h": 110, "l": 501, "w": 409, "p": 11}
+    assert jobs["preemptions"].to_dict() == {"a": 0, "h": 0, "l": 1, "w": 1, "p": 0}
+
+
 @settings(
     max_examples=150,
     deadline=None,

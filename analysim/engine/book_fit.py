@@ -73,9 +73,11 @@ class BookFit:
         )
 
     def place_keeping(self, j: int, keep: list[Reservation]) -> Placed | None:
-        """Where ``j`` goes on what the reservations ``keep`` leave: CPU, memory and (for a
-        share) milli per GPU no more than their books have at their times, whole GPUs no
-        more per node than their books have fully free (the claims kept for the ledger)."""
+        """Where ``j`` goes on what the reservations ``keep`` leave: on each head's nodes,
+        CPU, memory and (for a share) milli per GPU no more than its book has at its time,
+        whole GPUs no more per node than its book has fully free; on nodes a head cannot
+        use, all there is (as the whole-GPU rule leaves them unlimited). The claims kept
+        for the ledger."""
         facts = self.facts
         usage, vc = facts.usage[j], facts.vc[j]
         if any(r.quota_spare is not None and r.vc == vc and usage > r.quota_spare for r in keep):
@@ -83,16 +85,16 @@ class BookFit:
         placement = self.placement
         view = placement.book.clone()
         whole = facts.milli[j] == MILLI
-        cap = None
+        cap = view.nodes.gpus.copy() if whole else None  # whole GPUs per node: no limit
         for r in keep:
-            spare = r.book
-            np.minimum(view.cpu_left, spare.cpu_left, out=view.cpu_left)
-            np.minimum(view.mem_left, spare.mem_left, out=view.mem_left)
+            spare, nodes = r.book, facts.domain[r.head].nodes  # (only the head's nodes)
+            view.cpu_left[nodes] = np.minimum(view.cpu_left[nodes], spare.cpu_left[nodes])
+            view.mem_left[nodes] = np.minimum(view.mem_left[nodes], spare.mem_left[nodes])
             if whole:
-                full = (spare.gpu_left == MILLI).sum(axis=1)
-                cap = full if cap is None else np.minimum(cap, full)
+                full = (spare.gpu_left[nodes] == MILLI).sum(axis=1)
+                cap[nodes] = np.minimum(cap[nodes], full)
             else:
-                np.minimum(view.gpu_left, spare.gpu_left, out=view.gpu_left)
+                view.gpu_left[nodes] = np.minimum(view.gpu_left[nodes], spare.gpu_left[nodes])
         claims = placement.place_on(view, j, facts.domain[j], self.sim.rng, cap=cap)
         return None if claims is None else placed(claims)
 
@@ -147,12 +149,13 @@ class BookFit:
         return None
 
     def claim(self, r: Reservation, j: int) -> None:
-        """``j`` started and runs past reservation ``r``: its claims are no longer spare."""
+        """``j`` started and runs past reservation ``r``: its claims on the head's nodes are
+        no longer spare (what it takes elsewhere the head never needs)."""
         facts = self.facts
         own = not self.sim.ledger.borrowed[j]
-        r.claim_book(
-            self.sim.ledger.claims[j], facts.usage[j], facts.vc[j], own, self.placement.book
-        )
+        head_nodes = facts.domain[r.head].mask
+        claims = [c for c in self.sim.ledger.claims[j] if head_nodes[c[0]]]
+        r.claim_book(claims, facts.usage[j], facts.vc[j], own, self.placement.book)
 
 
 def placed(claims: list[Claim]) -> Placed:

@@ -17,11 +17,13 @@ ended when it counted them to, with no GPU taken since; making it again would gi
 
 In resource mode (GPU shares, CPU, memory) the same rule is kept on the resource book
 (``book``): what is left at ``at`` once the running jobs that end by then have given theirs
-back and the head has taken its claims. A job running past ``at`` may take now only what
-that book still has (CPU and memory per node; milli per GPU for a share), and its whole
-GPUs only up to the book's fully free GPUs per node: whole GPUs are reserved by count on a
-node, as above (the head may be given any free GPUs of its nodes at ``at``), so with every
-job asking for whole GPUs, the two forms decide alike.
+back and the head has taken its claims. A job running past ``at`` may take now, on the
+head's nodes, only what that book still has (CPU and memory per node; milli per GPU for a
+share), and its whole GPUs only up to the book's fully free GPUs per node: whole GPUs are
+reserved by count on a node, as above (the head may be given any free GPUs of its nodes at
+``at``); on the nodes the head cannot use (another GPU type, another VC's nodes) it may
+take anything, as ``spare`` is unlimited there. So with every job asking for whole GPUs, the
+two forms decide alike (``tests/test_one_rule.py``).
 """
 
 from __future__ import annotations
