@@ -5,12 +5,14 @@ A part of :class:`~analysim.engine.failures.Failures`, made only when the config
 aside. The rule, as a cluster operator runs a pool of hot spares:
 
 * the spares are held out of placement from the start (the ledger holds them, as it holds a
-  node down): no job is ever placed on a spare by the scheduler;
+  node down): no job is ever placed on a spare by the scheduler, and every job must fit on
+  its own domain's nodes in service (else it could never run: an error);
 * when a node fails under jobs, the first spare in node order that is up and can take its
-  place (same GPU type, at least its GPUs (resource mode: also its CPU and memory), in the
-  same domains) is swapped in: it leaves the pool and serves from now on, and each job the
-  failure killed restarts at once in place, on its other nodes and the spare (same GPUs per
-  node, paying the restart overhead, having lost the work since its last checkpoint);
+  place (same GPU type, at least its GPUs (resource mode: also its CPU and memory), owned by
+  the same VC, so in the same domains) is swapped in: it leaves the pool and serves from now
+  on, and each job the failure killed restarts at once in place, on its other nodes and the
+  spare (same GPUs per node, paying the restart overhead, having lost the work since its
+  last checkpoint);
 * the failed node, once repaired, joins the pool (the pool keeps its size); a node that
   failed with no spare swapped in for it returns to service;
 * a spare may fail too: it is then down, and a spare again when repaired.
@@ -18,6 +20,7 @@ aside. The rule, as a cluster operator runs a pool of hot spares:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,6 +43,8 @@ class Spares:
         chosen = spare_node_indices(sim.config.spare_nodes, names, sim.cluster.name)
         nodes = sim.cluster.nodes
         self._type = nodes["gpu_type"].astype(str).tolist()
+        # whose each node is ("": the shared pool); with borrowing, one group holds all nodes
+        self._owner = nodes["vc"].fillna("").astype(str).tolist()
         self._groups = [tuple(g) for g in node_groups]
         book = self.ledger.book
         self._cpu = None if book is None else book.nodes.cpu
@@ -52,20 +57,48 @@ class Spares:
             self.ledger.set_aside(node)
 
     def _check_jobs_fit(self, chosen: list[int], names: list[str]) -> None:
-        """Every job still fits, in GPUs, on its group's nodes in service (a swap never
-        shrinks them: a spare is at least the node it replaces)."""
+        """Every job still fits on its own domain's nodes in service (its VC's nodes, of its
+        GPU types; borrowing does not count, as for a job larger than its VC): in GPUs and,
+        in resource mode, as the placer would put it on the empty cluster. A swap never
+        shrinks a domain's nodes in service (a spare is at least the node it replaces, of
+        the same VC and type), so a job that fits now can always run."""
         sim, capacity = self.sim, self.ledger.capacity
-        kept = []
-        for nodes in sim.group_nodes:
-            left = [n for n in nodes.tolist() if n not in self.pool]
-            kept.append(int(capacity[left].sum()) if left else 0)
-        for j, (gpus, group) in enumerate(zip(sim.gpus.tolist(), sim.facts.group, strict=True)):
-            if not sim.table.unschedulable[j] and gpus > kept[group]:
-                raise ValueError(
-                    f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {kept[group]} "
-                    f"GPUs in service where job {sim.job_ids[j]!r} asks for {gpus}: it could "
-                    "never run"
-                )
+        pool = np.array(sorted(self.pool))
+        kept = [
+            int(capacity[d.nodes[~np.isin(d.nodes, pool)]].sum()) for d in sim.partition.domains
+        ]
+        fits_resources = self._fits_resources()
+        for j, (gpus, d) in enumerate(zip(sim.gpus.tolist(), sim.facts.domain_index, strict=True)):
+            if sim.table.unschedulable[j] or (gpus <= kept[d] and fits_resources(j)):
+                continue
+            job = sim.job_ids[j]
+            room = (
+                f"{kept[d]} GPUs in service where job {job!r} asks for {gpus}"
+                if gpus > kept[d]
+                else f"no nodes in service that can hold job {job!r} (its GPUs, CPU and memory)"
+            )
+            raise ValueError(
+                f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {room}: it could "
+                "never run"
+            )
+
+    def _fits_resources(self) -> Callable[[int], bool]:
+        """Whether a job fits on the empty cluster but the spares, as the placer would put it
+        (resource mode; with whole GPUs the count of GPUs says it all)."""
+        sim = self.sim
+        placement = sim.placement
+        if placement is None:
+            return lambda j: True
+        book, rng, facts, known = placement.book.clone(), np.random.default_rng(0), sim.facts, {}
+
+        def fits(j: int) -> bool:
+            key = (facts.domain_index[j], facts.gpus[j], facts.milli[j], facts.cpu[j], facts.mem[j])
+            if key not in known:
+                where = placement.place_on(book, j, facts.domain[j], rng, avoid=self.pool)
+                known[key] = where is not None
+            return known[key]
+
+        return fits
 
     # -- a node fails -------------------------------------------------------------------------
     def held(self, j: int) -> Held:
@@ -115,6 +148,8 @@ class Spares:
             if not ledger.spare[spare] or self._type[spare] != self._type[node]:
                 continue
             if self._groups[spare] != self._groups[node]:
+                continue
+            if self._owner[spare] != self._owner[node]:
                 continue
             if ledger.capacity[spare] < ledger.capacity[node]:
                 continue
