@@ -588,12 +588,22 @@ def test_spares_leave_room_on_each_jobs_own_nodes_not_its_group():
     # resource mode: enough GPUs in service, but only the spare has the CPU the job asks for
     small = _owned([2, 2], [None, None], cpu_milli=[1000, 8000])
     workload = _rows([("c", "a", 0, 10, 1)], gpu_milli=1000, cpu_milli=4000)
-    with pytest.raises(ValueError, match="no nodes in service that can hold job 'c'"):
+    message = "no nodes in service where placement 'consolidate' can put job 'c' (1 GPU, its CPU"
+    with pytest.raises(ValueError, match=re.escape(message)):
         Simulation(workload, small, config)
     # (n1 in service: it runs 0-10; n1 fails at 5, n0 too small to stand in: it redoes its
     # 10 s from 6, when n1 is back)
     jobs = _run(workload, small, failures=[("n1", 5, 6)], spare_nodes=["n0"]).jobs
     assert jobs[["end_time", "lost_seconds"]].values.tolist() == [[16.0, 5.0]]
+    # whole GPUs, 8 in service on n0 and n1, but a job of 8 fits on one node (n2, the spare),
+    # so the placer puts it on one node only: it could never run (it waited forever)
+    three = _owned([4, 4, 8], [None, None, None])
+    message = "no nodes in service where placement 'consolidate' can put job 'e' (8 GPUs; a job"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Simulation(_rows([("e", "a", 0, 10, 8)]), three, config.replace(spare_nodes=["n2"]))
+    # n1 the spare instead: it runs on n2, 0-10
+    jobs = _run(_rows([("e", "a", 0, 10, 8)]), three, failures=[("n0", 5, 6)], spare_nodes=["n1"])
+    assert jobs.jobs[["nodes", "end_time"]].values.tolist() == [["n2", 10.0]]
 
 
 @pytest.mark.parametrize("borrowing", [False, True])

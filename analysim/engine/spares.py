@@ -20,7 +20,6 @@ aside. The rule, as a cluster operator runs a pool of hot spares:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,53 +51,49 @@ class Spares:
         #: the spares (up or down), and the failed nodes a spare stood in for
         self.pool: set[int] = set(chosen)
         self._replaced: set[int] = set()
-        self._check_jobs_fit(chosen, names)
         for node in chosen:
             self.ledger.set_aside(node)
+        self._check_jobs_fit(chosen, names)
 
     def _check_jobs_fit(self, chosen: list[int], names: list[str]) -> None:
-        """Every job still fits on its own domain's nodes in service (its VC's nodes, of its
-        GPU types; borrowing does not count, as for a job larger than its VC): in GPUs and,
-        in resource mode, as the placer would put it on the empty cluster. A swap never
-        shrinks a domain's nodes in service (a spare is at least the node it replaces, of
-        the same VC and type), so a job that fits now can always run."""
-        sim, capacity = self.sim, self.ledger.capacity
-        pool = np.array(sorted(self.pool))
-        kept = [
-            int(capacity[d.nodes[~np.isin(d.nodes, pool)]].sum()) for d in sim.partition.domains
-        ]
-        fits_resources = self._fits_resources()
-        for j, (gpus, d) in enumerate(zip(sim.gpus.tolist(), sim.facts.domain_index, strict=True)):
-            if sim.table.unschedulable[j] or (gpus <= kept[d] and fits_resources(j)):
+        """Every job can still be placed on the empty cluster, the spares set aside, as its
+        rounds would place it: on its own domain's nodes in service (its VC's nodes, of its
+        GPU types; borrowing does not count, as for a job larger than its VC), as the placer
+        puts it (a job that fits on one node of its domain goes on one node; in resource
+        mode with its CPU and memory). A swap never shrinks a domain's nodes in service (a
+        spare is at least the node it replaces, of the same VC and type)."""
+        sim, ledger = self.sim, self.ledger
+        rng, known = np.random.default_rng(0), {}  # (not the run's: it draws nothing of it)
+        facts = sim.facts
+        for j, (gpus, d) in enumerate(zip(sim.gpus.tolist(), facts.domain_index, strict=True)):
+            if sim.table.unschedulable[j]:
                 continue
-            job = sim.job_ids[j]
-            room = (
-                f"{kept[d]} GPUs in service where job {job!r} asks for {gpus}"
-                if gpus > kept[d]
-                else f"no nodes in service that can hold job {job!r} (its GPUs, CPU and memory)"
+            key = (d, gpus, facts.milli[j], facts.cpu[j], facts.mem[j])
+            if key not in known:
+                known[key] = self._places(j, rng)
+            if known[key]:
+                continue
+            domain, job = facts.domain[j], sim.job_ids[j]
+            room = int(ledger.free[domain.nodes].sum())
+            asks = f"{gpus} GPU{'s' * (gpus != 1)}{', its CPU and memory' if sim.placement else ''}"
+            what = (
+                f"{room} GPUs in service where job {job!r} asks for {gpus}"
+                if gpus > room
+                else f"no nodes in service where placement {sim.placer.name!r} can put job "
+                f"{job!r} ({asks}; a job that fits on one node of its VC goes on one node)"
             )
             raise ValueError(
-                f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {room}: it could "
+                f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {what}: it could "
                 "never run"
             )
 
-    def _fits_resources(self) -> Callable[[int], bool]:
-        """Whether a job fits on the empty cluster but the spares, as the placer would put it
-        (resource mode; with whole GPUs the count of GPUs says it all)."""
-        sim = self.sim
-        placement = sim.placement
-        if placement is None:
-            return lambda j: True
-        book, rng, facts, known = placement.book.clone(), np.random.default_rng(0), sim.facts, {}
-
-        def fits(j: int) -> bool:
-            key = (facts.domain_index[j], facts.gpus[j], facts.milli[j], facts.cpu[j], facts.mem[j])
-            if key not in known:
-                where = placement.place_on(book, j, facts.domain[j], rng, avoid=self.pool)
-                known[key] = where is not None
-            return known[key]
-
-        return fits
+    def _places(self, j: int, rng: np.random.Generator) -> bool:
+        """Whether job ``j`` could be placed now (the spares set aside, no job running)."""
+        sim, domain = self.sim, self.sim.facts.domain[j]
+        if sim.placement is not None:  # resource mode: on the ledger's book
+            return sim.placement.place_on(sim.placement.book, j, domain, rng) is not None
+        free, need = self.ledger.free[domain.nodes], int(sim.gpus[j])
+        return free.sum() >= need and sim.ask_placer(need, free, domain.topology, rng) is not None
 
     # -- a node fails -------------------------------------------------------------------------
     def held(self, j: int) -> Held:
