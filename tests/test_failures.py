@@ -611,7 +611,7 @@ def test_a_spare_stands_in_only_for_a_node_of_its_own_vc(borrowing):
     # n0 is VC a's, n1 and n2 VC b's, n2 the spare. n0 fails at 100 under ja (2 GPUs, 1,000 s,
     # no checkpoints: its 100 s are lost); n2 is b's, so it does not stand in (with borrowing
     # it did: ja ran on b's node unmarked as borrowed, and n0, repaired, went to the pool,
-    # leaving a no node: jb then waited forever). ja waits for n0's repair at 200 and (it may
+    # leaving a with no node: jb then waited forever). ja waits for n0's repair at 200 and (it may
     # borrow at most 0.5 x 2 = 1 GPU, so not n1) restarts there: 200 + 50 + 1,000 = 1,250;
     # jb runs 2,000-2,100 on n0
     cluster = _owned([2, 2, 2], ["a", "b", "b"])
