@@ -554,6 +554,89 @@ def test_spares_need_failures_and_leave_room_for_every_job():
         _run(_jobs([("j", 0, 10, 8)]), TWO_NODES, failures=[("n0", 5, 6)], spare_nodes=1)
 
 
+def _owned(gpus: list[int], vcs: list, **more) -> Cluster:
+    """Nodes n0, n1, ... of ``gpus`` GPUs, owned by ``vcs`` (None: the shared pool)."""
+    names = [f"n{i}" for i in range(len(gpus))]
+    return Cluster.from_frame(
+        pd.DataFrame({"node": names, "rack": "r0", "gpus": gpus, "vc": vcs, **more})
+    )
+
+
+def _rows(rows: list[tuple], **more) -> Workload:
+    """Rows of (job_id, vc, submit_time, duration, num_gpus), user ``u``."""
+    columns = ["job_id", "vc", "submit_time", "duration", "num_gpus"]
+    frame = pd.DataFrame(rows, columns=columns).assign(user="u", **more)
+    return Workload.from_frame(frame)
+
+
+def test_spares_leave_room_on_each_jobs_own_nodes_not_its_group():
+    # hypothesis's case, smallest: n1, the only node of VC b, is the spare. With borrowing the
+    # whole cluster is one group (n0 in service), but a job of b may only borrow n0, which does
+    # not rescue it (a job larger than its own VC's nodes is never run): it could never run,
+    # and was left waiting forever, the run never ending
+    # (the check is made when the simulation is built: before it, run() never returned)
+    config = SimConfig(failures=[("n0", 5, 6)], spare_nodes=["n1"])
+    one_each = _owned([2, 2], ["a", "b"])
+    with pytest.raises(ValueError, match=re.escape("leave 0 GPUs in service where job 'k' asks")):
+        Simulation(_rows([("k", "b", 0, 10, 1)]), one_each, config.replace(borrowing=True))
+    # a GPU type narrows the nodes too: an untyped job puts both in one group, but the A100
+    # job has only n1, the spare
+    typed = _owned([2, 2], [None, None], gpu_type=["V100", "A100"])
+    workload = _rows([("any", "a", 0, 10, 1), ("t", "a", 0, 10, 1)], gpu_type=[None, "A100"])
+    with pytest.raises(ValueError, match=re.escape("leave 0 GPUs in service where job 't' asks")):
+        Simulation(workload, typed, config)
+    # resource mode: enough GPUs in service, but only the spare has the CPU the job asks for
+    small = _owned([2, 2], [None, None], cpu_milli=[1000, 8000])
+    workload = _rows([("c", "a", 0, 10, 1)], gpu_milli=1000, cpu_milli=4000)
+    message = "no nodes in service where placement 'consolidate' can put job 'c' (1 GPU, its CPU"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Simulation(workload, small, config)
+    # (n1 in service: it runs 0-10; n1 fails at 5, n0 too small to stand in: it redoes its
+    # 10 s from 6, when n1 is back)
+    jobs = _run(workload, small, failures=[("n1", 5, 6)], spare_nodes=["n0"]).jobs
+    assert jobs[["end_time", "lost_seconds"]].values.tolist() == [[16.0, 5.0]]
+    # whole GPUs, 8 in service on n0 and n1, but a job of 8 fits on one node (n2, the spare),
+    # so the placer puts it on one node only: it could never run (it waited forever)
+    three = _owned([4, 4, 8], [None, None, None])
+    message = "no nodes in service where placement 'consolidate' can put job 'e' (8 GPUs; a job"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Simulation(_rows([("e", "a", 0, 10, 8)]), three, config.replace(spare_nodes=["n2"]))
+    # n1 the spare instead: it runs on n2, 0-10
+    jobs = _run(_rows([("e", "a", 0, 10, 8)]), three, failures=[("n0", 5, 6)], spare_nodes=["n1"])
+    assert jobs.jobs[["nodes", "end_time"]].values.tolist() == [["n2", 10.0]]
+
+
+@pytest.mark.parametrize("borrowing", [False, True])
+def test_a_spare_stands_in_only_for_a_node_of_its_own_vc(borrowing):
+    # n0 is VC a's, n1 and n2 VC b's, n2 the spare. n0 fails at 100 under ja (2 GPUs, 1,000 s,
+    # no checkpoints: its 100 s are lost); n2 is b's, so it does not stand in (with borrowing
+    # it did: ja ran on b's node unmarked as borrowed, and n0, repaired, went to the pool,
+    # leaving a with no node: jb then waited forever). ja waits for n0's repair at 200 and (it may
+    # borrow at most 0.5 x 2 = 1 GPU, so not n1) restarts there: 200 + 50 + 1,000 = 1,250;
+    # jb runs 2,000-2,100 on n0
+    cluster = _owned([2, 2, 2], ["a", "b", "b"])
+    workload = _rows([("ja", "a", 0, 1000, 2), ("jb", "a", 2000, 100, 2), ("jc", "b", 0, 10, 2)])
+    config = SimConfig(
+        failures=[("n0", 100, 200)],
+        spare_nodes=["n2"],
+        restart_overhead=50,
+        borrowing=borrowing,
+        borrow_limit=0.5,
+    )
+    sim = Simulation(workload, cluster, config).run(until=3000)
+    assert sim.done
+    jobs = sim.result().jobs.set_index("job_id").loc[["ja", "jb", "jc"]]
+    assert jobs["start_time"].tolist() == [0.0, 2000.0, 0.0]
+    assert jobs["end_time"].tolist() == [1250.0, 2100.0, 10.0]
+    assert jobs["nodes"].tolist() == ["n0", "n0", "n1"]
+    assert jobs["lost_seconds"].tolist() == [100.0, 0.0, 0.0]
+    events = sim.result().events
+    resumes = events[events["event"] == "resume"]  # at n0's repair; no spare stood in
+    assert resumes[["time", "job_id", "nodes"]].values.tolist() == [[200.0, "ja", "n0"]]
+    assert resumes["from_nodes"].isna().all()
+    assert sim.state.nodes["spare"].tolist() == [False, False, True]
+
+
 def _spare_run(case, options, spares: int, stepped: bool = True, **kwargs) -> Simulation | None:
     """The run of a random case with its last ``spares`` nodes spare, stepped, checking at
     every step that no job holds anything on a spare (or, not ``stepped``, run to its end);

@@ -5,12 +5,14 @@ A part of :class:`~analysim.engine.failures.Failures`, made only when the config
 aside. The rule, as a cluster operator runs a pool of hot spares:
 
 * the spares are held out of placement from the start (the ledger holds them, as it holds a
-  node down): no job is ever placed on a spare by the scheduler;
+  node down): no job is ever placed on a spare by the scheduler, and every job must fit on
+  its own domain's nodes in service (else it could never run: an error);
 * when a node fails under jobs, the first spare in node order that is up and can take its
-  place (same GPU type, at least its GPUs (resource mode: also its CPU and memory), in the
-  same domains) is swapped in: it leaves the pool and serves from now on, and each job the
-  failure killed restarts at once in place, on its other nodes and the spare (same GPUs per
-  node, paying the restart overhead, having lost the work since its last checkpoint);
+  place (same GPU type, at least its GPUs (resource mode: also its CPU and memory), owned by
+  the same VC, so in the same domains) is swapped in: it leaves the pool and serves from now
+  on, and each job the failure killed restarts at once in place, on its other nodes and the
+  spare (same GPUs per node, paying the restart overhead, having lost the work since its
+  last checkpoint);
 * the failed node, once repaired, joins the pool (the pool keeps its size); a node that
   failed with no spare swapped in for it returns to service;
 * a spare may fail too: it is then down, and a spare again when repaired.
@@ -40,6 +42,8 @@ class Spares:
         chosen = spare_node_indices(sim.config.spare_nodes, names, sim.cluster.name)
         nodes = sim.cluster.nodes
         self._type = nodes["gpu_type"].astype(str).tolist()
+        # whose each node is ("": the shared pool); with borrowing, one group holds all nodes
+        self._owner = nodes["vc"].fillna("").astype(str).tolist()
         self._groups = [tuple(g) for g in node_groups]
         book = self.ledger.book
         self._cpu = None if book is None else book.nodes.cpu
@@ -47,25 +51,49 @@ class Spares:
         #: the spares (up or down), and the failed nodes a spare stood in for
         self.pool: set[int] = set(chosen)
         self._replaced: set[int] = set()
-        self._check_jobs_fit(chosen, names)
         for node in chosen:
             self.ledger.set_aside(node)
+        self._check_jobs_fit(chosen, names)
 
     def _check_jobs_fit(self, chosen: list[int], names: list[str]) -> None:
-        """Every job still fits, in GPUs, on its group's nodes in service (a swap never
-        shrinks them: a spare is at least the node it replaces)."""
-        sim, capacity = self.sim, self.ledger.capacity
-        kept = []
-        for nodes in sim.group_nodes:
-            left = [n for n in nodes.tolist() if n not in self.pool]
-            kept.append(int(capacity[left].sum()) if left else 0)
-        for j, (gpus, group) in enumerate(zip(sim.gpus.tolist(), sim.facts.group, strict=True)):
-            if not sim.table.unschedulable[j] and gpus > kept[group]:
-                raise ValueError(
-                    f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {kept[group]} "
-                    f"GPUs in service where job {sim.job_ids[j]!r} asks for {gpus}: it could "
-                    "never run"
-                )
+        """Every job can still be placed on the empty cluster, the spares set aside, as its
+        rounds would place it: on its own domain's nodes in service (its VC's nodes, of its
+        GPU types; borrowing does not count, as for a job larger than its VC), as the placer
+        puts it (a job that fits on one node of its domain goes on one node; in resource
+        mode with its CPU and memory). A swap never shrinks a domain's nodes in service (a
+        spare is at least the node it replaces, of the same VC and type)."""
+        sim, ledger = self.sim, self.ledger
+        rng, known = np.random.default_rng(0), {}  # (not the run's: it draws nothing of it)
+        facts = sim.facts
+        for j, (gpus, d) in enumerate(zip(sim.gpus.tolist(), facts.domain_index, strict=True)):
+            if sim.table.unschedulable[j]:
+                continue
+            key = (d, gpus, facts.milli[j], facts.cpu[j], facts.mem[j])
+            if key not in known:
+                known[key] = self._places(j, rng)
+            if known[key]:
+                continue
+            domain, job = facts.domain[j], sim.job_ids[j]
+            room = int(ledger.free[domain.nodes].sum())
+            asks = f"{gpus} GPU{'s' * (gpus != 1)}{', its CPU and memory' if sim.placement else ''}"
+            what = (
+                f"{room} GPUs in service where job {job!r} asks for {gpus}"
+                if gpus > room
+                else f"no nodes in service where placement {sim.placer.name!r} can put job "
+                f"{job!r} ({asks}; a job that fits on one node of its VC goes on one node)"
+            )
+            raise ValueError(
+                f"SimConfig: spare_nodes {[names[n] for n in chosen]} leave {what}: it could "
+                "never run"
+            )
+
+    def _places(self, j: int, rng: np.random.Generator) -> bool:
+        """Whether job ``j`` could be placed now (the spares set aside, no job running)."""
+        sim, domain = self.sim, self.sim.facts.domain[j]
+        if sim.placement is not None:  # resource mode: on the ledger's book
+            return sim.placement.place_on(sim.placement.book, j, domain, rng) is not None
+        free, need = self.ledger.free[domain.nodes], int(sim.gpus[j])
+        return free.sum() >= need and sim.ask_placer(need, free, domain.topology, rng) is not None
 
     # -- a node fails -------------------------------------------------------------------------
     def held(self, j: int) -> Held:
@@ -115,6 +143,8 @@ class Spares:
             if not ledger.spare[spare] or self._type[spare] != self._type[node]:
                 continue
             if self._groups[spare] != self._groups[node]:
+                continue
+            if self._owner[spare] != self._owner[node]:
                 continue
             if ledger.capacity[spare] < ledger.capacity[node]:
                 continue
