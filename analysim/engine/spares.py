@@ -63,7 +63,8 @@ class Spares:
         mode with its CPU and memory). A swap never shrinks a domain's nodes in service (a
         spare is at least the node it replaces, of the same VC and type)."""
         sim, ledger = self.sim, self.ledger
-        rng, known = np.random.default_rng(0), {}  # (not the run's: it draws nothing of it)
+        # a generator of its own from the config's seed: the run's draws are left untouched
+        rng, known = np.random.default_rng(sim.config.seed), {}
         facts = sim.facts
         for j, (gpus, d) in enumerate(zip(sim.gpus.tolist(), facts.domain_index, strict=True)):
             if sim.table.unschedulable[j]:
