@@ -692,3 +692,30 @@ def test_the_state_shows_the_spares_and_the_command_line_takes_them(capsys):
     assert "goodput_ratio" in capsys.readouterr().out
     assert main([*args, "--repair-time", "60", "--spare-nodes", "nope"]) == 2
     assert "'nope' is not a node of cluster" in capsys.readouterr().err
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open bug (stop 39, found by a random hypothesis example): when n1 comes back at "
+    "408 s after a failure killed j0, the fast path (and leap=False) start j1, which LAS ranks "
+    "first (j0 had 324 GPU-seconds), but the reference mode resumes j0 and starts j1 at 3088 s: "
+    "the two LAS rankings disagree after a kill; not yet explained",
+)
+def test_a_failure_run_with_migration_is_that_of_reference_mode_small_case():
+    workload = _jobs([("j0", 0, 109, 3), ("j1", 0, 1, 3), ("j2", 0, 1, 1), ("j3", 0, 1, 1)])
+    cluster = Cluster.uniform(1, 2, 2, name="two-small-nodes")  # n0, n1: 2 GPUs each, a pool
+    config = SimConfig(
+        scheduler={"name": "las", "thresholds": [60.0], "starvation_factor": 1.0},
+        quantum=1,
+        checkpoint_cost=0,
+        migration=True,
+        migration_cost=0,
+        sample_every=1,
+        node_mtbf=200.0,
+        failure_shape=0.6,
+        repair_time=300.0,
+    )
+    fast = Simulation(workload, cluster, config).run().result()
+    plain = Simulation(workload, cluster, config, reference=True).run().result()
+    assert plain.jobs["start_time"].tolist() == [0.0, 3088.0, 3088.0, 3089.0]
+    pd.testing.assert_frame_equal(fast.jobs, plain.jobs)
