@@ -86,16 +86,13 @@ class JobState:
         """Job ``j`` (re)starts now; it may not be evicted before it has run ``quantum`` past
         its restore cost. Returns whether it resumes (it ran before)."""
         # (items read with ``item`` and written whole: numpy's scalar arithmetic is slow)
-        if self.versions[j] > 0:
-            self.status[j] = RUNNING
-            self.since[j] = now
-            self.evictable_from[j] = now + quantum + self.cost.item(j)
-            return True
-        self.first_start[j] = now
+        resumed = self.versions[j] > 0
+        if not resumed:
+            self.first_start[j] = now
         self.status[j] = RUNNING
         self.since[j] = now
-        self.evictable_from[j] = now + quantum
-        return False
+        self.evictable_from[j] = now + quantum + (self.cost.item(j) if resumed else 0.0)
+        return resumed
 
     def new_run(self, j: int, now: float, due: Callable[[float], float]) -> None:
         """Job ``j`` runs from ``now``: a new version of its run (its older ends are stale)
