@@ -4,6 +4,7 @@
     python benchmarks/bench_easy.py 2.0 easy --scheduler fifo   # FIFO, no preemption
     python benchmarks/bench_easy.py 2.0 easy --migration        # LAS + preemption + migration
     python benchmarks/bench_easy.py 2.0 easy --migration --no-preemption   # LAS + migration
+    python benchmarks/bench_easy.py 2.0 easy --no-gc            # the run with gc disabled
 
 Prints the load, the backfill, the scheduler, the switches and the CPU seconds the run took
 (``time.process_time``).
@@ -12,6 +13,7 @@ Prints the load, the backfill, the scheduler, the switches and the CPU seconds t
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 
 import _common  # noqa: F401 - puts the checkout on sys.path when analysim is not installed
@@ -28,6 +30,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--no-preemption", action="store_true", help="LAS without preemption (FIFO: never)"
     )
+    parser.add_argument(
+        "--no-gc", action="store_true", help="Python's cyclic garbage collector off for the run"
+    )
     args = parser.parse_args(argv)
     preemption = args.scheduler == "las" and not args.no_preemption
     backfill = {"easy": "easy", "true": True}[args.backfill]
@@ -38,8 +43,11 @@ def main(argv: list[str] | None = None) -> None:
         migration=args.migration,
         backfill=backfill,
     )
+    simulation = Simulation(jobs, presets.cluster("venus"), cfg)
+    if args.no_gc:
+        gc.disable()
     started = time.process_time()
-    Simulation(jobs, presets.cluster("venus"), cfg).run()
+    simulation.run()
     switches = ("preemption" if preemption else "") + (" migration" if args.migration else "")
     cpu = round(time.process_time() - started, 2)
     print(args.load, backfill, args.scheduler, switches.strip() or "-", "cpu", cpu)
