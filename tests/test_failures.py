@@ -37,6 +37,29 @@ def _run(workload: Workload, cluster: Cluster, **options) -> asim.Result:
     return Simulation(workload, cluster, SimConfig(**options)).run().result()
 
 
+def test_a_job_that_may_never_finish_is_warned_of_at_100_restarts(caplog):
+    # 10 days of work, no checkpoints, on a node failing about hourly (repaired in a minute):
+    # each failure loses all its work, so without a bound the run would not end
+    workload = _jobs([("a", 0, 10 * 86400, 4)])
+    config = SimConfig(node_mtbf=3600.0, repair_time=60.0)
+    with caplog.at_level("WARNING", logger="analysim.engine.failures"):
+        sim = Simulation(workload, ONE_NODE, config).run(until=20 * 86400)
+    restarts = int(sim.result().jobs["restarts"].iloc[0])
+    assert 100 <= restarts < 1000  # warned once, at the 100th
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("job a has restarted 100 times after failures")
+    assert "checkpoint_every=None it may never finish" in warnings[0]
+    # with a checkpoint every 10 minutes the same job restarts about 240 times too, but keeps
+    # more work than it loses, and ends: no warning
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="analysim.engine.failures"):
+        done = _run(workload, ONE_NODE, node_mtbf=3600.0, repair_time=60.0, checkpoint_every=600)
+    assert done.jobs["status"].iloc[0] == "done"
+    assert done.jobs["restarts"].iloc[0] >= 100
+    assert not caplog.records
+
+
 # -- hand cases ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("milli", [False, True], ids=["whole", "resource"])
 def test_a_node_failure_under_a_checkpointed_job(milli):

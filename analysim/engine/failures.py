@@ -28,6 +28,7 @@ one draw per repair, in the order repairs happen), jobs' own failures from
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -46,6 +47,12 @@ if TYPE_CHECKING:
 #: mean work (seconds) after which a job that fails by itself fails (exponential, capped at
 #: its duration): most failed jobs of the Acme traces fail within minutes
 JOB_FAILURE_MEAN = 300.0
+
+#: restarts of one job at which (and at each tenfold count after) a run logs a warning that
+#: the job may never finish, if it has lost more run time than it kept work
+RESTARTS_WARNED = 100
+
+logger = logging.getLogger(__name__)
 #: the generator streams of the failure draws: ``default_rng([seed, stream])``
 NODE_STREAM, JOB_STREAM = 1, 2
 # node events at one step: repairs first (a node may fail again as it comes back)
@@ -116,6 +123,7 @@ class Failures:
         self.useful = [0.0] * n
         self.recovery = [0.0] * n
         self._killed_at: dict[int, float] = {}  # killed jobs waiting to restart: since when
+        self._warn_at: dict[int, int] = {}  # the restarts at which a job is next warned of
         # per running job its run: (start, overhead, work, checkpoints, rate)
         self._run: dict[int, tuple[float, float, float, int, float]] = {}
         self._runs = [0] * n  # per job, its runs so far (stale own-failure events differ)
@@ -292,12 +300,40 @@ class Failures:
         self.lost[j] += lost / rate
         if restart:
             self.restarts[j] += 1
+            self._warn_if_endless(j)
             self._killed_at[j] = self.clock.now
             extra = self.restart_overhead + self._checkpoints(left) * self.cost[j]
             self.sim.remaining[j] = left + extra
         else:
             self.sim.remaining[j] = 0.0
         return lost
+
+    def _warn_if_endless(self, j: int) -> None:
+        """Log, at 100 restarts of job ``j`` and each tenfold count after, that it may never
+        finish, when it has lost more run time than it kept work (failures come faster than
+        its checkpoints)."""
+        restarts = self.restarts[j]
+        if restarts != self._warn_at.get(j, RESTARTS_WARNED):
+            return
+        self._warn_at[j] = restarts * 10
+        kept = self.duration[j] - self.useful_left[j]
+        if self.lost[j] <= kept:
+            return
+        config = self.sim.config
+        logger.warning(
+            "job %s has restarted %d times after failures by t=%.0f s and lost %.0f s of run "
+            "time (%.0f s of its %.0f s of work kept): with node_mtbf=%s and "
+            "checkpoint_every=%s it may never finish; set checkpoint_every, or bound the "
+            "run with run(until=...)",
+            self.sim.table.ids[j],
+            restarts,
+            self.clock.now,
+            self.lost[j],
+            kept,
+            self.duration[j],
+            config.node_mtbf,
+            config.checkpoint_every,
+        )
 
     # -- reading ------------------------------------------------------------------------------
     def record(self) -> FailureRecord:
