@@ -717,14 +717,11 @@ def test_the_state_shows_the_spares_and_the_command_line_takes_them(capsys):
     assert "'nope' is not a node of cluster" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open bug (stop 39, found by a random hypothesis example): when n1 comes back at "
-    "408 s after a failure killed j0, the fast path (and leap=False) start j1, which LAS ranks "
-    "first (j0 had 324 GPU-seconds), but the reference mode resumes j0 and starts j1 at 3088 s: "
-    "the two LAS rankings disagree after a kill; not yet explained",
-)
-def test_a_failure_run_with_migration_is_that_of_reference_mode_small_case():
+def test_a_killed_job_due_a_promotion_is_ranked_by_it_in_every_mode():
+    """A failure kills j0 at 108 s (324 GPU-seconds: LAS's second queue, behind j1). When
+    n1 is back at 408 s j0 has waited 300 s >= 1.0 x 108 s run: starving, it is promoted and
+    resumes first (the lower index in the top queue); j1 waits until j0 ends at 3,088 s. The
+    fast path once kept the ranking's old bound after the kill and started j1 at 408 s."""
     workload = _jobs([("j0", 0, 109, 3), ("j1", 0, 1, 3), ("j2", 0, 1, 1), ("j3", 0, 1, 1)])
     cluster = Cluster.uniform(1, 2, 2, name="two-small-nodes")  # n0, n1: 2 GPUs each, a pool
     config = SimConfig(
@@ -738,7 +735,10 @@ def test_a_failure_run_with_migration_is_that_of_reference_mode_small_case():
         failure_shape=0.6,
         repair_time=300.0,
     )
-    fast = Simulation(workload, cluster, config).run().result()
     plain = Simulation(workload, cluster, config, reference=True).run().result()
     assert plain.jobs["start_time"].tolist() == [0.0, 3088.0, 3088.0, 3089.0]
-    pd.testing.assert_frame_equal(fast.jobs, plain.jobs)
+    assert plain.events.query("job_id == 'j0' and event == 'resume'")["time"].iloc[0] == 408.0
+    for leap in (True, False):
+        fast = Simulation(workload, cluster, config.replace(leap=leap)).run().result()
+        pd.testing.assert_frame_equal(fast.jobs, plain.jobs)
+        pd.testing.assert_frame_equal(fast.events, plain.events)

@@ -193,6 +193,13 @@ class Rounds:
         self.ranker.forget(group)
         self._arrived[group] = True
 
+    def requeued(self, group: int) -> None:
+        """A job of ``group`` killed by a failure waits again: as for an arrival; and since it
+        keeps the service it had (unlike a new job), it may be due a promotion that brings the
+        ranking's next change forward, so that is asked afresh too."""
+        self.arrived(group)
+        self._change_unknown[group] = True
+
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved): ``counts[i]`` on node ``nodes[i]``."""
         group = self._group[j]

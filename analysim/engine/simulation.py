@@ -525,8 +525,8 @@ class Simulation:
             if self.las is not None:
                 self.las.stopped(j)
             # it may wait where no job waited (a ranking is then not kept up to date): its
-            # group is ranked afresh, as when a job arrives
-            self.decider.arrived(self.facts.group[j])
+            # group is ranked afresh, as when a job arrives, and its next change asked
+            self.decider.requeued(self.facts.group[j])
         else:
             if self.las is not None:
                 self.las.finished(j)
