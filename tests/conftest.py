@@ -6,6 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The property tests draw the same examples on every run of the README's test command (and
+# so in CI): a failure there is reproducible and a pass means what the last one meant. To
+# hunt for new failures with fresh random draws, run them with ``--hypothesis-profile=hunt``
+# (Hypothesis prints the seed of a failing run; ``--hypothesis-seed=N`` replays it).
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("hunt", derandomize=False, print_blob=True)
+settings.load_profile("repeatable")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # The project's shared data: ``../shared/data`` beside the repository, or the folder named by
