@@ -381,3 +381,26 @@ def test_the_greedy_takes_a_jobs_steps_in_bulk_as_one_at_a_time(shapes, budget, 
         jobs.append(ElasticJob(sizes, speed, 100.0, min(current, len(sizes) - 1), weight))
     scheduler = ElasticGain() if gain else ElasticGoodput(restart_penalty=30)
     assert scheduler.sizes(jobs, budget) == one_step_at_a_time(scheduler, jobs, budget)
+
+
+def test_the_state_shows_the_gpus_a_resized_job_holds_now():
+    """The hand-checked run (a: asked 4, grows to 8 at 60 s and to 16 at 600 s): ``sim.state``
+    gives a running job's count now, the same as its GPUs in ``state.gpus``; a job not
+    running, its asked ``num_gpus``."""
+    sim = Simulation(
+        Workload.from_frame(two_jobs()),
+        asim.presets.cluster("toy"),
+        SimConfig(scheduler="elastic_goodput", rescale_cost=30),
+    )
+    for until, held_a in ((30, 4), (100, 8), (610, 16)):
+        sim.run(until=until)
+        jobs = sim.state.jobs.set_index("job_id")
+        assert jobs.loc["a", ["status", "num_gpus"]].tolist() == ["running", held_a]
+        on_gpus = sim.state.gpus["job_id"].value_counts()
+        assert on_gpus["a"] == held_a
+    assert jobs.loc["b", ["status", "num_gpus"]].tolist() == ["done", 8]
+    sim.run()
+    assert sim.state.jobs.set_index("job_id").loc["a", ["status", "num_gpus"]].tolist() == [
+        "done",
+        4,
+    ]

@@ -53,12 +53,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ElasticRecord:
-    """Per job: its smallest and largest GPU counts, its resizes, the GPU-seconds it held."""
+    """Per job: its smallest and largest GPU counts, its resizes, the GPU-seconds it held and
+    the GPUs it holds now."""
 
     min_gpus: np.ndarray
     max_gpus: np.ndarray
     resizes: np.ndarray
     gpu_seconds: np.ndarray
+    #: the GPUs each job holds now (running) or last held (its asked count once it waits)
+    held: np.ndarray
     #: with batch sizes: the batch size of each job's last run (or asked), else None
     last_batch_size: np.ndarray | None = None
 
@@ -200,7 +203,8 @@ class Elastic:
             for j in running:
                 held[j] += (sim.clock.now - float(sim.since[j])) * self.held[j]
         batches = None if self.batches is None else self.batches.copy()
-        return ElasticRecord(self.low, self.high, self.resizes.copy(), held, batches)
+        now = np.array(self.held, dtype=np.int64)
+        return ElasticRecord(self.low, self.high, self.resizes.copy(), held, now, batches)
 
     # -- the pass -------------------------------------------------------------------------------
     def round(self, t: float) -> set[int]:

@@ -31,10 +31,15 @@ class State:
 
     @property
     def jobs(self) -> pd.DataFrame:
-        """Every job submitted so far: status, progress and where it runs."""
+        """Every job submitted so far: status, progress and where it runs; ``num_gpus`` is
+        the count a running job holds now (an elastic job's may differ from its asked one),
+        else the asked count."""
         run = self._run
         seen = np.flatnonzero(run.status != PENDING)
         running = run.status[seen] == RUNNING
+        gpus = run.gpus[seen]
+        if run.elastic is not None:  # a resized elastic job holds another count (docs/elastic.md)
+            gpus = np.where(running, run.elastic.held[seen], gpus)
         elapsed = np.where(running, run.now - run.since[seen], 0.0)
         nodes = [
             ",".join(run.node_names[run.last_nodes[j]]) if run.status[j] == RUNNING else None
@@ -44,7 +49,7 @@ class State:
             {
                 "job_id": run.job_ids[seen],
                 "vc": np.array(run.partition.vc_names, dtype=object)[run.job_vc[seen]],
-                "num_gpus": run.gpus[seen],
+                "num_gpus": gpus,
                 "status": np.array(STATUS_NAMES, dtype=object)[run.status[seen]],
                 "submit_time": run.submit[seen],
                 "start_time": run.first_start[seen],
