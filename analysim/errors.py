@@ -33,9 +33,15 @@ def _plain(value: object) -> object:
 
 
 def describe_rows(
-    frame: pd.DataFrame, mask: Sequence[bool] | pd.Series, column: str, id_column: str | None
+    frame: pd.DataFrame,
+    mask: Sequence[bool] | pd.Series,
+    column: str,
+    id_column: str | None,
+    beside: str | None = None,
 ) -> str:
-    """Word the offending rows of ``frame`` as ``row 3 (job_id='j3'): -1, ...``.
+    """Word the offending rows of ``frame`` as ``row 3 (job_id='j3'): -1, ...``; with
+    ``beside``, that column's value too (``row 3 (job_id='j3', num_gpus=4): 2``), for a
+    value wrong against another of its row.
 
     Rows are numbered by their position in the input (0-based), which is how the caller can
     find them again in their own table.
@@ -44,9 +50,12 @@ def describe_rows(
     parts = []
     for pos in positions[:MAX_EXAMPLES]:
         value = _plain(frame[column].iloc[pos]) if column in frame.columns else None
-        ident = ""
-        if id_column is not None and id_column in frame.columns and id_column != column:
-            ident = f" ({id_column}={_plain(frame[id_column].iloc[pos])!r})"
+        named = [
+            f"{name}={_plain(frame[name].iloc[pos])!r}"
+            for name in (id_column, beside)
+            if name is not None and name in frame.columns and name != column
+        ]
+        ident = f" ({', '.join(named)})" if named else ""
         parts.append(f"row {pos}{ident}: {value!r}")
     more = len(positions) - MAX_EXAMPLES
     tail = f", and {more} more" if more > 0 else ""

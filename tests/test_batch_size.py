@@ -168,17 +168,35 @@ def test_the_shared_rules_are_pollux_s():
 @pytest.mark.parametrize(
     ("change", "column", "words"),
     [
-        ({"batch_size": [0, None]}, "batch_size", "whole number"),
-        ({"batch_size": [256.5, None]}, "batch_size", "whole number"),
-        ({"batch_size": ["big", None]}, "batch_size", "whole number"),
+        ({"batch_size": [0, None]}, "batch_size", "a whole number"),
+        ({"batch_size": [256.5, None]}, "batch_size", "a whole number"),
+        ({"batch_size": ["big", None]}, "batch_size", "a whole number"),
         (
             {"min_batch_size": [512, None], "max_batch_size": [300, None]},
             "min_batch_size",
             "at most the row's max_batch_size",
         ),
-        ({"min_batch_size": [300, None], "max_batch_size": [400, None]}, "batch_size", "at least"),
+        (
+            {"min_batch_size": [300, None], "max_batch_size": [400, None]},
+            "batch_size",
+            "at least the row's min_batch_size",
+        ),
         ({"max_batch_size": [200, None]}, "batch_size", "at most the row's max_batch_size"),
-        ({"min_batch_size": [128, 256]}, "min_batch_size", "without a batch_size"),
+        ({"min_batch_size": [128, 256]}, "min_batch_size", "missing on a row without a batch_size"),
+        # an empty min_batch_size is the batch_size: the error is the batch_size's against
+        # max_batch_size, not "min above max"
+        (
+            {"min_batch_size": [None, None], "max_batch_size": [200, None]},
+            "batch_size",
+            "at most the row's max_batch_size",
+        ),
+        (
+            {"min_batch_size": [300, None], "max_batch_size": [None, None]},
+            "batch_size",
+            "at least the row's min_batch_size",
+        ),
+        ({"max_batch_size": [np.inf, None]}, "max_batch_size", "a whole number"),
+        ({"batch_size": [True, None]}, "batch_size", "a whole number"),
     ],
 )
 def test_bad_batch_columns_name_column_row_and_value(change, column, words):
@@ -186,8 +204,18 @@ def test_bad_batch_columns_name_column_row_and_value(change, column, words):
     with pytest.raises(ValueError, match=words) as error:
         Workload.from_frame(wl)
     message = str(error.value)
-    assert f"column {column!r}" in message
-    assert "job_id=" in message
+    assert message.startswith(f"Workload: column {column!r} must be {words}")
+    assert "1 bad row(s): row 0 (job_id='a'" in message or "row 1 (job_id='b'" in message
+
+
+def test_a_batch_size_against_its_limit_names_the_limit_beside_it():
+    wl = example().assign(min_batch_size=[None, None], max_batch_size=[200, None])
+    with pytest.raises(ValueError) as error:
+        Workload.from_frame(wl)
+    assert str(error.value) == (
+        "Workload: column 'batch_size' must be at most the row's max_batch_size; "
+        "1 bad row(s): row 0 (job_id='a', max_batch_size=200.0): 256.0"
+    )
 
 
 @pytest.mark.parametrize(

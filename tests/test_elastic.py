@@ -120,6 +120,13 @@ def test_an_application_gives_its_counts_and_its_throughput():
         ({"min_gpus": [1.5, 8]}, "min_gpus", "a whole number"),
         ({"max_gpus": ["many", 8]}, "max_gpus", "a whole number"),
         ({"min_gpus": [0, 8]}, "min_gpus", "a whole number"),
+        # an empty min_gpus is num_gpus: the error is max_gpus's, not "min above max"
+        ({"min_gpus": [None, 8], "max_gpus": [2, 8]}, "max_gpus", "at least the row's num_gpus"),
+        ({"max_gpus": [np.inf, 8]}, "max_gpus", "a whole number"),
+        ({"max_gpus": ["inf", 8]}, "max_gpus", "a whole number"),
+        ({"min_gpus": [np.inf, 8]}, "min_gpus", "a whole number"),
+        ({"max_gpus": [1e30, 8]}, "max_gpus", "a whole number of GPUs from 1 to 1,000,000"),
+        ({"max_gpus": [2_000_000, 8]}, "max_gpus", "a whole number of GPUs from 1 to 1,000,000"),
     ],
 )
 def test_bad_limits_name_column_row_and_value(change, column, words):
@@ -127,9 +134,19 @@ def test_bad_limits_name_column_row_and_value(change, column, words):
     with pytest.raises(ValueError) as error:
         Workload.from_frame(bad)
     text = str(error.value)
-    assert f"column {column!r}" in text and words in text
-    assert "row 0 (job_id='a')" in text
-    assert repr(change[column][0]) in text or str(change[column][0]) in text
+    assert text.startswith(f"Workload: column {column!r} must be {words}")
+    assert "1 bad row(s): row 0 (job_id='a'" in text
+    assert f": {change[column][0]!r}" in text
+
+
+def test_a_limit_against_num_gpus_names_num_gpus_beside_the_value():
+    bad = two_jobs().assign(min_gpus=[None, 8], max_gpus=[2, 8])
+    with pytest.raises(ValueError) as error:
+        Workload.from_frame(bad)
+    assert str(error.value) == (
+        "Workload: column 'max_gpus' must be at least the row's num_gpus (a job starts on "
+        "num_gpus); 1 bad row(s): row 0 (job_id='a', num_gpus=4): 2"
+    )
 
 
 def test_missing_limits_are_the_jobs_num_gpus():

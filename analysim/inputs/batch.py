@@ -264,10 +264,12 @@ __all__ = [
 ]
 
 
-def _column_fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
+def _column_fail(
+    frame: pd.DataFrame, mask, column: str, expected: str, beside: str | None = None
+) -> None:
     raise ValueError(
         f"Workload: column {column!r} must be {expected}; "
-        + describe_rows(frame, list(mask), column, "job_id")
+        + describe_rows(frame, list(mask), column, "job_id", beside)
     )
 
 
@@ -275,8 +277,9 @@ def batch_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
     """The checked batch-size columns of a workload ``frame`` (those present; float64, NaN
     where missing): a whole number from 1 up, or missing; ``min_batch_size`` and
     ``max_batch_size`` only on rows with a ``batch_size`` (a missing one is the row's
-    ``batch_size``), ``min_batch_size`` at most ``max_batch_size``, ``batch_size`` within
-    them. Errors name the column, the rows (job ids) and their values."""
+    ``batch_size``), ``min_batch_size`` at most ``max_batch_size`` (both given),
+    ``batch_size`` within them (the limit named beside it). Errors name the column, the
+    rows (job ids) and their values."""
     out: dict[str, pd.Series] = {}
     for column in BATCH_COLUMNS:
         if column not in frame.columns:
@@ -293,6 +296,15 @@ def batch_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
     if not out:
         return out
     batch = out.get("batch_size", pd.Series(np.nan, index=frame.index))
+    low, high = out.get("min_batch_size"), out.get("max_batch_size")
+    if low is not None and high is not None and (low > high).any():
+        _column_fail(
+            frame,
+            (low > high).to_numpy(),
+            "min_batch_size",
+            "at most the row's max_batch_size",
+            "max_batch_size",
+        )
     for column in BATCH_COLUMNS[1:]:
         if column in out:
             alone = (out[column].notna() & batch.isna()).to_numpy()
@@ -300,16 +312,20 @@ def batch_columns(frame: pd.DataFrame) -> dict[str, pd.Series]:
                 _column_fail(frame, alone, column, "missing on a row without a batch_size")
             out[column] = out[column].fillna(batch)
     low, high = out.get("min_batch_size"), out.get("max_batch_size")
-    if low is not None and high is not None and (low > high).any():
-        _column_fail(
-            frame, (low > high).to_numpy(), "min_batch_size", "at most the row's max_batch_size"
-        )
     if low is not None and (batch < low).any():
         _column_fail(
-            frame, (batch < low).to_numpy(), "batch_size", "at least the row's min_batch_size"
+            frame,
+            (batch < low).to_numpy(),
+            "batch_size",
+            "at least the row's min_batch_size",
+            "min_batch_size",
         )
     if high is not None and (batch > high).any():
         _column_fail(
-            frame, (batch > high).to_numpy(), "batch_size", "at most the row's max_batch_size"
+            frame,
+            (batch > high).to_numpy(),
+            "batch_size",
+            "at most the row's max_batch_size",
+            "max_batch_size",
         )
     return out

@@ -50,10 +50,11 @@ RESOURCE_COLUMNS = ("gpu_milli", "cpu_milli", "memory_mib")
 MILLI = 1000
 
 
-def _fail(frame: pd.DataFrame, mask, column: str, expected: str) -> None:
+def _fail(frame: pd.DataFrame, mask, column: str, expected: str, beside: str | None = None) -> None:
+    """Raise the error of ``column``'s rows in ``mask`` (with column ``beside``'s values)."""
     raise ValueError(
         f"Workload: column {column!r} must be {expected}; "
-        + describe_rows(frame, list(mask), column, "job_id")
+        + describe_rows(frame, list(mask), column, "job_id", beside)
     )
 
 
@@ -220,39 +221,40 @@ def _elastic_columns(frame: pd.DataFrame, gpus: np.ndarray) -> dict[str, pd.Seri
     """Elastic jobs' limits (``docs/elastic.md``): the checked ``min_gpus`` / ``max_gpus``
     columns of ``frame`` (those present), int64, a missing value filled with the row's
     ``num_gpus`` (``gpus``); an error naming the column, the rows and their values for a
-    value that is not a whole number from 1 up, ``min_gpus`` above ``max_gpus`` or above
-    ``num_gpus``, ``max_gpus`` below ``num_gpus``."""
+    value that is not a whole number from 1 to ``MAX_JOB_GPUS`` (infinity included),
+    ``min_gpus`` above ``max_gpus`` (both given), ``min_gpus`` above or ``max_gpus`` below
+    ``num_gpus`` (named beside the value: an empty limit is no error of the other)."""
     out: dict[str, pd.Series] = {}
+    given: dict[str, np.ndarray] = {}
     for column in ("min_gpus", "max_gpus"):
         if column not in frame.columns:
             continue
         values = pd.to_numeric(frame[column], errors="coerce").astype(float)
-        text = frame[column].notna() & values.isna()
-        flags = np.array([isinstance(v, (bool, np.bool_)) for v in frame[column]], dtype=bool)
-        bad = (
-            text.to_numpy()
-            | flags
-            | (values.notna() & ((values < 1) | (values != np.round(values)))).to_numpy()
-        )
+        whole = (values >= 1) & (values <= MAX_JOB_GPUS) & (values == np.round(values))
+        bad = (frame[column].notna() & ~whole).to_numpy() | _booleans(frame[column])
         if bad.any():
-            _fail(frame, bad, column, "a whole number of GPUs from 1 up, or missing")
+            _fail(
+                frame, bad, column, f"a whole number of GPUs from 1 to {MAX_JOB_GPUS:,}, or missing"
+            )
+        given[column] = values.notna().to_numpy()
         out[column] = pd.Series(
             np.where(values.isna(), gpus, values).astype("int64"), index=frame.index
         )
     low = out.get("min_gpus")
     high = out.get("max_gpus")
     if low is not None and high is not None:
-        bad = (low > high).to_numpy()
+        bad = (low > high).to_numpy() & given["min_gpus"] & given["max_gpus"]
         if bad.any():
-            _fail(frame, bad, "min_gpus", "at most the row's max_gpus")
+            _fail(frame, bad, "min_gpus", "at most the row's max_gpus", "max_gpus")
+    starts = "(a job starts on num_gpus)"
     if low is not None:
         bad = low.to_numpy() > gpus
         if bad.any():
-            _fail(frame, bad, "min_gpus", "at most the row's num_gpus (a job starts on num_gpus)")
+            _fail(frame, bad, "min_gpus", f"at most the row's num_gpus {starts}", "num_gpus")
     if high is not None:
         bad = high.to_numpy() < gpus
         if bad.any():
-            _fail(frame, bad, "max_gpus", "at least the row's num_gpus (a job starts on num_gpus)")
+            _fail(frame, bad, "max_gpus", f"at least the row's num_gpus {starts}", "num_gpus")
     return out
 
 
