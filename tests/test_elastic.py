@@ -421,3 +421,28 @@ def test_the_state_shows_the_gpus_a_resized_job_holds_now():
         "done",
         4,
     ]
+
+
+def test_a_failure_kills_a_grown_job_and_a_repair_lets_it_grow_back():
+    """a alone on toy (asked 4, 4-16, 1200 s of work): on n0 from 0, grows to 16 at 60 (rate
+    4); n0 fails at 100: the 40 s run at 16 GPUs is lost (160 work, 640 GPU-s); a resumes on
+    n1 at 100 (4 GPUs), grows to 12 at 120 (rate 3, 1120 left); n0 is back at 200, and the
+    pass at 240 grows a to 16 (760 left at rate 4): it ends at 430. GPU-seconds held: 240 +
+    640 + 80 + 1440 + 3040 = 5440, of which 4800 kept."""
+    jobs = frame(
+        [("a", 0, 1200, 4, 4, 16)],
+        ("job_id", "submit_time", "duration", "num_gpus", "min_gpus", "max_gpus"),
+    )
+    result = asim.simulate(
+        Workload.from_frame(jobs), "toy", scheduler="elastic_goodput", failures=[("n0", 100, 200)]
+    )
+    resizes = result.events[result.events["event"] == "resize"]
+    assert resizes[["time", "num_gpus"]].values.tolist() == [[60.0, 16], [120.0, 12], [240.0, 16]]
+    a = result.jobs.set_index("job_id").loc["a"]
+    assert a["end_time"] == 430.0
+    assert a["gpu_seconds"] == 240 + 640 + 80 + 1440 + 3040
+    assert a["lost_seconds"] == 40.0 and a["lost_gpu_seconds"] == 640.0
+    assert a["useful_gpu_seconds"] == 4800.0
+    summary = result.summary()
+    assert summary["lost_gpu_seconds"] == 640.0
+    assert summary["goodput_ratio"] == pytest.approx(4800 / 5440)

@@ -175,6 +175,11 @@ class Elastic:
             self.batches[j] = self.sim.speed.batch_asked[j]
         self._dirty.add(self._group[j])
 
+    def nodes_changed(self, groups: list[int]) -> None:
+        """A node of ``groups`` failed, was repaired or set aside (failures, spares): their
+        pools changed, so their next pass sizes the jobs anew."""
+        self._dirty.update(groups)
+
     def resized(self, j: int, gpus: int, rescale: bool = True) -> None:
         """Job ``j`` (stopped for it) is to run on ``gpus`` GPUs (at the batch size the
         scheduler gives for them); ``rescale`` False: only its batch size changes."""

@@ -68,6 +68,9 @@ class FailureRecord:
     restarts: np.ndarray
     lost: np.ndarray
     useful: np.ndarray
+    #: the same two in GPU-seconds, at the GPUs each run held (an elastic job's vary)
+    lost_gpu: np.ndarray
+    useful_gpu: np.ndarray
     #: per job: seconds from each kill it restarted after to its next start, summed
     recovery: np.ndarray
     down: np.ndarray
@@ -121,13 +124,15 @@ class Failures:
         self.restarts = [0] * n
         self.lost = [0.0] * n
         self.useful = [0.0] * n
+        self.lost_gpu = [0.0] * n  # (the same in GPU-seconds, at the GPUs each run held)
+        self.useful_gpu = [0.0] * n
         self.recovery = [0.0] * n
         self._killed_at: dict[int, float] = {}  # killed jobs waiting to restart: since when
         self._warn_at: dict[int, int] = {}  # the restarts at which a job is next warned of
-        # per running job its run: (start, overhead, work, checkpoints, rate)
-        self._run: dict[int, tuple[float, float, float, int, float]] = {}
+        # per running job its run: (start, overhead, work, checkpoints, rate, GPUs held)
+        self._run: dict[int, tuple[float, float, float, int, float, int]] = {}
         self._runs = [0] * n  # per job, its runs so far (stale own-failure events differ)
-        self._last: tuple[float, float, float] = (0.0, 0.0, 1.0)  # the last stop: see lose
+        self._last: tuple[float, float, float, int] = (0.0, 0.0, 1.0, 0)  # the last stop: lose
         remaining = sim.remaining
         for j in range(n):  # the checkpoints each job will write, if nothing fails
             remaining[j] += self._checkpoints(self.duration[j]) * self.cost[j]
@@ -261,7 +266,7 @@ class Failures:
         count = self._checkpoints(work)
         overhead = max(0.0, float(sim.remaining[j]) - work - count * cost)
         self._runs[j] += 1
-        self._run[j] = (now, overhead, work, count, rate)
+        self._run[j] = (now, overhead, work, count, rate, sim.facts.gpus[j])
         point = self.fail_point[j]
         if point == point:  # not NaN: it fails by itself once its work reaches the point
             into = max(0.0, point - (self.duration[j] - work))
@@ -276,7 +281,7 @@ class Failures:
     def stopped(self, j: int, at: float) -> None:
         """Job ``j``'s run stops at ``at`` (it ended, was evicted or moved, or is killed):
         the work it did counts; its ``remaining`` becomes what it needs from here."""
-        start, overhead, work, count, rate = self._run.pop(j)
+        start, overhead, work, count, rate, gpus = self._run.pop(j)
         self._runs[j] += 1
         cost = self.cost[j]
         done, saved, unpaid = _progress(
@@ -285,19 +290,22 @@ class Failures:
         left = work - done
         self.useful_left[j] = left
         self.useful[j] += done / rate
-        self._last = (done, saved, rate)
+        self.useful_gpu[j] += done / rate * gpus
+        self._last = (done, saved, rate, gpus)
         self.sim.remaining[j] = left + unpaid + self._checkpoints(left) * cost
 
     def lose(self, j: int, restart: bool) -> float:
         """Job ``j``, just stopped, was killed: it keeps only the work its run's completed
         checkpoints saved, and pays the restart overhead when it runs again (``restart``).
         Returns the work lost."""
-        done, saved, rate = self._last
+        done, saved, rate, gpus = self._last
         lost = done - saved
         left = self.useful_left[j] + lost
         self.useful_left[j] = left
         self.useful[j] -= lost / rate
         self.lost[j] += lost / rate
+        self.useful_gpu[j] -= lost / rate * gpus
+        self.lost_gpu[j] += lost / rate * gpus
         if restart:
             self.restarts[j] += 1
             self._warn_if_endless(j)
@@ -339,18 +347,22 @@ class Failures:
     def record(self) -> FailureRecord:
         """What the failures did by now (the runs under way counted up to now)."""
         useful, recovery = np.array(self.useful), np.array(self.recovery)
+        useful_gpu = np.array(self.useful_gpu)
         now = self.clock.now
         for j, killed in self._killed_at.items():  # still waiting to run again: so far
             recovery[j] += now - killed
-        for j, (start, overhead, work, count, rate) in self._run.items():
+        for j, (start, overhead, work, count, rate, gpus) in self._run.items():
             done, _, _ = _progress(
                 (now - start) * rate, overhead, work, count, self.every, self.cost[j]
             )
             useful[j] += done / rate
+            useful_gpu[j] += done / rate * gpus
         return FailureRecord(
             restarts=np.array(self.restarts, dtype=np.int64),
             lost=np.array(self.lost),
             useful=useful,
+            lost_gpu=np.array(self.lost_gpu),
+            useful_gpu=useful_gpu,
             recovery=recovery,
             down=self.ledger.down.copy(),
             spare=None if self.spares is None else self.ledger.spare.copy(),

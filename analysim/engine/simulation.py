@@ -550,6 +550,8 @@ class Simulation:
     def _nodes_changed(self, node: int, kind: int) -> None:
         groups = [g for g, nodes in enumerate(self.group_nodes) if node in nodes]
         self.decider.nodes_changed(groups)
+        if self.elastic is not None:  # its GPUs came or went: elastic jobs are sized anew
+            self.elastic.nodes_changed(groups)
         self.records.record(self.clock.now, kind, -1, np.array([node]))
 
     def migrate(

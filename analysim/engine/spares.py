@@ -164,6 +164,8 @@ class Spares:
             self.ledger.set_aside(node)
             groups = [g for g, nodes in enumerate(self.sim.group_nodes) if node in nodes]
             self.sim.decider.nodes_changed(groups)
+            if self.sim.elastic is not None:
+                self.sim.elastic.nodes_changed(groups)
 
 
 def _at_least(cpu: Any, memory: Any, spare: int, node: int) -> bool:

@@ -114,7 +114,9 @@ def _add_failures(jobs: pd.DataFrame, run: RunRecord) -> None:
     recorded fates its recorded state; None while it has not ended), the workload's
     ``recorded_state`` when it has one, its ``restarts`` after failures, the run time it
     lost to failures (``lost_seconds``) and spent on work it kept (``useful_seconds``), and
-    the time it waited to run again after kills (``recovery_seconds``)."""
+    the time it waited to run again after kills (``recovery_seconds``); with elastic jobs
+    also the first two in GPU-seconds at the GPUs each run held (``lost_gpu_seconds``,
+    ``useful_gpu_seconds``)."""
     ended = (run.status == DONE) | (run.status == FAILED)
     recorded = None
     if "state" in run.workload.jobs.columns:
@@ -131,6 +133,9 @@ def _add_failures(jobs: pd.DataFrame, run: RunRecord) -> None:
     jobs["lost_seconds"] = run.failures.lost
     jobs["useful_seconds"] = run.failures.useful
     jobs["recovery_seconds"] = run.failures.recovery
+    if run.elastic is not None:  # the GPUs of an elastic job's runs vary (docs/elastic.md)
+        jobs["lost_gpu_seconds"] = run.failures.lost_gpu
+        jobs["useful_gpu_seconds"] = run.failures.useful_gpu
 
 
 def _add_rates(jobs: pd.DataFrame, jobs_in: pd.DataFrame, run: RunRecord) -> None:

@@ -158,14 +158,21 @@ def _capacity_metrics(jobs: pd.DataFrame, meta: dict[str, Any], vc: str | None) 
 
 def _failure_metrics(jobs: pd.DataFrame) -> dict[str, float]:
     """Restarts, jobs failed for good, GPU-seconds lost to failures, and the goodput ratio:
-    GPU-seconds of work kept over GPU-seconds held (NaN when none were held)."""
-    gpus = _gpu_weights(jobs)
-    held = float((jobs["run_time"].fillna(0) * gpus).sum())
-    useful = float((jobs["useful_seconds"] * gpus).sum())
+    GPU-seconds of work kept over GPU-seconds held (NaN when none were held); with elastic
+    jobs at the GPUs each run held (their counts vary), else at each job's GPUs."""
+    if "useful_gpu_seconds" in jobs.columns:  # elastic jobs (results/goodput.py)
+        held = float(jobs["gpu_seconds"].sum())
+        useful = float(jobs["useful_gpu_seconds"].sum())
+        lost = float(jobs["lost_gpu_seconds"].sum())
+    else:
+        gpus = _gpu_weights(jobs)
+        held = float((jobs["run_time"].fillna(0) * gpus).sum())
+        useful = float((jobs["useful_seconds"] * gpus).sum())
+        lost = float((jobs["lost_seconds"] * gpus).sum())
     return {
         "restarts": int(jobs["restarts"].sum()),
         "failed_jobs": int((jobs["status"] == "failed").sum()),
-        "lost_gpu_seconds": float((jobs["lost_seconds"] * gpus).sum()),
+        "lost_gpu_seconds": lost,
         "goodput_ratio": useful / held if held > 0 else float("nan"),
         "avg_time_to_recover": _time_to_recover(jobs),
     }
