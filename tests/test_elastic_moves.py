@@ -5,7 +5,9 @@ Random small clusters of several VCs (VCs owning nodes, or quotas over a pool; f
 borrowing, migration (and sometimes periodic defragmentation) and preemption. Stepped by
 hand, at every step no GPU is double-booked and each running job holds the GPUs the state
 says; at the end every job is accounted for, its work done, and the run is the same again
-with the same seed, without the engine's shortcuts and without leaps.
+with the same seed, without the engine's shortcuts and without leaps. With node failures
+and jobs' own failures on as well: the GPU-seconds kept and lost fit in those held, and the
+run is the same without shortcuts and without leaps.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import clusters, workloads
+from test_failures import failure_options
 from test_invariants import check_state, expected_unschedulable
 
 from analysim import SimConfig, Simulation, Workload
@@ -121,3 +124,25 @@ def test_elastic_jobs_with_borrowing_and_migration_keep_the_invariants(drawn):
             pd.testing.assert_frame_equal(
                 getattr(result, frame), getattr(again, frame), obj=f"{name}: {frame}"
             )
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(elastic_moves(), failure_options)
+def test_elastic_jobs_with_failures_are_accounted_and_the_same_in_every_mode(drawn, options):
+    case, workload, config = drawn
+    config = config.replace(**options)
+    result = Simulation(workload, case.cluster, config).run().result()
+    jobs = result.jobs
+    assert jobs["status"].isin(["done", "failed", "unschedulable"]).all()
+    assert (jobs["lost_gpu_seconds"] >= 0).all() and (jobs["useful_gpu_seconds"] >= -1e-6).all()
+    kept_and_lost = jobs["useful_gpu_seconds"] + jobs["lost_gpu_seconds"]
+    assert (kept_and_lost <= jobs["gpu_seconds"] + 1e-6).all()
+    summary = result.summary()
+    assert summary["lost_gpu_seconds"] == jobs["lost_gpu_seconds"].sum()
+    for other in (
+        Simulation(workload, case.cluster, config, reference=True),
+        Simulation(workload, case.cluster, config.replace(leap=False)),
+    ):
+        again = other.run().result()
+        for frame in ("jobs", "events", "timeline"):
+            pd.testing.assert_frame_equal(getattr(result, frame), getattr(again, frame))
