@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import analysim as asim
 from analysim import SimConfig, Simulation, Workload
 from analysim.policies import SCHEDULERS
+from analysim.policies.elastic import ElasticGain, ElasticGoodput
 from analysim.results.goodput import goodput_spells
 
 TOY_GPUS = 16  # the toy cluster: 4 nodes of 4 GPUs
@@ -389,7 +390,7 @@ def one_step_at_a_time(scheduler, jobs, budget):
     st.booleans(),
 )
 def test_the_greedy_takes_a_jobs_steps_in_bulk_as_one_at_a_time(shapes, budget, gain):
-    from analysim.policies.elastic import ElasticGain, ElasticGoodput, ElasticJob
+    from analysim.policies.elastic import ElasticJob
 
     jobs = []
     for gaps, speeds, current, weight in shapes:
@@ -446,3 +447,24 @@ def test_a_failure_kills_a_grown_job_and_a_repair_lets_it_grow_back():
     summary = result.summary()
     assert summary["lost_gpu_seconds"] == 640.0
     assert summary["goodput_ratio"] == pytest.approx(4800 / 5440)
+
+
+def test_counts_beyond_the_domain_are_not_handed_to_the_scheduler(monkeypatch):
+    """max_gpus up to 1,000,000 is read, but a job is never offered more GPUs than its
+    domain has (toy: 16): the scheduler sees the counts 2-16, and the run is the one with
+    max_gpus 16 (the counts above could never be given)."""
+    from spies import spy_calls
+
+    for scheduler, cls in (("elastic_goodput", ElasticGoodput), ("elastic_gain", ElasticGain)):
+        asked = spy_calls(monkeypatch, cls, "sizes")
+        huge = asim.simulate(
+            Workload.from_frame(two_jobs().assign(max_gpus=[1_000_000, 8])),
+            "toy",
+            scheduler=scheduler,
+        )
+        assert asked and all(job.sizes == tuple(range(2, 17)) for jobs in asked for job in jobs)
+        plain = asim.simulate(Workload.from_frame(two_jobs()), "toy", scheduler=scheduler)
+        pd.testing.assert_frame_equal(huge.events, plain.events)
+        assert huge.jobs["max_gpus"].tolist() == [1_000_000, 8]
+        columns = [c for c in plain.jobs.columns if c != "max_gpus"]
+        pd.testing.assert_frame_equal(huge.jobs[columns], plain.jobs[columns])

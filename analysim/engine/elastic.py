@@ -123,6 +123,7 @@ class Elastic:
         self._batch_of: dict[int, dict[int, int]] = {}
         self._sizes: dict[tuple, tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]] = {}
         self._shape_of_job: dict[int, tuple[tuple[int, ...], tuple[float, ...], dict]] = {}
+        self._domain_size: dict[int, int] = {}  # per domain, its nodes' GPUs
         #: per job, its view for a scheduler that reads neither its work nor its count now
         self._plain_views: dict[int, ElasticJob] = {}
         #: the groups where a job arrived, started or stopped since their last pass: a
@@ -308,10 +309,11 @@ class Elastic:
         base = self.speed.base
         if base.batch_app is not None and base.batch_app[j] is not None:
             return self._batch_shape(j)
-        key = (None if model is None else model.name, self.low[j], self.high[j], self.asked[j])
+        high = min(int(self.high[j]), self._domain_gpus(j))  # (more could never be given)
+        key = (None if model is None else model.name, self.low[j], high, self.asked[j])
         known = self._sizes.get(key)
         if known is None:
-            low, high, asked = int(self.low[j]), int(self.high[j]), self.asked[j]
+            low, asked = int(self.low[j]), self.asked[j]
             if model is None:
                 sizes = tuple(range(low, high + 1))
                 speed = tuple(g / asked for g in sizes)
@@ -322,6 +324,16 @@ class Elastic:
             index = {g: i for i, g in enumerate(sizes)}
             known = self._sizes[key] = (sizes, speed, index)
         return known
+
+    def _domain_gpus(self, j: int) -> int:
+        """The GPUs of job ``j``'s domain's nodes: no pass gives a job more (a pool is its
+        domain's free GPUs and what its jobs hold beyond their smallest counts)."""
+        d = self.sim.facts.domain_index[j]
+        gpus = self._domain_size.get(d)
+        if gpus is None:
+            nodes = self.sim.partition.domains[d].nodes
+            gpus = self._domain_size[d] = int(self.sim.ledger.capacity[nodes].sum())
+        return gpus
 
     def _batch_shape(self, j: int) -> tuple[tuple[int, ...], tuple[float, ...], dict[int, int]]:
         """As :meth:`_shape`, for a job with batch data: the counts it may take (listed, with
