@@ -88,7 +88,7 @@ class SimConfig:
         it is down ``repair_time`` s.
     failure_shape: the Weibull shape of the times between failures (1: exponential).
     repair_time: seconds a failed node stays down (needed with ``node_mtbf``).
-    checkpoint_every: seconds of run between a job's checkpoints, each costing its
+    checkpoint_every: seconds of work (at rate 1) between a job's checkpoints, each costing its
         ``checkpoint_cost`` (``None``: none; a killed job loses the work since its last
         checkpoint, preemption or start).
     restart_overhead: seconds a killed job pays when it runs again (``None``: 0).
