@@ -745,3 +745,58 @@ def test_jobs_full_at_a_glance_are_not_offered_migration(scheduler, preemption, 
     monkeypatch.undo()
     _, plain_result = _run(workload, cluster, config, reference=True)
     _same_runs(fast_result, plain_result)
+
+
+# -- a group looked at again: the next full round is not skipped ------------------------------
+def _times_in_every_mode(rows, cluster, config) -> dict[str, tuple]:
+    """Each job's (start, end) in the default mode, checked to be those of the reference
+    mode and of ``leap=False``."""
+    workload = make_jobs(rows)
+    runs = [
+        Simulation(workload, cluster, c, reference=r).run().result().jobs
+        for c, r in ((config, False), (config, True), (config.replace(leap=False), False))
+    ]
+    for other in runs[1:]:
+        pd.testing.assert_frame_equal(runs[0], other)
+    return {row.job_id: (row.start_time, row.end_time) for row in runs[0].itertuples()}
+
+
+def test_a_start_by_borrowing_has_its_group_looked_at_again():
+    # VCs a (n0) and b (n1), 4 GPUs each; fifo, EASY, borrowing. a0 holds 2 GPUs of n0 until
+    # 110. At 10 a1 (4 GPUs) does not fit on n0 and is promised n0 at 110; a2 (2 GPUs, 300 s)
+    # fits on n0 but would run past 110: it waits for a1's reservation. Then a1 borrows n1.
+    # The next full round (60) no longer has a1's reservation to keep: a2 starts then (the
+    # fast path skipped it and started a2 at a0's end, 110)
+    rows = [("a0", "a", 0, 110, 2), ("a1", "a", 10, 500, 4), ("a2", "a", 10, 300, 2)]
+    cluster = Cluster.uniform(1, 2, 4, vc_nodes={"a": 1, "b": 1})
+    config = SimConfig(scheduler="fifo", backfill="easy", borrowing=True, quantum=60)
+    assert _times_in_every_mode(rows, cluster, config) == {
+        "a0": (0, 110),
+        "a1": (10, 510),
+        "a2": (60, 360),
+    }
+
+
+def test_a_reclaim_has_its_group_looked_at_again():
+    # VCs a (n0), b (n1), c (n2), 2 GPUs each; fifo, borrowing, no checkpoint cost. c0 holds
+    # n2, a0 n0 until 100; a1 borrows n1 at 10; c1 (1 GPU) borrows n0 at 110. At 130 b1
+    # reclaims n1 from a1: a1 waits, ranked before b1, and the round does not try it again.
+    # The next full round (180) does: a1 reclaims its own n0 from c1 and resumes there (the
+    # fast path skipped that round: a1 resumed when c1 ended, 310). c1 resumes on n1 when b1
+    # ends (230)
+    rows = [
+        ("c0", "c", 0, 1000, 2),
+        ("a0", "a", 0, 100, 2),
+        ("a1", "a", 10, 300, 2),
+        ("c1", "c", 110, 200, 1),
+        ("b1", "b", 130, 100, 2),
+    ]
+    cluster = Cluster.uniform(1, 3, 2, vc_nodes={"a": 1, "b": 1, "c": 1})
+    config = SimConfig(scheduler="fifo", borrowing=True, quantum=60, checkpoint_cost=0)
+    assert _times_in_every_mode(rows, cluster, config) == {
+        "c0": (0, 1000),
+        "a0": (0, 100),
+        "a1": (10, 360),  # 120 s run before 130, 180 s from 180
+        "c1": (110, 360),  # 70 s run on n0 before 180, 130 s from 230
+        "b1": (130, 230),
+    }

@@ -105,6 +105,8 @@ class Rounds:
         self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         self._round_flags = 0  # the round at hand's flags, for the records
+        self._look_again = False  # whether the round at hand's group is due another look
+        self._again: set[int] = set()  # the groups due another look (docs/semantics.md)
         # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
         quotas = sim.partition.has_quotas
         # EASY backfill (its reservations: ``self.easy``)
@@ -248,7 +250,8 @@ class Rounds:
         if skip and not (
             self.config.preemption or self.scheduler.dynamic or not self._round_stable
         ):
-            return None  # event rounds already ran at every change; the ranking is fixed
+            if not self._again:  # (else those groups are pending: read on)
+                return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
         after = self.clock.boundary_after(self.clock.now, quantum)
         if after >= before:
@@ -316,6 +319,7 @@ class Rounds:
         if now >= self.protected_until[group] - EPS:
             self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
+        reclaims = self.sim.tenancy.reclaims
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
@@ -328,6 +332,11 @@ class Rounds:
             self.changed_since_full[group] = True
         if changed and not self._round_stable:
             self.events_since_round[group] = True  # the waiting jobs' order may have moved
+        self._again.discard(group)
+        if self._look_again or self.sim.tenancy.reclaims != reclaims:
+            # the same round again may start jobs this one could not (docs/semantics.md)
+            self.events_since_round[group] = self.changed_since_full[group] = True
+            self._again.add(group)
         if not self.scheduler.dynamic:
             self.ranking_valid_until[group] = math.inf
         elif (
@@ -400,6 +409,7 @@ class Rounds:
         return min(later, default=math.inf)
 
     def _decide(self, group: int, preemptive: bool) -> bool:
+        self._look_again = False
         if (
             self._nothing_free_ends_round
             and not preemptive
@@ -581,8 +591,8 @@ class Rounds:
                 marks,
             )
             self.ranker.take_back_waiting_ranks()
-        if self._borrowing and self.sim.queues.n_waiting:
-            changed = borrow_round(self, group, active) or changed
+        if self._borrowing and self.sim.queues.n_waiting and borrow_round(self, group, active):
+            changed = self._look_again = True
         return changed
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
