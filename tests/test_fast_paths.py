@@ -800,3 +800,38 @@ def test_a_reclaim_has_its_group_looked_at_again():
         "c1": (110, 360),  # 70 s run on n0 before 180, 130 s from 230
         "b1": (130, 230),
     }
+
+
+def test_a_start_after_a_job_a_reservation_stopped_has_its_group_looked_at_again():
+    # Nodes n0-n2 of 4 GPUs; fifo, EASY, migration (free), first fit. a holds n0 and c 3
+    # GPUs of n2 until 1000, b 2 GPUs of n1 until 300. At 10 h (4 GPUs) is promised n1 at
+    # 300; x (2 GPUs, 1000 s) fits on n1 but would run past 300: it waits for h; y (1 GPU,
+    # ends at 110, by 300) starts on n1. Now x no longer fits on any node (1 GPU free on n1,
+    # 1 on n2), so the next round (60) makes room for it by migration, which no reservation
+    # checks: y moves to n2, x starts on n1 (and h waits for a, 1000). The fast path skipped
+    # that round: x stayed stopped by h's reservation until h started (300) and ended
+    # (400), and x ended at 1400
+    rows = [
+        ("a", "a", 0, 1000, 4),
+        ("b", "a", 0, 300, 2),
+        ("c", "a", 0, 1000, 3),
+        ("h", "a", 10, 100, 4),
+        ("x", "a", 10, 1000, 2),
+        ("y", "a", 10, 100, 1),
+    ]
+    config = SimConfig(
+        scheduler="fifo",
+        backfill="easy",
+        migration=True,
+        migration_cost=0,
+        placement="first_fit",
+        quantum=60,
+    )
+    assert _times_in_every_mode(rows, Cluster.uniform(1, 3, 4), config) == {
+        "a": (0, 1000),
+        "b": (0, 300),
+        "c": (0, 1000),
+        "h": (1000, 1100),
+        "x": (60, 1060),
+        "y": (10, 110),
+    }
