@@ -835,3 +835,50 @@ def test_a_start_after_a_job_a_reservation_stopped_has_its_group_looked_at_again
         "x": (60, 1060),
         "y": (10, 110),
     }
+
+
+@st.composite
+def busy_tenancy_cases(draw):
+    """(cluster, workload, config): 3 nodes of 4 GPUs, shared by one queue or owned by 2-3
+    VCs; 5-12 jobs of 1-4 GPUs arriving within a few minutes; EASY or greedy backfill,
+    borrowing, migration and preemption each on or off."""
+    vcs = draw(st.sampled_from(["a", "ab", "abc"]))
+    owned = None if len(vcs) == 1 else {"a": 3 - len(vcs) + 1, **{vc: 1 for vc in vcs[1:]}}
+    cluster = Cluster.uniform(1, 3, 4, vc_nodes=owned)
+    n = draw(st.integers(5, 12))
+    gaps = draw(st.lists(st.integers(0, 20), min_size=n, max_size=n))
+    rows = [
+        (
+            f"j{i}",
+            draw(st.sampled_from(vcs)),
+            sum(gaps[: i + 1]),
+            draw(st.sampled_from([20, 100, 300, 1000])),
+            draw(st.sampled_from([1, 1, 2, 3, 4])),
+        )
+        for i in range(n)
+    ]
+    config = SimConfig(
+        scheduler=draw(st.sampled_from(["fifo", "las", "sjf"])),
+        backfill=draw(st.sampled_from(["easy", "easy", True])),
+        borrowing=draw(st.booleans()),
+        migration=draw(st.booleans()),
+        preemption=draw(st.booleans()),
+        placement=draw(st.sampled_from(["first_fit", "consolidate"])),
+        quantum=60,
+        checkpoint_cost=draw(st.sampled_from([0, 30])),
+        migration_cost=0,
+    )
+    return cluster, make_jobs(rows), config
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_tenancy_cases())
+def test_busy_tenancy_runs_are_those_of_the_reference_mode_and_of_every_step(drawn):
+    """A few VCs competing for their nodes, with borrowing, reclaims, migration, preemption
+    and EASY reservations: the run with every shortcut and leap is that of the reference
+    mode and that of ``leap=False``, frame for frame (rounds skipped only when the same
+    round again could change nothing: the looked-at-again rules above)."""
+    cluster, workload, config = drawn
+    _, fast = _run(workload, cluster, config, reference=False)
+    _same_runs(fast, _run(workload, cluster, config, reference=True)[1])
+    _same_runs(fast, _run(workload, cluster, config.replace(leap=False), reference=False)[1])
