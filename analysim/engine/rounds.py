@@ -22,9 +22,9 @@ reservations (:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the tri
 not evict its way in). The tenancy asks those parts too (``starts``: where a job fits, its
 quota, starting it; ``evictions``: which evictions free room) and reads ``epoch``.
 
-It owns the per-group flags that let a round be skipped (``events_since_round``,
-``changed_since_full``, ``ranking_valid_until`` and ``protected_until``, which its part
-``wake`` bounds, ``wake_at``; a group looked at again has them set), the
+It owns the per-group flags that let a round be skipped (``events_since_round`` and
+``changed_since_full``, set again after a round for a group to be looked at again;
+``ranking_valid_until`` and ``protected_until``, which ``wake`` bounds; ``wake_at``), the
 epochs and release counts its parts' memos are kept against, and the tails of backfill
 rounds. It reads the cluster from the ledger (never written here), asks the scheduler, and
 changes state only through its parts, the engine's ``preempt`` (through the evictions) and
