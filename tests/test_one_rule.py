@@ -143,6 +143,59 @@ def test_a_job_on_nodes_the_head_cannot_use_never_waits_for_its_reservation():
     assert jobs["preemptions"].to_dict() == {"a": 0, "h": 0, "l": 1, "w": 1, "p": 0}
 
 
+def test_a_start_on_gpus_busy_at_a_reservations_time_claims_by_count_in_both_modes():
+    # n0, n1 of 4 GPUs; priority (0 outranks 2), preemption, EASY, quantum 1. a (4 GPUs)
+    # holds n0 until 100; c (1 GPU) until 50, b (1) and v (2, the lowest) hold n1. h (4
+    # GPUs) arrives at 5: it is promised n0 at 100; n1's GPU that c frees by then is spare.
+    # At 10 p (1 GPU) evicts v and takes one of v's GPUs: a start the reservation did not
+    # check, on a GPU it counted busy at 100, which uses up n1's one spare GPU. w (1 GPU,
+    # runs past 100) fits on v's other GPU but waits for h; v's eviction was a release, so
+    # the next round (11) makes h's reservation again, with v's GPUs spare: w starts then.
+    # Before, with gpu_milli 1000 p's GPU was taken from the reservation's book by its
+    # identity (busy at 100: less than none left), which broke the reservation: w started
+    # at 10
+    rows = [
+        ("v", 0, 1000, 2),
+        ("a", 0, 100, 4),
+        ("c", 0, 50, 1),
+        ("b", 0, 1000, 1),
+        ("h", 5, 100, 4),
+        ("p", 10, 1000, 1),
+        ("w", 10, 1000, 1),
+    ]
+    whole = _jobs(rows, priority=[2, 0, 0, 0, 1, 1, 1])
+    config = asim.SimConfig(
+        scheduler="priority",
+        preemption=True,
+        backfill="easy",
+        placement="first_fit",
+        quantum=1,
+        checkpoint_cost=0,
+    )
+    cluster = Cluster.uniform(1, 2, 4)
+    expected = outcome(whole, cluster, config)
+    pd.testing.assert_frame_equal(outcome(with_milli(whole), cluster, config), expected)
+    jobs = expected.set_index("job_id")
+    assert jobs["start_time"].to_dict() == {
+        "v": 0,
+        "a": 0,
+        "c": 0,
+        "b": 0,
+        "h": 100,
+        "p": 10,
+        "w": 11,
+    }
+    assert jobs["end_time"].to_dict() == {
+        "v": 1190,
+        "a": 100,
+        "c": 50,
+        "b": 1000,
+        "h": 200,
+        "p": 1010,
+        "w": 1011,
+    }
+
+
 @settings(
     max_examples=150,
     deadline=None,

@@ -95,8 +95,11 @@ class Reservation:
     ) -> None:
         """Resource mode: a job running past ``at`` took ``claims`` (``usage`` GPU milli;
         ``own``: counted in its VC's quota) on the ``now`` book: less is left at ``at``;
-        broken if it took what the head needs (a whole GPU of the head's is swapped for
-        another fully free one of its node first, preferring one busy now)."""
+        broken if it took what the head needs. Whole GPUs are counted on a node: a whole
+        GPU taken that the book has not fully free at ``at`` (the head's, or one busy then
+        whose job has left since the book was made) stands for another fully free one of
+        its node, preferring one busy now, as the whole-GPU ``claim`` counts it; broken if
+        there is none. (A share that takes a GPU of the head's swaps it so too.)"""
         book, head = self.book, self.head_whole
         assert book is not None
         for node, gpus, cpu, memory, milli in claims:
@@ -105,15 +108,18 @@ class Reservation:
             if book.cpu_left[node] < 0 or book.mem_left[node] < 0:
                 self.broken = True
             for g in gpus:
-                if book.gpu_left[node, g] < milli and (node, g) in head:
+                if book.gpu_left[node, g] < milli and (milli == MILLI or (node, g) in head):
                     other = self._spare_whole_gpu(node, now)
                     if other is None:
                         self.broken = True
                         continue
-                    head.discard((node, g))
-                    head.add((node, other))
-                    book.gpu_left[node, other] = 0
-                    book.gpu_left[node, g] = MILLI
+                    if (node, g) in head:
+                        head.discard((node, g))
+                        head.add((node, other))
+                        book.gpu_left[node, other] = 0
+                        book.gpu_left[node, g] = MILLI
+                    else:  # busy at ``at`` (its job has left since): by count, another
+                        g = other
                 book.gpu_left[node, g] -= milli
                 if book.gpu_left[node, g] < 0:
                     self.broken = True

@@ -22,8 +22,9 @@ reservations (:class:`~analysim.engine.easy.EasyBackfill`, ``easy``) and the tri
 not evict its way in). The tenancy asks those parts too (``starts``: where a job fits, its
 quota, starting it; ``evictions``: which evictions free room) and reads ``epoch``.
 
-It owns the per-group flags that let a round be skipped (``events_since_round``,
-``changed_since_full``, ``ranking_valid_until``, ``protected_until``, ``wake_at``), the
+It owns the per-group flags that let a round be skipped (``events_since_round`` and
+``changed_since_full``, set again after a round for a group to be looked at again;
+``ranking_valid_until`` and ``protected_until``, which ``wake`` bounds; ``wake_at``), the
 epochs and release counts its parts' memos are kept against, and the tails of backfill
 rounds. It reads the cluster from the ledger (never written here), asks the scheduler, and
 changes state only through its parts, the engine's ``preempt`` (through the evictions) and
@@ -61,6 +62,7 @@ from analysim.engine.records import (
 from analysim.engine.reservations import Reservation
 from analysim.engine.starts import StartTries
 from analysim.engine.tails import Tail, comes_next, make_tail, replay
+from analysim.engine.wake import bound_ranking, next_unprotected
 
 if TYPE_CHECKING:
     from analysim.engine.simulation import Simulation
@@ -85,7 +87,7 @@ class Rounds:
         flags = sim.flags  # local names: the hot loop reads them often
         self._skip_rounds = flags.skip_rounds
         self._borrowing, self._partitioned = flags.borrowing, flags.partitioned
-        self._static, self._ranking_kept = flags.static, flags.ranking_kept
+        self._static = flags.static
         # the ledger's: read, never written here
         self.group_free, self.borrowers = sim.ledger.group_free, sim.ledger.borrowers
         # the jobs: fixed values, and the state the engine changes (read here)
@@ -105,6 +107,8 @@ class Rounds:
         self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         self._round_flags = 0  # the round at hand's flags, for the records
+        self._look_again = False  # whether the round at hand's group is due another look
+        self._again: set[int] = set()  # the groups due another look (docs/semantics.md)
         # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
         quotas = sim.partition.has_quotas
         # EASY backfill (its reservations: ``self.easy``)
@@ -142,7 +146,7 @@ class Rounds:
         self._arrived = [False] * groups  # jobs arrived since the group's last round
         self.changed_since_full = [True] * groups
         self.ranking_valid_until = [-math.inf] * groups
-        self._change_unknown = [False] * groups  # see _bound_ranking
+        self.change_unknown = [False] * groups  # see wake.bound_ranking
         # with preemption: the earliest time a running job of the group stops being protected
         self.protected_until = [math.inf] * groups
         # the earliest of the two: when a round with nothing else new may still change things
@@ -255,7 +259,8 @@ class Rounds:
         if skip and not (
             self.config.preemption or self.scheduler.dynamic or not self._round_stable
         ):
-            return None  # event rounds already ran at every change; the ranking is fixed
+            if not self._again:  # (else those groups are pending: read on)
+                return None  # event rounds already ran at every change; the ranking is fixed
         quantum = self.config.quantum
         after = self.clock.boundary_after(self.clock.now, quantum)
         if after >= before:
@@ -323,6 +328,7 @@ class Rounds:
         if now >= self.protected_until[group] - EPS:
             self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
+        reclaims = self.sim.tenancy.reclaims
         changed = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
@@ -335,6 +341,11 @@ class Rounds:
             self.changed_since_full[group] = True
         if changed and not self._round_stable:
             self.events_since_round[group] = True  # the waiting jobs' order may have moved
+        self._again.discard(group)
+        if self._look_again or self.sim.tenancy.reclaims != reclaims:
+            # the same round again may start jobs this one could not (docs/semantics.md)
+            self.events_since_round[group] = self.changed_since_full[group] = True
+            self._again.add(group)
         if not self.scheduler.dynamic:
             self.ranking_valid_until[group] = math.inf
         elif (
@@ -343,11 +354,11 @@ class Rounds:
             or promoted
             or self.ranking_valid_until[group] <= now + EPS
             or (self._arrived[group] and not self.scheduler.arrivals_keep_next_change)
-            or self._change_unknown[group]
+            or self.change_unknown[group]
         ):
             # otherwise the old bound still holds: a completion can only put a change off
             # (an early bound is safe), and so can an arrival if the scheduler says so
-            self._bound_ranking(group)
+            bound_ranking(self, group)
         if self.config.preemption and (
             not self._skip_rounds
             or changed
@@ -355,7 +366,7 @@ class Rounds:
             or self._arrived[group]
             or self.protected_until[group] <= now + EPS
         ):
-            self.protected_until[group] = self._next_unprotected(group)
+            self.protected_until[group] = next_unprotected(self, group)
         self.wake_at[group] = min(self.ranking_valid_until[group], self.protected_until[group])
         self._arrived[group] = False
         self.records.rounds.append(
@@ -363,50 +374,8 @@ class Rounds:
         )
         return changed
 
-    def _bound_ranking(self, group: int) -> None:
-        """Ask the scheduler until when the group's ranking holds. While no job of the group
-        waits, nothing reads the ranking and the next job to wait arrives (its round asks
-        then); if arrivals cannot bring the change forward, asking is put off until then."""
-        if (
-            self._skip_rounds
-            and not self.group_waiting[group]
-            and self.scheduler.arrivals_keep_next_change
-        ):
-            self.ranking_valid_until[group] = math.inf
-            self._change_unknown[group] = True
-            return
-        if self.sim.las is not None:
-            self.ranking_valid_until[group] = self.sim.las.next_change(group)
-        else:
-            view = self.ranker.view(group, include_running=True)
-            self.ranking_valid_until[group] = self.scheduler.next_change(view)
-        self._change_unknown[group] = False
-
-    def _next_unprotected(self, group: int) -> float:
-        """When the group's next running job that ranks below one of its waiting jobs may
-        be evicted (its protection ends); only such a job can make room for one.
-
-        The answer holds until jobs arrive, start or stop, or the ranking changes. Where
-        the positions are not at hand (a ranking made afresh each round), every running
-        job counts: an early answer only costs a round that changes nothing."""
-        now, running = self.clock.now + EPS, self.running[group]
-        if self._static:
-            waiting = self.ranker.waiting_ranks[group]
-            if not waiting:
-                return math.inf
-            top, rank_of = waiting[0], self.ranker.rank_of
-            running = [r for r in running if rank_of[r] > top]
-        elif self._ranking_kept and self.ranker.kept_ranking[group] is not None:
-            kept: Ranking = self.ranker.kept_ranking[group]
-            first = kept.first_waiting()
-            if first is None:
-                return math.inf
-            later = map(self.evictable_from.item, kept.running_below(first))
-            return min([t for t in later if t > now], default=math.inf)
-        later = [t for t in map(self.evictable_from.item, running) if t > now]
-        return min(later, default=math.inf)
-
     def _decide(self, group: int, preemptive: bool) -> bool:
+        self._look_again = False
         if (
             self._nothing_free_ends_round
             and not preemptive
@@ -472,6 +441,9 @@ class Rounds:
         # ... and the jobs after such a job that it answers alike (``Shortcuts.glance_runs``)
         glance_runs = below_glance and self._glance_runs
         reserved = reserved_queues if self._easy else None
+        # a job a reservation stopped may, once a later one started, no longer fit and then
+        # make room of its own (which no reservation checks): the group is looked at again
+        held = False
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -529,7 +501,7 @@ class Rounds:
                         refused.get(needs_of[j]) if refused_at[group] == epoch[group] else None
                     ) or try_start(j, active)
                     if tried.started:
-                        changed = True
+                        changed, self._look_again = True, self._look_again or held
                         if below is not None:
                             below.started(pos)
                         if replaying:
@@ -538,6 +510,7 @@ class Rounds:
                         continue
                     why, room = tried.why, tried.room  # why it did not fit (the records)
                     if why == RESERVED:  # it fits, but would delay a reservation: it waits
+                        held = own_room
                         if replaying:
                             marks.append((len(try_job), True, (j, len(active))))
                         records.try_reserved[len(try_job)] = tried.blocking
@@ -548,7 +521,7 @@ class Rounds:
                     if own_room:
                         made = tenancy.try_own_room(j)
                         if made.started:
-                            changed = True
+                            changed, self._look_again = True, self._look_again or held
                             continue
                         why |= made.why
                     if preemptive:
@@ -588,8 +561,8 @@ class Rounds:
                 marks,
             )
             self.ranker.take_back_waiting_ranks()
-        if self._borrowing and self.sim.queues.n_waiting:
-            changed = borrow_round(self, group, active) or changed
+        if self._borrowing and self.sim.queues.n_waiting and borrow_round(self, group, active):
+            changed = self._look_again = True
         return changed
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:

@@ -67,6 +67,8 @@ class Tenancy:
         self.migration = bool(sim.config.migration)
         #: whether a job that does not fit may get room by reclaiming or migrating
         self.own_room: bool = self.borrowing or self.migration
+        #: how many times a job reclaimed lent GPUs (the rounds look again after one)
+        self.reclaims = 0
         memo = sim.shortcuts.memo
         self._borrow_failed_at: dict[int, int] = memo()
         self._reclaim_failed_at: dict[int, int] = memo()
@@ -171,6 +173,7 @@ class Tenancy:
         if victims is None:
             self._reclaim_failed_at[j] = epoch
             return failed
+        self.reclaims += 1
         for r in victims:
             sim.preempt(r, cause=j, kind=RECLAIM)
         if not self.starts.try_start(j).started:
