@@ -202,7 +202,7 @@ class Rounds:
         keeps the service it had (unlike a new job), it may be due a promotion that brings the
         ranking's next change forward, so that is asked afresh too."""
         self.arrived(group)
-        self._change_unknown[group] = True
+        self.change_unknown[group] = True
 
     def took(self, j: int, nodes: np.ndarray, counts: np.ndarray) -> None:
         """``j`` took GPUs (started or moved): ``counts[i]`` on node ``nodes[i]``."""
@@ -358,7 +358,7 @@ class Rounds:
         ):
             # otherwise the old bound still holds: a completion can only put a change off
             # (an early bound is safe), and so can an arrival if the scheduler says so
-            bound_ranking(self, group)
+            self.ranking_valid_until[group], self.change_unknown[group] = bound_ranking(self, group)
         if self.config.preemption and (
             not self._skip_rounds
             or changed

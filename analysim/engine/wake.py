@@ -3,7 +3,8 @@ ranking's next change, and the next of its running jobs to come out of protectio
 
 Parts of :class:`~analysim.engine.rounds.Rounds` (its rounds ask them after each round, to
 set ``ranking_valid_until`` and ``protected_until``; ``docs/semantics.md``, "Rounds"). They
-read the rounds' ranker, the scheduler and the jobs' state, and write only those two bounds.
+read the rounds' ranker, the scheduler and the jobs' state, and return the bounds (the rounds
+keep them).
 """
 
 from __future__ import annotations
@@ -18,26 +19,21 @@ if TYPE_CHECKING:
     from analysim.engine.rounds import Rounds
 
 
-def bound_ranking(rounds: Rounds, group: int) -> None:
-    """Ask the scheduler until when the group's ranking holds (``ranking_valid_until``).
-    While no job of the group waits, nothing reads the ranking and the next job to wait
-    arrives (its round asks then); if arrivals cannot bring the change forward, asking is put
-    off until then (``change_unknown``)."""
+def bound_ranking(rounds: Rounds, group: int) -> tuple[float, bool]:
+    """Until when the group's ranking holds (``ranking_valid_until``), and whether asking was
+    put off (``change_unknown``): while no job of the group waits, nothing reads the ranking
+    and the next job to wait arrives (its round asks then); if arrivals cannot bring the
+    change forward, asking is put off until then."""
     scheduler, sim = rounds.scheduler, rounds.sim
     if (
         sim.flags.skip_rounds
         and not rounds.group_waiting[group]
         and scheduler.arrivals_keep_next_change
     ):
-        rounds.ranking_valid_until[group] = math.inf
-        rounds.change_unknown[group] = True
-        return
+        return math.inf, True
     if sim.las is not None:
-        rounds.ranking_valid_until[group] = sim.las.next_change(group)
-    else:
-        view = rounds.ranker.view(group, include_running=True)
-        rounds.ranking_valid_until[group] = scheduler.next_change(view)
-    rounds.change_unknown[group] = False
+        return sim.las.next_change(group), False
+    return scheduler.next_change(rounds.ranker.view(group, include_running=True)), False
 
 
 def next_unprotected(rounds: Rounds, group: int) -> float:
