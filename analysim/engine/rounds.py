@@ -107,7 +107,6 @@ class Rounds:
         self.ranker = Ranker(sim)
         self._releases = [0] * groups  # times GPUs of each group were released
         self._round_flags = 0  # the round at hand's flags, for the records
-        self._look_again = False  # whether the round at hand's group is due another look
         self._again: set[int] = set()  # the groups due another look (docs/semantics.md)
         # whether a VC has a quota (then no try is answered at a glance: it may be the quota)
         quotas = sim.partition.has_quotas
@@ -329,7 +328,7 @@ class Rounds:
             self.epoch[group] += 1  # running jobs became evictable
             self._evict_epoch[group] += 1
         reclaims = self.sim.tenancy.reclaims
-        changed = self._decide(group, preemptive)
+        changed, look_again = self._decide(group, preemptive)
         self.events_since_round[group] = False
         if full and self.config.preemption:
             # With one queue and head-of-line blocking a round stops at the first job that
@@ -342,7 +341,7 @@ class Rounds:
         if changed and not self._round_stable:
             self.events_since_round[group] = True  # the waiting jobs' order may have moved
         self._again.discard(group)
-        if self._look_again or self.sim.tenancy.reclaims != reclaims:
+        if look_again or self.sim.tenancy.reclaims != reclaims:
             # the same round again may start jobs this one could not (docs/semantics.md)
             self.events_since_round[group] = self.changed_since_full[group] = True
             self._again.add(group)
@@ -374,8 +373,9 @@ class Rounds:
         )
         return changed
 
-    def _decide(self, group: int, preemptive: bool) -> bool:
-        self._look_again = False
+    def _decide(self, group: int, preemptive: bool) -> tuple[bool, bool]:
+        """The group's round: whether it changed anything, and whether the group is due
+        another look (a start by borrowing, or after a job a reservation stopped)."""
         if (
             self._nothing_free_ends_round
             and not preemptive
@@ -384,7 +384,7 @@ class Rounds:
         ):
             # no GPU free to this group and none to reclaim: nothing can start
             self._round_flags |= ROUND_NOTHING_FREE
-            return False
+            return False, False
         tenancy = self.sim.tenancy
         own_room = tenancy.own_room
         # backfill with a static ranking, no preemption: the tail of the last round may be
@@ -443,7 +443,7 @@ class Rounds:
         reserved = reserved_queues if self._easy else None
         # a job a reservation stopped may, once a later one started, no longer fit and then
         # make room of its own (which no reservation checks): the group is looked at again
-        held = False
+        held = look_again = False
         while start is not None:
             order, start = ranked.waiting_from(start), None
             for pos, j in order:  # each waits still: only the job at hand starts
@@ -501,7 +501,7 @@ class Rounds:
                         refused.get(needs_of[j]) if refused_at[group] == epoch[group] else None
                     ) or try_start(j, active)
                     if tried.started:
-                        changed, self._look_again = True, self._look_again or held
+                        changed, look_again = True, look_again or held
                         if below is not None:
                             below.started(pos)
                         if replaying:
@@ -521,7 +521,7 @@ class Rounds:
                     if own_room:
                         made = tenancy.try_own_room(j)
                         if made.started:
-                            changed, self._look_again = True, self._look_again or held
+                            changed, look_again = True, look_again or held
                             continue
                         why |= made.why
                     if preemptive:
@@ -562,8 +562,8 @@ class Rounds:
             )
             self.ranker.take_back_waiting_ranks()
         if self._borrowing and self.sim.queues.n_waiting and borrow_round(self, group, active):
-            changed = self._look_again = True
-        return changed
+            changed = look_again = True
+        return changed, look_again
 
     def _blocking_now(self, j: int, active: list[Reservation]) -> tuple[int, float]:
         """The reservation (its head and time) that stops ``j`` now among ``active``."""
